@@ -1,0 +1,116 @@
+"""Shared parameter checks and the random-state convention (scikit-learn style)."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from sdckit.errors import DataError, ParameterError, SchemaError
+
+RandomState = None | int | np.random.Generator
+
+__all__ = [
+    "RandomState",
+    "check_columns",
+    "check_dataframe",
+    "check_fraction",
+    "check_int",
+    "check_positive",
+    "check_random_state",
+]
+
+
+def check_random_state(random_state: RandomState) -> np.random.Generator:
+    """Turn ``None``, an int seed or a Generator into a :class:`numpy.random.Generator`.
+
+    The same int seed always gives the same stream, so the same seed gives the same output.
+    """
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if int(random_state) < 0:
+            raise ParameterError(f"random_state must be a non-negative int, got {random_state}")
+        return np.random.default_rng(int(random_state))
+    raise ParameterError(
+        "random_state must be None, a non-negative int or a numpy.random.Generator, "
+        f"got {type(random_state).__name__}"
+    )
+
+
+def check_dataframe(data: object, name: str = "data", *, min_rows: int = 1) -> pd.DataFrame:
+    """Check that ``data`` is a DataFrame with at least ``min_rows`` rows."""
+    if not isinstance(data, pd.DataFrame):
+        raise ParameterError(f"{name} must be a pandas DataFrame, got {type(data).__name__}")
+    if len(data) < min_rows:
+        raise DataError(f"{name} has {len(data)} rows; at least {min_rows} are needed")
+    if not data.columns.is_unique:
+        dup = data.columns[data.columns.duplicated()].tolist()
+        raise SchemaError(f"{name} has duplicated column names: {dup}")
+    return data
+
+
+def check_columns(
+    data: pd.DataFrame, columns: Iterable[str] | str | None, name: str = "columns"
+) -> list[str]:
+    """Return ``columns`` as a list, checking every one exists in ``data``.
+
+    ``None`` means every column.
+    """
+    if columns is None:
+        return list(data.columns)
+    if isinstance(columns, str):
+        columns = [columns]
+    cols = list(columns)
+    missing = [c for c in cols if c not in data.columns]
+    if missing:
+        raise SchemaError(
+            f"{name}: unknown column(s) {missing}; the data have columns {list(data.columns)}"
+        )
+    if len(set(cols)) != len(cols):
+        raise ParameterError(f"{name} lists a column more than once: {cols}")
+    return cols
+
+
+def check_fraction(
+    value: float, name: str, *, low: float = 0.0, high: float = 1.0, open_low: bool = False
+) -> float:
+    """Check ``low <= value <= high`` (``low < value`` when ``open_low``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or np.isnan(value):
+        raise ParameterError(f"{name} must be a number in [{low}, {high}], got {value!r}")
+    v = float(value)
+    if v > high or v < low or (open_low and v == low):
+        bracket = "(" if open_low else "["
+        raise ParameterError(f"{name} must be in {bracket}{low}, {high}], got {value!r}")
+    return v
+
+
+def check_positive(value: float, name: str, *, allow_zero: bool = False) -> float:
+    """Check that ``value`` is a finite number > 0 (>= 0 with ``allow_zero``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise ParameterError(f"{name} must be a finite number, got {value!r}")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ParameterError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+    return float(value)
+
+
+def check_int(value: int, name: str, *, minimum: int | None = None) -> int:
+    """Check that ``value`` is an integer, optionally at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ParameterError(f"{name} must be an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise ParameterError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def as_sequence(values: Sequence | str | None) -> list:
+    """``None`` -> [], a string -> [string], anything iterable -> list."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        return [values]
+    return list(values)

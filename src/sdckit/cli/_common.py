@@ -1,0 +1,104 @@
+"""Helpers shared by the command groups: reading inputs, writing outputs, progress, option parsing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from sdckit.errors import ParameterError
+from sdckit.io import read_table, write_table
+
+console = Console()
+err_console = Console(stderr=True)
+
+__all__ = [
+    "console",
+    "err_console",
+    "parse_assignments",
+    "parse_list",
+    "parse_range",
+    "progress_bar",
+    "read_input",
+    "write_output",
+]
+
+
+def read_input(path: Path) -> pd.DataFrame:
+    """Read a CSV or Parquet input file."""
+    return read_table(path)
+
+
+def write_output(data: pd.DataFrame, path: Path) -> None:
+    """Write a CSV or Parquet output atomically and say where it went."""
+    write_table(data, path)
+    err_console.print(f"wrote {len(data)} rows x {data.shape[1]} columns to {path}")
+
+
+@contextmanager
+def progress_bar(
+    description: str, *, quiet: bool = False
+) -> Iterator[Callable[[int, int], None] | None]:
+    """A rich progress bar on stderr; yields a ``callback(done, total)`` (None when quiet)."""
+    if quiet:
+        yield None
+        return
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def parse_list(value: str | None) -> list[str] | None:
+    """``"a,b , c"`` -> ``["a", "b", "c"]``; None stays None."""
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    return items or None
+
+
+def parse_assignments(values: list[str] | None, option: str) -> dict[str, float]:
+    """``["age=0.5", "sex=0.1"]`` -> ``{"age": 0.5, "sex": 0.1}``."""
+    out: dict[str, float] = {}
+    for item in values or []:
+        name, sep, number = item.rpartition("=")
+        if not sep or not name:
+            raise ParameterError(f"{option} expects COLUMN=NUMBER, got {item!r}")
+        try:
+            out[name] = float(number)
+        except ValueError:
+            raise ParameterError(f"{option}: {number!r} in {item!r} is not a number") from None
+    return out
+
+
+def parse_range(value: str, option: str) -> list[float]:
+    """``"0.1:1.2:0.1"`` -> [0.1, 0.2, ..., 1.2]; ``"1,2,5"`` -> [1, 2, 5]; ``"3"`` -> [3]."""
+    try:
+        if ":" in value:
+            parts = [float(p) for p in value.split(":")]
+            if len(parts) != 3 or parts[2] <= 0 or parts[1] < parts[0]:
+                raise ValueError
+            start, stop, step = parts
+            count = int(np.floor((stop - start) / step + 1e-9)) + 1
+            return [round(start + i * step, 12) for i in range(count)]
+        return [float(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise ParameterError(
+            f"{option} expects START:STOP:STEP (STEP > 0) or a comma list, got {value!r}"
+        ) from None

@@ -1,0 +1,348 @@
+"""Randomization Within Neighborhoods (RWN).
+
+Perry, Matloff & Tendick (2022), *RWN: A Novel Neighborhood-Based Method for
+Statistical Disclosure Control* (seed 003), Section 5; and its precursor
+Matloff & Tendick (2015, seed 000), Section 2.
+
+For every record i and every masked variable j, with probability q the value
+w_ij is replaced by variable j's value in a record drawn uniformly from i's
+neighbourhood S_i, a *different* draw for every j. S_i holds the k nearest
+other records, or all other records within eps, whichever set is larger
+(seed 003, Section 5 step 2). By the theorem of seed 003 Section 6, as the
+neighbourhoods shrink the joint distribution of the released record tends to
+that of the original, although each variable is drawn independently: the
+multivariate relations survive without being modelled.
+
+Values are only ever copied from the same column, never invented, so a
+categorical variable keeps whole categories and integer columns stay integer.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit._validation import (
+    RandomState,
+    check_columns,
+    check_dataframe,
+    check_fraction,
+    check_int,
+    check_random_state,
+)
+from sdckit.errors import DataError, ParameterError
+from sdckit.microdata.base import MaskResult, register_masker
+from sdckit.microdata.neighbors import NeighborBackend, iter_neighborhoods, make_backend
+from sdckit.schema import Kind, Schema, build_design
+
+__all__ = ["RWNResult", "rwn"]
+
+
+@dataclass(frozen=True)
+class RWNResult(MaskResult):
+    """Result of :func:`rwn`.
+
+    ``diagnostics`` has, per record: ``neighborhood_size`` (size of S_i),
+    ``distance_to_closest`` (design distance to the nearest other record),
+    ``cells_modified`` (cells selected for replacement), ``cells_changed``
+    (cells whose value actually differs afterwards) and
+    ``empty_neighborhood`` (True where S_i was empty).
+    """
+
+    @property
+    def neighborhood_sizes(self) -> pd.Series:
+        """Size of each record's neighbourhood."""
+        return self.diagnostics["neighborhood_size"]
+
+    def summary(self) -> str:
+        """Parameters, neighbourhood sizes and the share of cells changed."""
+        sizes = self.diagnostics["neighborhood_size"]
+        lines = [
+            super().summary(),
+            f"  neighbourhood size: min {int(sizes.min())} / median {float(sizes.median()):g} / max {int(sizes.max())}",
+        ]
+        return "\n".join(lines)
+
+
+def _check_eps(eps: Any, n: int) -> np.ndarray | None:
+    if eps is None:
+        return None
+    if isinstance(eps, numbers.Real) and not isinstance(eps, bool):
+        if not np.isfinite(eps) or eps < 0:
+            raise ParameterError(f"eps must be a finite number >= 0, got {eps!r}")
+        return np.full(n, float(eps))
+    arr = (
+        np.asarray(eps, dtype=np.float64)
+        if not isinstance(eps, pd.Series)
+        else eps.to_numpy(np.float64)
+    )
+    if arr.ndim != 1 or len(arr) != n:
+        raise ParameterError(
+            f"eps must be a number or one value per record ({n}), got an array of shape {arr.shape}"
+        )
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise ParameterError(
+            f"eps must be finite and >= 0 for every record; record {pos} has {arr[pos]!r}"
+        )
+    return arr
+
+
+def _take(series: pd.Series, positions: np.ndarray) -> pd.Series:
+    """Values of ``series`` at ``positions`` (-1 -> missing), keeping the dtype where possible."""
+    array = series.array
+    needs_fill = bool((positions < 0).any())
+    if needs_fill and isinstance(array, pd.arrays.NumpyExtensionArray):
+        kind = array.dtype.numpy_dtype.kind
+        if kind in "iu":
+            array = pd.array(
+                array.to_numpy(),
+                dtype=f"{'U' if kind == 'u' else ''}Int{array.dtype.numpy_dtype.itemsize * 8}",
+            )
+        elif kind == "b":
+            array = pd.array(array.to_numpy(), dtype="boolean")
+    taken = array.take(positions, allow_fill=needs_fill)
+    return pd.Series(taken, index=series.index, name=series.name)
+
+
+@register_masker("rwn", "Randomization Within Neighborhoods (Perry, Matloff & Tendick 2022)")
+def rwn(
+    data: pd.DataFrame,
+    *,
+    k: int = 5,
+    eps: float | Iterable[float] | None = None,
+    q: float = 1.0,
+    modprop: float | None = None,
+    weights: Mapping[str, float] | None = None,
+    scale: str | None = "minmax",
+    metric: str = "euclidean",
+    columns: Iterable[str] | None = None,
+    distance_columns: Iterable[str] | None = None,
+    schema: Schema | None = None,
+    empty: str = "missing",
+    missing: str = "error",
+    algorithm: str = "auto",
+    backend: NeighborBackend | None = None,
+    chunk_size: int = 2048,
+    n_jobs: int | None = None,
+    random_state: RandomState = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> RWNResult:
+    """Mask microdata by Randomization Within Neighborhoods.
+
+    Seed 003 (Perry, Matloff & Tendick 2022), Section 5; seed 000 (Matloff &
+    Tendick 2015), Section 2 for the pure-radius variant and ``modprop``.
+
+    Parameters
+    ----------
+    data : DataFrame
+        Microdata, one record per row. Never modified.
+    k : int, default 5
+        Number of nearest other records in every neighbourhood (its minimum
+        size). ``k=0`` with ``eps`` gives seed 000's pure-radius method.
+    eps : float or array of length n, optional
+        Radius in the scaled design space; the neighbourhood is the eps-ball
+        when that holds more than k other records. One value per record is
+        allowed (seed 000, Discussion).
+    q : float in [0, 1], default 1
+        Probability that each cell is modified, independently (seed 003).
+    modprop : float in [0, 1], optional
+        Seed 000's alternative: exactly ``round(modprop * n)`` whole records,
+        chosen at random, are modified (their cells each with probability q);
+        the others are released unchanged.
+    weights : mapping, optional
+        ``{column: weight >= 0}`` multiplying each variable's contribution to
+        distances (seed 000's ``wts``).
+    scale : {"minmax", "standard", None}, default "minmax"
+        How variables are put on one footing before distances (see
+        :func:`sdckit.schema.build_design`).
+    metric : str, default "euclidean"
+        ``"euclidean"``, ``"manhattan"``, ``"chebyshev"``.
+    columns : iterable of str, optional
+        Variables to mask. Default: every column whose role is not id,
+        weight or ignore. Other columns pass through unchanged.
+    distance_columns : iterable of str, optional
+        Variables defining distances; default ``columns``.
+    schema : Schema, optional
+        Column kinds and roles; inferred from dtypes when omitted.
+    empty : {"missing", "keep"}, default "missing"
+        What a modified cell of a record with an empty neighbourhood (only
+        possible with k=0) becomes: missing (seed 000's choice, protecting the
+        isolated record) or its original value.
+    missing : {"error", "impute"}, default "error"
+        Missing values in the distance variables raise an error naming the
+        columns; ``"impute"`` computes distances on a copy with medians
+        (numeric) or modes (categorical) filled in, while still copying the
+        real values, missing ones included.
+    algorithm : {"auto", "kd_tree", "ball_tree", "brute"}
+        Exact neighbour search backend; ignored when ``backend`` is given.
+    backend : NeighborBackend, optional
+        A custom neighbour-search backend.
+    chunk_size : int, default 2048
+        Records per search block; memory is O(chunk_size * neighbourhood size).
+        The output depends on the seed and on chunk_size.
+    n_jobs : int, optional
+        Threads for the search (default: all cores).
+    random_state : None, int or numpy Generator
+        Same seed, same output.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each block of records.
+
+    Returns
+    -------
+    RWNResult
+        Masked data (same index, columns and dtypes; an integer or boolean
+        column receiving missing values becomes pandas' nullable type) and
+        per-record diagnostics.
+    """
+    check_dataframe(data, min_rows=2)
+    n = len(data)
+    k = check_int(k, "k", minimum=0)
+    q = check_fraction(q, "q")
+    eps_arr = _check_eps(eps, n)
+    if k == 0 and eps_arr is None:
+        raise ParameterError("k=0 needs eps: give a radius, or a k >= 1")
+    if k >= n:
+        raise ParameterError(f"k={k} must be smaller than the number of records ({n})")
+    if modprop is not None:
+        modprop = check_fraction(modprop, "modprop")
+    if empty not in ("missing", "keep"):
+        raise ParameterError(f"empty must be 'missing' or 'keep', got {empty!r}")
+    if missing not in ("error", "impute"):
+        raise ParameterError(f"missing must be 'error' or 'impute', got {missing!r}")
+    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    rng = check_random_state(random_state)
+
+    schema = schema if schema is not None else Schema.infer(data)
+    schema.check_matches(data)
+    mask_cols = check_columns(
+        data, columns if columns is not None else schema.maskable(), "columns"
+    )
+    if not mask_cols:
+        raise ParameterError("no columns to mask: every column is id, weight or ignore")
+    dist_cols = check_columns(
+        data, distance_columns if distance_columns is not None else mask_cols, "distance_columns"
+    )
+    design_data = data[dist_cols]
+    na_counts = design_data.isna().sum()
+    if na_counts.any():
+        if missing == "error":
+            listed = ", ".join(f"{c!r} ({int(v)})" for c, v in na_counts[na_counts > 0].items())
+            raise DataError(
+                f"missing values in distance column(s) {listed}; drop or impute them, or pass "
+                "missing='impute' to compute distances on an imputed copy"
+            )
+        design_data = _impute(design_data, schema)
+    design = build_design(
+        design_data, columns=dist_cols, schema=schema, scale=scale, weights=weights
+    )
+
+    if backend is None:
+        backend = make_backend(algorithm, metric)
+
+    # Which cells are modified: per-record selection (modprop), then per-cell q.
+    record_selected = np.ones(n, dtype=bool)
+    if modprop is not None:
+        chosen = rng.choice(n, size=round(modprop * n), replace=False)
+        record_selected = np.zeros(n, dtype=bool)
+        record_selected[chosen] = True
+    base_seed = int(rng.integers(0, 2**63 - 1))
+
+    p = len(mask_cols)
+    source_rows = np.empty((n, p), dtype=np.int64)  # donor row per cell; own row if unmodified
+    sizes = np.empty(n, dtype=np.int64)
+    nearest = np.empty(n, dtype=np.float64)
+    cells_modified = np.empty(n, dtype=np.int64)
+    for number, chunk in iter_neighborhoods(
+        design.matrix, k=k, eps=eps_arr, backend=backend, chunk_size=chunk_size, n_jobs=n_jobs
+    ):
+        # One generator per block: the output does not depend on thread scheduling.
+        crng = np.random.default_rng([base_seed, number])
+        rows = chunk.rows
+        csize = chunk.sizes[:, None]
+        modified = (crng.random((len(rows), p)) < q) & record_selected[rows, None]
+        # A uniform draw from each record's neighbourhood, independently per variable.
+        offset = np.minimum(np.floor(crng.random((len(rows), p)) * csize), np.maximum(csize - 1, 0))
+        has_nbrs = csize > 0
+        flat_pos = np.where(has_nbrs, chunk.indptr[:-1, None] + offset.astype(np.int64), 0)
+        donors = chunk.indices[flat_pos] if chunk.indices.size else np.zeros_like(flat_pos)
+        donors = np.where(has_nbrs, donors, rows[:, None] if empty == "keep" else -1)
+        source_rows[rows] = np.where(modified, donors, rows[:, None])
+        sizes[rows] = chunk.sizes
+        nearest[rows] = chunk.nearest_distance
+        cells_modified[rows] = modified.sum(axis=1)
+        if progress is not None:
+            progress(int(rows[-1]) + 1, n)
+
+    out = data.copy()
+    own = np.arange(n)
+    changed = np.zeros(n, dtype=np.int64)
+    for j, col in enumerate(mask_cols):
+        positions = source_rows[:, j]
+        if (positions == own).all():
+            continue
+        out[col] = _take(data[col], positions)
+        # Compare through factorised codes (missing = -1): fast for any dtype.
+        codes = pd.factorize(data[col], use_na_sentinel=True)[0]
+        new_codes = np.where(positions >= 0, codes[np.maximum(positions, 0)], -1)
+        changed += new_codes != codes
+    cells_left_missing = int((source_rows < 0).sum())
+
+    diagnostics = pd.DataFrame(
+        {
+            "neighborhood_size": sizes,
+            "distance_to_closest": nearest,
+            "cells_modified": cells_modified,
+            "cells_changed": changed,
+            "empty_neighborhood": sizes == 0,
+        },
+        index=data.index,
+    )
+    params = {
+        "k": k,
+        "eps": eps if eps is None or isinstance(eps, numbers.Real) else "per-record",
+        "q": q,
+        "modprop": modprop,
+        "weights": dict(design.weights),
+        "scale": scale,
+        "metric": metric,
+        "columns": mask_cols,
+        "distance_columns": dist_cols,
+        "empty": empty,
+        "missing": missing,
+        "algorithm": getattr(backend, "name", algorithm),
+        "chunk_size": chunk_size,
+    }
+    total_cells = n * p
+    stats = {
+        "cells_masked_columns": total_cells,
+        "share_of_cells_modified": float(cells_modified.sum()) / total_cells,
+        "share_of_cells_changed": float(changed.sum()) / total_cells,
+        "records_with_empty_neighborhood": int((sizes == 0).sum()),
+        "cells_left_missing": cells_left_missing,
+        "constant_columns": design.constant_columns,
+    }
+    return RWNResult(data=out, diagnostics=diagnostics, params=params, method="rwn", stats=stats)
+
+
+def _impute(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    """Fill missing values (median / mode) on a copy used only for distances."""
+    filled = {}
+    for col in frame.columns:
+        s = frame[col]
+        if not s.isna().any():
+            filled[col] = s
+            continue
+        if s.notna().sum() == 0:
+            raise DataError(f"column {col!r} has only missing values; it cannot define distances")
+        if schema[col].kind is Kind.NUMERIC:
+            filled[col] = s.fillna(pd.to_numeric(s, errors="coerce").median())
+        else:
+            filled[col] = s.fillna(s.mode(dropna=True).iloc[0])
+    return pd.DataFrame(filled, index=frame.index)

@@ -1,0 +1,38 @@
+"""Shared fixtures: small synthetic data and access to ../shared/data (skipped with a reason if absent)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def shared_csv(name: str) -> pd.DataFrame:
+    """Read ``../shared/data/<name>``, skipping the test with a clear reason when it is absent."""
+    path = SHARED_DATA / name
+    if not path.exists():
+        pytest.skip(f"shared dataset {path} is not present (CI places ../shared beside the clone)")
+    return pd.read_csv(path)
+
+
+@pytest.fixture
+def mixed_data() -> pd.DataFrame:
+    """200 records: two correlated numerics, an integer count, a categorical, an id; odd index."""
+    rng = np.random.default_rng(12345)
+    n = 200
+    x = rng.multivariate_normal([10.0, 50.0], [[4.0, 3.0], [3.0, 9.0]], size=n)
+    return pd.DataFrame(
+        {
+            "id": np.arange(1000, 1000 + n),
+            "height": x[:, 0],
+            "weight": x[:, 1],
+            "children": rng.integers(0, 4, size=n),
+            "region": pd.Categorical(rng.choice(["north", "south", "east"], size=n)),
+            "smoker": rng.choice(["yes", "no"], size=n),
+        },
+        index=pd.Index(np.arange(n) * 3 + 7, name="rec"),
+    )

@@ -1,0 +1,46 @@
+"""Core properties of RWN (seed 003 Section 5) on small mixed data."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from sdckit import ParameterError, rwn
+
+
+def test_values_only_copied_and_structure_kept(mixed_data):
+    before = mixed_data.copy(deep=True)
+    result = rwn(
+        mixed_data,
+        k=5,
+        columns=["height", "weight", "children", "region", "smoker"],
+        random_state=0,
+    )
+    pd.testing.assert_frame_equal(mixed_data, before)  # input untouched
+    out = result.data
+    assert out.index.equals(mixed_data.index)
+    assert list(out.columns) == list(mixed_data.columns)
+    assert out.dtypes.equals(mixed_data.dtypes)
+    assert out["region"].cat.categories.equals(mixed_data["region"].cat.categories)
+    for col in ["height", "weight", "children", "region", "smoker"]:
+        assert set(out[col]).issubset(set(mixed_data[col]))
+    assert (out["id"] == mixed_data["id"]).all()
+
+
+def test_q_zero_is_identity(mixed_data):
+    result = rwn(mixed_data, k=5, q=0.0, random_state=1)
+    pd.testing.assert_frame_equal(result.data, mixed_data)
+    assert result.diagnostics["cells_modified"].sum() == 0
+
+
+def test_same_seed_same_output(mixed_data):
+    a = rwn(mixed_data, k=4, eps=0.2, random_state=7).data
+    b = rwn(mixed_data, k=4, eps=0.2, random_state=7).data
+    c = rwn(mixed_data, k=4, eps=0.2, random_state=8).data
+    pd.testing.assert_frame_equal(a, b)
+    assert not a.equals(c)
+
+
+def test_k_at_least_n_is_refused(mixed_data):
+    with pytest.raises(ParameterError, match="k=200"):
+        rwn(mixed_data, k=200)
