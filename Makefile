@@ -24,8 +24,10 @@ format: $(STAMP)
 	$(BIN)/ruff format src tests benchmarks examples
 	$(BIN)/ruff check --fix src tests benchmarks examples
 
+# Installs and starts Chromium and PostgreSQL (scripts/test-services.sh), then runs every test.
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -n auto --durations=15
+	bash scripts/test-services.sh .test-services.env
+	set -a && . ./.test-services.env && set +a && $(BIN)/python -m pytest -n auto --durations=15
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n auto -m "not slow"
