@@ -8,12 +8,14 @@ name with :func:`mask`.
 from sdckit.microdata.base import MaskResult, available_maskers, get_masker, mask, register_masker
 from sdckit.microdata.neighbors import BruteBackend, NeighborBackend, TreeBackend, make_backend
 from sdckit.microdata.rwn import RWNResult, rwn
+from sdckit.microdata.swap import SwapResult, swap
 
 __all__ = [
     "BruteBackend",
     "MaskResult",
     "NeighborBackend",
     "RWNResult",
+    "SwapResult",
     "TreeBackend",
     "available_maskers",
     "get_masker",
@@ -21,4 +23,5 @@ __all__ = [
     "mask",
     "register_masker",
     "rwn",
+    "swap",
 ]
