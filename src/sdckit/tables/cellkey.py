@@ -1,0 +1,220 @@
+"""Cell key perturbation of frequency tables (post-tabular, consistent).
+
+Giessing & Höhne (2011), seed 004, Section 4, after Fraser & Wooton (2006):
+each cell's key (the sum of its records' keys modulo the key range) is a
+uniform number that selects the cell's noise from its count's row of the
+perturbation table: with the row's cumulative probabilities scaled to the key
+range, count ``i`` becomes ``j`` when the key lies in ``[M_{i,j-1}, M_{ij})``.
+The same records give the same cell key, hence the same noise, in every table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit._validation import check_columns, check_dataframe, check_int
+from sdckit.errors import DataError, ParameterError, SchemaError
+from sdckit.tables.ptable import PTable
+from sdckit.tables.recordkeys import INTEGER_KEY_MODULUS
+from sdckit.tables.tabulate import Hierarchy, tabulate
+
+__all__ = ["CellKeyResult", "cell_key_perturb", "lookup_noise"]
+
+_CHUNK = 1_000_000
+
+
+@dataclass(frozen=True)
+class CellKeyResult:
+    """Result of :func:`cell_key_perturb`.
+
+    Attributes
+    ----------
+    table : DataFrame
+        The input table (or the table built from microdata) with added columns
+        ``noise`` and ``perturbed`` (and ``suppressed`` with a threshold).
+    ptable : PTable
+        The perturbation table used.
+    params : mapping
+    stats : mapping
+        ``cells``, ``cells_changed``, ``share_changed``, ``max_abs_noise``,
+        ``mean_abs_noise``, ``small_cells`` (perturbed 1..js: always 0),
+        ``suppressed``.
+    """
+
+    table: pd.DataFrame
+    ptable: PTable
+    params: Mapping[str, Any] = field(default_factory=dict)
+    stats: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
+
+    def summary(self) -> str:
+        """Cells, share changed, noise size."""
+        s = self.stats
+        return (
+            f"cell key perturbation (D={self.ptable.D}, V={self.ptable.V:g}, js={self.ptable.js}): "
+            f"{s['cells']} cells, {s['cells_changed']} changed ({s['share_changed']:.1%}), "
+            f"mean |noise| {s['mean_abs_noise']:.3f}, max |noise| {s['max_abs_noise']}, "
+            f"perturbed counts in 1..{self.ptable.js}: {s['small_cells']}, suppressed: {s['suppressed']}"
+        )
+
+
+def _cumulative(ptable: PTable) -> np.ndarray:
+    """Cumulative probabilities per row over deviations -D..D, reaching exactly 1."""
+    probs = ptable.deviation_probabilities()
+    cum = np.cumsum(probs, axis=1)
+    last_positive = (probs.shape[1] - 1) - np.argmax(probs[:, ::-1] > 0, axis=1)
+    after = np.arange(probs.shape[1])[None, :] >= last_positive[:, None]
+    cum[after] = 1.0
+    return cum
+
+
+def lookup_noise(counts: np.ndarray, uniform_keys: np.ndarray, ptable: PTable) -> np.ndarray:
+    """Noise of each cell from its count and its cell key scaled to ``[0, 1)``.
+
+    The deviation chosen is the first whose cumulative probability in the
+    count's row exceeds the key (seed 004, Section 4).
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    keys = np.asarray(uniform_keys, dtype=np.float64)
+    cum = _cumulative(ptable)
+    rows = np.minimum(counts, ptable.n_rows - 1)
+    noise = np.empty(len(counts), dtype=np.int64)
+    for start in range(0, len(counts), _CHUNK):
+        stop = start + _CHUNK
+        chosen = (cum[rows[start:stop]] <= keys[start:stop, None]).sum(axis=1)
+        noise[start:stop] = chosen - ptable.D
+    return noise
+
+
+def _uniform_from_cell_keys(keys: pd.Series, name: str) -> np.ndarray:
+    values = keys.to_numpy()
+    if values.dtype.kind in "iu":
+        if len(values) and (values.min() < 0 or values.max() >= INTEGER_KEY_MODULUS):
+            raise DataError(f"integer cell keys in {name!r} must lie in [0, 2^31 - 1)")
+        return values.astype(np.float64) / INTEGER_KEY_MODULUS
+    values = values.astype(np.float64)
+    if not np.isfinite(values).all() or (values < 0).any() or (values >= 1).any():
+        raise DataError(
+            f"cell keys in {name!r} must be integers in [0, 2^31 - 1) or floats in [0, 1)"
+        )
+    return values
+
+
+def cell_key_perturb(
+    table_or_data: pd.DataFrame,
+    ptable: PTable,
+    *,
+    dims: Sequence[str] | None = None,
+    record_key: str = "record_key",
+    count: str = "count",
+    cell_key: str = "cell_key",
+    threshold: int | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    margins: bool = True,
+    categories: Mapping[str, Sequence[Any]] | None = None,
+    total_label: str = "Total",
+) -> CellKeyResult:
+    """Perturb a frequency table by the cell key method.
+
+    Seed 004 (Giessing & Höhne 2011), Section 4 (selection of the noise) with
+    a transition matrix from Section 3.1 (:func:`sdckit.tables.design_ptable`).
+
+    Parameters
+    ----------
+    table_or_data : DataFrame
+        Either a table with columns ``count`` and ``cell_key`` (as built by
+        :func:`sdckit.tables.tabulate` with a record key), or microdata with a
+        ``record_key`` column, tabulated here over ``dims``. Never modified.
+    ptable : PTable
+        Perturbation table.
+    dims : list of str, optional
+        Classifying variables; required for microdata.
+    record_key, count, cell_key : str
+        Column names.
+    threshold : int, optional
+        Perturbed counts below ``threshold`` (other than 0) are suppressed:
+        ``perturbed`` becomes missing and ``suppressed`` True.
+    hierarchies, margins, categories, total_label
+        Passed to :func:`sdckit.tables.tabulate` for microdata.
+
+    Returns
+    -------
+    CellKeyResult
+        Perturbed counts never lie in ``1..ptable.js``.
+    """
+    frame = check_dataframe(table_or_data, "table_or_data")
+    if not isinstance(ptable, PTable):
+        raise ParameterError(f"ptable must be a PTable, got {type(ptable).__name__}")
+    if threshold is not None:
+        threshold = check_int(threshold, "threshold", minimum=1)
+    table_mode = count in frame.columns and cell_key in frame.columns
+    if table_mode:
+        table = frame.copy()
+    else:
+        if dims is None:
+            raise ParameterError(
+                f"the input has no {count!r} and {cell_key!r} columns, so it is read as microdata "
+                "and dims must name the classifying variables"
+            )
+        if record_key not in frame.columns:
+            raise SchemaError(
+                f"microdata have no record-key column {record_key!r}; add one with add_record_keys"
+            )
+        table = tabulate(
+            frame,
+            dims,
+            hierarchies=hierarchies,
+            margins=margins,
+            categories=categories,
+            record_key=record_key,
+            total_label=total_label,
+        )
+        table = table.rename(columns={"count": count, "cell_key": cell_key})
+    check_columns(table, [count, cell_key], "count/cell_key")
+    raw = table[count].to_numpy()
+    if raw.dtype.kind not in "iu":
+        as_float = pd.to_numeric(table[count], errors="coerce").to_numpy(np.float64)
+        if not np.isfinite(as_float).all() or (as_float != np.round(as_float)).any():
+            raise DataError(f"column {count!r} must hold whole counts for cell key perturbation")
+        raw = as_float.astype(np.int64)
+    counts = raw.astype(np.int64)
+    if (counts < 0).any():
+        raise DataError(f"column {count!r} has negative counts")
+    keys = _uniform_from_cell_keys(table[cell_key], cell_key)
+    noise = lookup_noise(counts, keys, ptable)
+    perturbed = counts + noise
+    table["noise"] = noise
+    table["perturbed"] = perturbed
+    n_suppressed = 0
+    if threshold is not None:
+        suppressed = (perturbed > 0) & (perturbed < threshold)
+        published = pd.array(perturbed, dtype="Int64")
+        published[suppressed] = pd.NA
+        table["perturbed"] = published
+        table["suppressed"] = suppressed
+        n_suppressed = int(suppressed.sum())
+    small = int(((perturbed >= 1) & (perturbed <= ptable.js)).sum())
+    stats = {
+        "cells": len(table),
+        "cells_changed": int((noise != 0).sum()),
+        "share_changed": float((noise != 0).mean()) if len(table) else 0.0,
+        "max_abs_noise": int(np.abs(noise).max()) if len(table) else 0,
+        "mean_abs_noise": float(np.abs(noise).mean()) if len(table) else 0.0,
+        "small_cells": small,
+        "suppressed": n_suppressed,
+    }
+    params = {
+        "dims": list(dims) if dims is not None else None,
+        "threshold": threshold,
+        "from_microdata": not table_mode,
+    }
+    return CellKeyResult(table, ptable, params, stats)
