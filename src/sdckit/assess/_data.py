@@ -1,0 +1,234 @@
+"""Shared plumbing of the assessment measures: checking an original/masked pair,
+numeric matrices, a design scaled the same way for both files, and chunked
+nearest-record searches that never build an n x n matrix.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+from sklearn.neighbors import KDTree
+
+from sdckit._validation import check_columns, check_dataframe
+from sdckit.errors import DataError, ParameterError, SchemaError
+from sdckit.schema import Kind, Schema, build_design
+
+__all__ = [
+    "categorical_columns",
+    "check_pair",
+    "joint_design",
+    "nearest_records",
+    "numeric_columns",
+    "numeric_matrix",
+    "resolve_schema",
+]
+
+
+def check_pair(original: object, masked: object) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Check that ``masked`` is a release of ``original``: same columns, same rows in the same order.
+
+    Record i of the masked file must be the masked version of record i of the
+    original file: every risk measure that asks "is this still record i?"
+    depends on that correspondence.
+    """
+    original = check_dataframe(original, "original", min_rows=2)
+    masked = check_dataframe(masked, "masked", min_rows=2)
+    if len(original) != len(masked):
+        raise DataError(
+            f"original has {len(original)} rows but masked has {len(masked)}; "
+            "a masked release must keep every record"
+        )
+    missing = [c for c in original.columns if c not in masked.columns]
+    if missing:
+        raise SchemaError(f"masked lacks column(s) {missing} of the original")
+    if not original.index.equals(masked.index):
+        raise DataError(
+            "original and masked have different row indexes; record i of the masked file "
+            "must be the masked version of record i of the original (reset or align the indexes)"
+        )
+    return original, masked
+
+
+def resolve_schema(original: pd.DataFrame, schema: Schema | None) -> Schema:
+    """The schema given, checked against the data, or one inferred from the original."""
+    if schema is None:
+        return Schema.infer(original)
+    if not isinstance(schema, Schema):
+        raise ParameterError(f"schema must be a sdckit Schema, got {type(schema).__name__}")
+    schema.check_matches(original)
+    return schema
+
+
+def numeric_columns(
+    data: pd.DataFrame, schema: Schema, columns: Iterable[str] | str | None = None
+) -> list[str]:
+    """Numeric and ordinal columns among ``columns`` (default: every maskable column)."""
+    if columns is None:
+        candidates = schema.maskable()
+        return [c for c in candidates if schema[c].kind in (Kind.NUMERIC, Kind.ORDINAL)]
+    cols = check_columns(data, columns, "columns")
+    bad = [c for c in cols if schema[c].kind is Kind.CATEGORICAL]
+    if bad:
+        raise SchemaError(
+            f"column(s) {bad} are categorical; this measure needs numeric or ordinal columns"
+        )
+    return cols
+
+
+def categorical_columns(schema: Schema, columns: Iterable[str] | None = None) -> list[str]:
+    """Categorical columns among ``columns`` (default: every maskable column)."""
+    names = list(columns) if columns is not None else schema.maskable()
+    return [c for c in names if schema[c].kind is Kind.CATEGORICAL]
+
+
+def numeric_matrix(data: pd.DataFrame, columns: list[str], schema: Schema) -> np.ndarray:
+    """``data[columns]`` as float64; ordinal columns as their level positions 0, 1, ...."""
+    if not columns:
+        return np.empty((len(data), 0))
+    design = build_design(
+        data[columns], columns=columns, schema=_subschema(schema, columns), scale=None
+    )
+    return design.matrix
+
+
+def _subschema(schema: Schema, columns: list[str]) -> Schema:
+    return Schema(tuple(schema[c] for c in columns))
+
+
+def joint_design(
+    original: pd.DataFrame,
+    masked: pd.DataFrame,
+    columns: list[str],
+    schema: Schema,
+    *,
+    scale: str | None = "minmax",
+    weights: dict[str, float] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Design matrices of both files, scaled with the *same* constants.
+
+    The two files are stacked before scaling, so a distance of 0.1 means the
+    same thing in both (scaling each file by itself would hide a masking that
+    stretches or shrinks a variable).
+    """
+    sub = _subschema(schema, columns)
+    stacked = pd.concat(
+        [original[columns].reset_index(drop=True), masked[columns].reset_index(drop=True)],
+        ignore_index=True,
+    )
+    for col in columns:
+        # A categorical masked column must keep the original's levels for the design.
+        if isinstance(original[col].dtype, pd.CategoricalDtype):
+            stacked[col] = pd.Categorical(
+                stacked[col],
+                categories=original[col].cat.categories,
+                ordered=original[col].cat.ordered,
+            )
+    try:
+        design = build_design(stacked, columns=columns, schema=sub, scale=scale, weights=weights)
+    except SchemaError as exc:
+        raise SchemaError(f"masked data: {exc}") from exc
+    n = len(original)
+    return design.matrix[:n], design.matrix[n:]
+
+
+def _jobs(n_jobs: int | None) -> int:
+    cpus = os.cpu_count() or 1
+    if n_jobs is None or n_jobs == -1:
+        return cpus
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
+        raise ParameterError(f"n_jobs must be None, -1 or a positive int, got {n_jobs!r}")
+    return n_jobs
+
+
+def nearest_records(
+    reference: np.ndarray,
+    queries: np.ndarray,
+    *,
+    k: int = 1,
+    chunk_size: int = 8192,
+    n_jobs: int | None = None,
+    tree: KDTree | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Distances and row numbers of the ``k`` nearest ``reference`` rows to each query row.
+
+    An exact KD-tree search (scikit-learn), done in blocks of ``chunk_size``
+    queries on ``n_jobs`` threads (the tree releases the GIL), so memory is
+    O(n k), never O(n^2). Returns arrays of shape (len(queries), k), sorted
+    by distance.
+    """
+    if tree is None:
+        tree = KDTree(reference)
+    m = len(queries)
+    dist = np.empty((m, k))
+    idx = np.empty((m, k), dtype=np.int64)
+    starts = list(range(0, m, chunk_size))
+
+    def work(start: int) -> None:
+        stop = min(start + chunk_size, m)
+        d, i = tree.query(queries[start:stop], k=k, sort_results=True)
+        dist[start:stop] = d
+        idx[start:stop] = i
+
+    jobs = min(_jobs(n_jobs), max(len(starts), 1))
+    if jobs == 1:
+        for s in starts:
+            work(s)
+    else:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(work, starts))
+    return dist, idx
+
+
+def nearest_other_record(
+    matrix: np.ndarray, *, chunk_size: int = 8192, n_jobs: int | None = None
+) -> np.ndarray:
+    """Distance from each row to the closest *other* row of the same matrix.
+
+    Duplicated records have distance 0 to each other, as they should: such a
+    record is not isolated.
+    """
+    n = len(matrix)
+    if n < 2:
+        raise DataError("distance to the closest record needs at least 2 records")
+    dist, idx = nearest_records(matrix, matrix, k=2, chunk_size=chunk_size, n_jobs=n_jobs)
+    own = np.arange(n)
+    # Normally the first hit is the record itself; with duplicates it may be the twin.
+    return np.where(idx[:, 0] == own, dist[:, 1], dist[:, 0])
+
+
+def complete_rows(matrix: np.ndarray) -> np.ndarray:
+    """Boolean mask of rows without missing values."""
+    return ~np.isnan(matrix).any(axis=1)
+
+
+def count_within(
+    tree: KDTree,
+    queries: np.ndarray,
+    radius: np.ndarray,
+    *,
+    chunk_size: int = 8192,
+    n_jobs: int | None = None,
+) -> np.ndarray:
+    """Number of indexed rows within ``radius[i]`` of each query row (chunked, threaded)."""
+    m = len(queries)
+    counts = np.empty(m, dtype=np.int64)
+    starts = list(range(0, m, chunk_size))
+
+    def work(start: int) -> None:
+        stop = min(start + chunk_size, m)
+        counts[start:stop] = tree.query_radius(
+            queries[start:stop], r=radius[start:stop], count_only=True
+        )
+
+    jobs = min(_jobs(n_jobs), max(len(starts), 1))
+    if jobs == 1:
+        for s in starts:
+            work(s)
+    else:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(work, starts))
+    return counts

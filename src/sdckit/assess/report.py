@@ -1,0 +1,762 @@
+"""A self-contained HTML report of an assessment and/or a sweep.
+
+The figures follow Perry, Matloff & Tendick (2022, seed 003): correlation
+heat maps side by side (Figures 2-3), regression coefficients with
+confidence intervals (Figures 4-5), Cook's and Mahalanobis distances with the
+most extreme records labelled (Figures 6-7), boxplots of minimum distances
+before and after (Figure 8), proportion of variance by principal component,
+neighbourhood size against distance to the closest record for RWN
+(Figure 1), and curves of the figures over a tuning sweep with the original
+data's value as a horizontal line. Figures are PNGs embedded as base64, so
+the page needs no network and no other file.
+
+Figures are drawn with matplotlib's object-oriented API on the Agg canvas;
+pyplot's global state and the user's backend are left alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from sdckit.assess.assessment import Assessment
+from sdckit.assess.risk import ExtremeRecords
+from sdckit.assess.sweep import SweepResult
+from sdckit.errors import ParameterError
+from sdckit.io import atomic_write
+
+__all__ = ["Report", "report"]
+
+ORIGINAL_COLOR = "#1f5fa8"
+MASKED_COLOR = "#d0562c"
+
+
+@dataclass(frozen=True)
+class Report:
+    """A rendered report.
+
+    Attributes
+    ----------
+    html : str
+        The whole page.
+    figures : list of str
+        Names of the figures embedded (each an ``<img>`` inside
+        ``<figure data-figure="name">``).
+    path : Path or None
+        Where the page was written, if it was.
+    """
+
+    html: str
+    figures: list[str]
+    path: Path | None = None
+
+    def summary(self) -> str:
+        where = f" written to {self.path}" if self.path else ""
+        return f"report with {len(self.figures)} figure(s) ({', '.join(self.figures)}){where}"
+
+
+@dataclass(frozen=True)
+class _Figure:
+    name: str
+    title: str
+    caption: str
+    png: str  # base64
+
+
+def _png(fig: Figure) -> str:
+    FigureCanvasAgg(fig)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=96, bbox_inches="tight")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _figure(width: float, height: float) -> Figure:
+    fig = Figure(figsize=(width, height), layout="constrained")
+    return fig
+
+
+# ---------------------------------------------------------------------------
+# Figures of one assessment
+# ---------------------------------------------------------------------------
+
+
+def _correlation_figure(a: Assessment) -> _Figure | None:
+    c = a.utility.correlation
+    if c is None:
+        return None
+    p = len(c.original)
+    size = min(4.2 + 0.12 * p, 7.0)
+    fig = _figure(3 * size, size)
+    axes = fig.subplots(1, 3)
+    panels = (
+        ("original", c.original, "RdBu_r", (-1, 1)),
+        ("masked", c.masked, "RdBu_r", (-1, 1)),
+        ("masked - original", c.difference, "PuOr_r", (-1, 1)),
+    )
+    for ax, (title, matrix, cmap, (lo, hi)) in zip(axes, panels, strict=True):
+        image = ax.imshow(matrix.to_numpy(), cmap=cmap, vmin=lo, vmax=hi)
+        ax.set_title(title)
+        labels = [str(v) for v in matrix.columns]
+        if p <= 30:
+            ax.set_xticks(range(p), labels, rotation=90, fontsize=7)
+            ax.set_yticks(range(p), labels, fontsize=7)
+        else:
+            ax.set_xticks([])
+            ax.set_yticks([])
+        fig.colorbar(image, ax=ax, shrink=0.75)
+    return _Figure(
+        "correlation",
+        "Correlation matrices",
+        "Pearson correlations of the original and masked data, and their difference "
+        "(seed 003, Figures 2-3). Same colours, same relations.",
+        _png(fig),
+    )
+
+
+def _regression_figure(a: Assessment) -> _Figure | None:
+    g = a.utility.regression
+    if g is None:
+        return None
+    terms = list(g.table.index)
+    ncols = min(4, len(terms))
+    nrows = math.ceil(len(terms) / ncols)
+    fig = _figure(3.0 * ncols, 1.6 * nrows + 0.4)
+    axes = np.atleast_1d(fig.subplots(nrows, ncols)).reshape(-1)
+    for ax, term in zip(axes, terms, strict=False):
+        for y, (fit, color, name) in enumerate(
+            ((g.original, ORIGINAL_COLOR, "original"), (g.masked, MASKED_COLOR, "masked"))
+        ):
+            est = fit.coefficients[term]
+            ax.errorbar(
+                [est],
+                [y],
+                xerr=[[est - fit.lower[term]], [fit.upper[term] - est]],
+                fmt="o",
+                color=color,
+                capsize=4,
+                label=name,
+            )
+        ax.axvline(0.0, color="grey", linewidth=0.8, linestyle=":")
+        ax.set_yticks([0, 1], ["original", "masked"], fontsize=8)
+        ax.set_ylim(-0.7, 1.7)
+        ax.set_title(f"{term} (overlap {g.table.loc[term, 'ci_overlap']:.2f})", fontsize=9)
+        ax.tick_params(axis="x", labelsize=7)
+    for ax in axes[len(terms) :]:
+        ax.set_visible(False)
+    return _Figure(
+        "regression",
+        f"Regression of {g.response}: coefficients with 95% confidence intervals",
+        "Each panel is one coefficient, estimated on the original (blue) and masked (orange) "
+        "data; the number is the confidence-interval overlap of Karr et al. (2006) "
+        "(seed 003, Figures 4-5).",
+        _png(fig),
+    )
+
+
+def _extreme_figure(e: ExtremeRecords, name: str, caption: str) -> _Figure:
+    fig = _figure(11, 3.6)
+    axes = fig.subplots(1, 2, sharey=True)
+    ceiling = e.max_original
+    n = len(e.original)
+    for ax, series, title, color in (
+        (axes[0], e.original, "original", ORIGINAL_COLOR),
+        (axes[1], e.masked, "masked", MASKED_COLOR),
+    ):
+        x = np.arange(n)
+        ax.scatter(x, series.to_numpy(), s=6 if n < 5000 else 1, color=color, rasterized=True)
+        ax.axhline(ceiling, color=ORIGINAL_COLOR, linewidth=1.0)
+        positions = pd.Series(x, index=series.index)
+        for label in series.nlargest(min(e.top, 3)).index:
+            ax.annotate(
+                str(label),
+                (positions[label], series[label]),
+                textcoords="offset points",
+                xytext=(3, 3),
+                fontsize=8,
+            )
+        ax.set_title(title)
+        ax.set_xlabel("record (row number)")
+    axes[0].set_ylabel(e.measure)
+    return _Figure(
+        name,
+        f"{e.measure} of every record",
+        caption + " The blue line is the largest value in the original data; "
+        "labels are the records with the largest values.",
+        _png(fig),
+    )
+
+
+def _distance_figure(a: Assessment) -> _Figure:
+    d = a.risk.distance_to_closest
+    fig = _figure(8, 3.8)
+    ax = fig.subplots()
+    series = [d.within_original, d.within_masked, d.original_to_masked]
+    data = [s.dropna().to_numpy() for s in series]
+    parts = ax.boxplot(
+        data,
+        tick_labels=["within original", "within masked", "original -> masked"],
+        patch_artist=True,
+    )
+    for patch, color in zip(parts["boxes"], (ORIGINAL_COLOR, MASKED_COLOR, "#7a7a7a"), strict=True):
+        patch.set_facecolor(color)
+        patch.set_alpha(0.45)
+    ax.set_ylabel(f"distance to the closest record (scale={d.scale})")
+    return _Figure(
+        "distance_to_closest",
+        "Distance to the closest record, before and after",
+        "Boxplots of each record's distance to its closest other record in the original and in "
+        "the masked data, and of each original record's distance to the closest masked record "
+        "(seed 003, Figure 8). Large values within the original are isolated records.",
+        _png(fig),
+    )
+
+
+def _pca_figure(a: Assessment) -> _Figure | None:
+    pca = a.utility.pca
+    if pca is None:
+        return None
+    p = len(pca.variance_original)
+    fig = _figure(max(6, 0.45 * p + 3), 3.6)
+    ax = fig.subplots()
+    x = np.arange(p)
+    ax.bar(x - 0.2, pca.variance_original.to_numpy(), 0.4, color=ORIGINAL_COLOR, label="original")
+    ax.bar(x + 0.2, pca.variance_masked.to_numpy(), 0.4, color=MASKED_COLOR, label="masked")
+    ax.plot(
+        x,
+        pca.variance_original.cumsum().to_numpy(),
+        color=ORIGINAL_COLOR,
+        marker=".",
+        linewidth=1,
+        label="cumulative, original",
+    )
+    ax.plot(
+        x,
+        pca.variance_masked.cumsum().to_numpy(),
+        color=MASKED_COLOR,
+        marker=".",
+        linewidth=1,
+        label="cumulative, masked",
+    )
+    ax.set_xticks(x, list(pca.variance_original.index), fontsize=8)
+    ax.set_ylabel("proportion of variance")
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=8)
+    return _Figure(
+        "pca",
+        "Principal components: proportion of variance by component",
+        "PCA of the scaled original and masked data (seed 003, Section 8.3). A masked release "
+        "that spreads the variance over more components has weakened the relations.",
+        _png(fig),
+    )
+
+
+def _covariance_figure(a: Assessment) -> _Figure | None:
+    m = a.utility.moments
+    if m is None or len(m.covariance_ratio) < 2:
+        return None
+    ratio = m.covariance_ratio.to_numpy()
+    p = len(ratio)
+    size = min(4.5 + 0.12 * p, 7.5)
+    fig = _figure(size + 1, size)
+    ax = fig.subplots()
+    image = ax.imshow(np.clip(ratio, 0, 2), cmap="PuOr_r", vmin=0, vmax=2)
+    labels = [str(v) for v in m.covariance_ratio.columns]
+    if p <= 30:
+        ax.set_xticks(range(p), labels, rotation=90, fontsize=7)
+        ax.set_yticks(range(p), labels, fontsize=7)
+    fig.colorbar(
+        image, ax=ax, shrink=0.8, label="Sigma_masked / Sigma_original (clipped to [0, 2])"
+    )
+    return _Figure(
+        "covariance_ratio",
+        "Covariance ratio",
+        "Element-wise ratio of the masked to the original covariance matrix (Oganian 2011, "
+        "seed 004, Section 5): 1 (white) means preserved. Ratios of covariances near 0 are "
+        "unstable by nature.",
+        _png(fig),
+    )
+
+
+def _neighborhood_figure(a: Assessment) -> _Figure | None:
+    d = a.diagnostics
+    if d is None or not {"neighborhood_size", "distance_to_closest"} <= set(d.columns):
+        return None
+    fig = _figure(7, 4)
+    ax = fig.subplots()
+    n = len(d)
+    ax.scatter(
+        d["distance_to_closest"],
+        d["neighborhood_size"],
+        s=8 if n < 5000 else 1,
+        color=MASKED_COLOR,
+        alpha=0.6,
+        rasterized=True,
+    )
+    eps = a.params.get("eps")
+    k = a.params.get("k")
+    if isinstance(eps, (int, float)):
+        ax.axvline(float(eps), color="red", linewidth=1, label=f"eps = {eps:g}")
+    if isinstance(k, int):
+        ax.axhline(k, color="grey", linewidth=1, label=f"k = {k}")
+    ax.set_xlabel("distance to the closest record")
+    ax.set_ylabel("neighbourhood size")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    return _Figure(
+        "neighborhoods",
+        "Neighbourhood size against distance to the closest record",
+        "One point per record (seed 003, Figure 1): typical records have many neighbours within "
+        "eps; isolated ones fall back on their k nearest.",
+        _png(fig),
+    )
+
+
+def _keys_figure(a: Assessment) -> _Figure | None:
+    k = a.risk.keys
+    if k is None:
+        return None
+    fig = _figure(7, 3.6)
+    ax = fig.subplots()
+    top = int(max(k.original.frequencies.max(), k.masked.frequencies.max()))
+    bins = np.unique(np.geomspace(1, max(top, 2) + 1, 30).astype(int))
+    ax.hist(
+        [k.original.frequencies, k.masked.frequencies],
+        bins=bins,
+        color=[ORIGINAL_COLOR, MASKED_COLOR],
+        label=["original", "masked"],
+    )
+    ax.set_xscale("log")
+    ax.set_xlabel("size of the record's key combination (f_k)")
+    ax.set_ylabel("records")
+    ax.legend(fontsize=8)
+    return _Figure(
+        "key_frequencies",
+        f"Frequencies of key combinations ({', '.join(k.original.keys)})",
+        "How many records share each record's combination of key values: records at f_k = 1 "
+        "are sample uniques.",
+        _png(fig),
+    )
+
+
+def _prediction_figure(a: Assessment) -> _Figure | None:
+    p = a.utility.prediction
+    if p is None:
+        return None
+    fig = _figure(6, 3.6)
+    ax = fig.subplots()
+    groups = list(p.mean_errors.index)
+    ax.boxplot(
+        [p.errors.loc[p.errors["training"] == g, "error"] for g in groups], tick_labels=groups
+    )
+    ax.set_ylabel(p.error_name)
+    return _Figure(
+        "prediction",
+        f"Random-forest prediction of {p.response}",
+        "Error on the same original holdout of forests trained on original and on masked data, "
+        "over replications (seed 003, Section 8.4).",
+        _png(fig),
+    )
+
+
+def _assessment_figures(a: Assessment) -> list[_Figure]:
+    figures: list[_Figure | None] = [
+        _correlation_figure(a),
+        _regression_figure(a),
+    ]
+    if a.risk.cooks is not None:
+        figures.append(
+            _extreme_figure(
+                a.risk.cooks,
+                "cooks_distance",
+                "Cook's distance of each record in the regression, original and masked (seed 003, "
+                "Figure 6): an influential record that keeps its Cook's distance still stands out.",
+            )
+        )
+    if a.risk.mahalanobis is not None:
+        figures.append(
+            _extreme_figure(
+                a.risk.mahalanobis,
+                "mahalanobis",
+                "Mahalanobis distance of each record from the centre of its file (seed 003, Figure 7).",
+            )
+        )
+    figures += [
+        _distance_figure(a),
+        _pca_figure(a),
+        _covariance_figure(a),
+        _neighborhood_figure(a),
+        _keys_figure(a),
+        _prediction_figure(a),
+    ]
+    return [f for f in figures if f is not None]
+
+
+# ---------------------------------------------------------------------------
+# Sweep figures
+# ---------------------------------------------------------------------------
+
+
+def _sweep_axis(s: SweepResult, table: pd.DataFrame) -> tuple[np.ndarray, str, list[str] | None]:
+    varying = [p for p in s.parameters if table[p].nunique(dropna=False) > 1]
+    if len(varying) == 1 and pd.api.types.is_numeric_dtype(table[varying[0]]):
+        return table[varying[0]].to_numpy(np.float64), varying[0], None
+    return np.arange(len(table), dtype=np.float64), "setting", list(table.index)
+
+
+def _sweep_panel_figure(
+    s: SweepResult, name: str, title: str, caption: str, panels: list[tuple[str, str, str | None]]
+) -> _Figure | None:
+    table = s.by_setting()
+    panels = [p for p in panels if p[0] in table]
+    if not panels:
+        return None
+    x, xlabel, ticks = _sweep_axis(s, table)
+    fig = _figure(4.2 * len(panels), 3.6)
+    axes = np.atleast_1d(fig.subplots(1, len(panels)))
+    raw = s.table
+    for ax, (column, label, baseline) in zip(axes, panels, strict=True):
+        # Every replication as a faint point, the mean as a line.
+        if len(raw) > len(table):
+            rx = raw["setting"].map(dict(zip(table.index, x, strict=True))).to_numpy(np.float64)
+            ax.scatter(rx, raw[column], s=8, color=MASKED_COLOR, alpha=0.3)
+        ax.plot(x, table[column].to_numpy(), marker="o", color=MASKED_COLOR, label="masked")
+        if baseline is not None and baseline in s.baseline:
+            ax.axhline(
+                s.baseline[baseline], color=ORIGINAL_COLOR, linewidth=1.2, label="original data"
+            )
+            ax.legend(fontsize=8)
+        ax.set_title(label, fontsize=10)
+        ax.set_xlabel(xlabel)
+        if ticks is not None:
+            ax.set_xticks(x, ticks, rotation=60, fontsize=7, ha="right")
+    return _Figure(name, title, caption, _png(fig))
+
+
+def _ru_map(s: SweepResult) -> _Figure | None:
+    table = s.by_setting()
+    if "corr_mean_abs_diff" not in table:
+        return None
+    fig = _figure(6.5, 4.5)
+    ax = fig.subplots()
+    ax.plot(table["corr_mean_abs_diff"], table["linkage_rate"], marker="o", color=MASKED_COLOR)
+    for label, row in table.iterrows():
+        ax.annotate(
+            str(label),
+            (row["corr_mean_abs_diff"], row["linkage_rate"]),
+            textcoords="offset points",
+            xytext=(4, 3),
+            fontsize=7,
+        )
+    ax.set_xlabel("utility loss: mean |correlation difference|")
+    ax.set_ylabel("risk: record-linkage re-identification rate")
+    return _Figure(
+        "ru_map",
+        "Risk-utility map",
+        "One point per setting (Duncan et al.'s R-U map): down is safer, left keeps more of the "
+        "relations. Good settings sit near the lower left.",
+        _png(fig),
+    )
+
+
+def _sweep_figures(s: SweepResult) -> list[_Figure]:
+    figures = [
+        _sweep_panel_figure(
+            s,
+            "sweep_utility",
+            "Utility over the sweep",
+            "Mean over replications (line) and each replication (points); the blue line is the "
+            "original data (seed 003, Section 8.3 and its PCA figures).",
+            [
+                ("corr_mean_abs_diff", "mean |correlation difference|", None),
+                ("pc1_share_masked", "PC1 proportion of variance", "pc1_share_original"),
+                ("r2_masked", "regression R^2", "r2_original"),
+                ("ci_overlap_mean", "mean CI overlap", None),
+            ],
+        ),
+        _sweep_panel_figure(
+            s,
+            "sweep_outliers",
+            "Outliers over the sweep",
+            "Largest Cook's and Mahalanobis distances in each masked release; the blue line is the "
+            "largest in the original data (seed 003, Figures 6-7).",
+            [
+                ("cooks_max_masked", "max Cook's distance", "cooks_max_original"),
+                ("mahalanobis_max_masked", "max Mahalanobis distance", "mahalanobis_max_original"),
+            ],
+        ),
+        _sweep_panel_figure(
+            s,
+            "sweep_risk",
+            "Re-identification risk over the sweep",
+            "Share of records the distance-based linkage intruder re-identifies, interval "
+            "disclosure, and the median distance to the closest record.",
+            [
+                ("linkage_rate", "record-linkage rate", None),
+                ("interval_disclosure", "interval disclosure", None),
+                ("dcr_median_masked", "median distance to closest (masked)", "dcr_median_original"),
+            ],
+        ),
+        _ru_map(s),
+    ]
+    return [f for f in figures if f is not None]
+
+
+# ---------------------------------------------------------------------------
+# The page
+# ---------------------------------------------------------------------------
+
+_TEMPLATE = jinja2.Template(
+    """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ title }}</title>
+<style>
+ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
+        max-width: 1200px; padding: 0 1rem; color: #1d1d1d; line-height: 1.45; }
+ h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2.2rem;
+ border-bottom: 1px solid #ccc; }
+ table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
+ th, td { border: 1px solid #d6d6d6; padding: 0.25rem 0.6rem; text-align: right; }
+ th:first-child, td:first-child { text-align: left; }
+ thead th { background: #f2f2f2; }
+ figure { margin: 1.5rem 0; } figure img { max-width: 100%; height: auto; }
+ figcaption { font-size: 0.88rem; color: #444; }
+ .notes li { margin: 0.3rem 0; } .recommend { background: #eef6ee; padding: 0.6rem 1rem;
+ border-left: 4px solid #3b8a3b; }
+ .meta { color: #555; font-size: 0.9rem; }
+</style>
+</head>
+<body>
+<h1>{{ title }}</h1>
+<p class="meta">{{ meta }}</p>
+{% if recommendation %}<p class="recommend" id="recommendation">{{ recommendation }}</p>{% endif %}
+{% if notes %}<h2>What this release keeps and gives away</h2>
+<ul class="notes" id="notes">{% for n in notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
+{% for t in tables %}<h2>{{ t.title }}</h2>{{ t.html | safe }}{% endfor %}
+{% if figures %}<h2>Figures</h2>{% endif %}
+{% for f in figures %}<figure id="fig-{{ f.name }}" data-figure="{{ f.name }}">
+<h3>{{ f.title }}</h3>
+<img alt="{{ f.title }}" src="data:image/png;base64,{{ f.png }}">
+<figcaption>{{ f.caption }}</figcaption>
+</figure>
+{% endfor %}
+<script type="application/json" id="figure-manifest">{{ manifest | tojson }}</script>
+</body>
+</html>
+""",
+    autoescape=True,
+)
+
+
+def _table_html(frame: pd.DataFrame, *, index: bool = True, digits: int = 4) -> str:
+    def fmt(v: object) -> str:
+        if isinstance(v, (bool, np.bool_)):
+            return "yes" if v else "no"
+        if isinstance(v, (float, np.floating)):
+            return "" if np.isnan(v) else f"{v:.{digits}g}"
+        return str(v)
+
+    head = ([html.escape(str(frame.index.name or ""))] if index else []) + [
+        html.escape(str(c)) for c in frame.columns
+    ]
+    rows = []
+    for label, row in frame.iterrows():
+        cells = ([html.escape(str(label))] if index else []) + [
+            html.escape(fmt(v)) for v in row.to_numpy()
+        ]
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return (
+        "<table><thead><tr>"
+        + "".join(f"<th>{h}</th>" for h in head)
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+_FIGURE_LABELS = {
+    "corr_mean_abs_diff": "mean |correlation difference|",
+    "corr_max_abs_diff": "largest |correlation difference|",
+    "corr_sign_flips": "correlations changing sign",
+    "cov_ratio_min": "covariance ratio, smallest",
+    "cov_ratio_max": "covariance ratio, largest",
+    "pc1_share_original": "PC1 share of variance, original",
+    "pc1_share_masked": "PC1 share of variance, masked",
+    "r2_original": "regression R^2, original",
+    "r2_masked": "regression R^2, masked",
+    "ci_overlap_mean": "mean confidence-interval overlap",
+    "coef_sign_changes": "coefficients changing sign",
+    "multi_information_original": "multi-information (bits), original",
+    "multi_information_masked": "multi-information (bits), masked",
+    "linkage_rate": "record-linkage re-identification rate",
+    "dcr_median_original": "median distance to closest record, original",
+    "dcr_median_masked": "median distance to closest record, masked",
+    "dcr_median_original_to_masked": "median distance original -> closest masked",
+    "mahalanobis_max_original": "largest Mahalanobis distance, original",
+    "mahalanobis_max_masked": "largest Mahalanobis distance, masked",
+    "mahalanobis_rank_of_top": "rank after masking of the most extreme record (Mahalanobis)",
+    "cooks_max_original": "largest Cook's distance, original",
+    "cooks_max_masked": "largest Cook's distance, masked",
+    "cooks_rank_of_top": "rank after masking of the most influential record (Cook's)",
+    "interval_disclosure": "interval disclosure rate",
+    "sample_uniques_original": "sample uniques, original",
+    "sample_uniques_masked": "sample uniques, masked",
+    "k_anonymity_masked": "k-anonymity of the masked file",
+    "l_diversity_masked": "l-diversity of the masked file",
+}
+
+
+def _assessment_tables(a: Assessment) -> list[dict[str, str]]:
+    head = a.headline()
+    summary = pd.DataFrame(
+        {"value": list(head.values())},
+        index=pd.Index([_FIGURE_LABELS.get(k, k.replace("_", " ")) for k in head], name="measure"),
+    )
+    tables = [{"title": "Summary", "html": _table_html(summary)}]
+    if a.utility.regression is not None:
+        tables.append(
+            {
+                "title": f"Regression of {a.utility.regression.response}",
+                "html": _table_html(a.utility.regression.table.rename_axis("term")),
+            }
+        )
+    if a.utility.correlation is not None and len(a.utility.correlation.largest_differences):
+        tables.append(
+            {
+                "title": "Largest correlation differences",
+                "html": _table_html(a.utility.correlation.largest_differences, index=False),
+            }
+        )
+    rows = []
+    for e in (a.risk.mahalanobis, a.risk.cooks):
+        if e is not None:
+            for label in e.top_original:
+                rows.append(
+                    {
+                        "measure": e.measure,
+                        "record": str(label),
+                        "original": float(e.original[label]),
+                        "masked": float(e.masked.get(label, np.nan)),
+                        "rank after masking": int((e.masked > e.masked.get(label, np.inf)).sum())
+                        + 1,
+                    }
+                )
+    if rows:
+        tables.append(
+            {"title": "Most extreme records", "html": _table_html(pd.DataFrame(rows), index=False)}
+        )
+    return tables
+
+
+def report(
+    assessment: Assessment | None = None,
+    *,
+    sweep: SweepResult | None = None,
+    path: str | os.PathLike | None = None,
+    title: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Report:
+    """Render an assessment and/or a sweep as one self-contained HTML page.
+
+    Parameters
+    ----------
+    assessment : Assessment, optional
+        From :func:`sdckit.assess.assess`.
+    sweep : SweepResult, optional
+        From :func:`sdckit.assess.sweep`; adds the sweep curves, the R-U map,
+        the per-setting table and a recommended setting. Without an
+        ``assessment`` the figures of the sweep's first setting are shown too.
+    path : path, optional
+        Write the page there (atomically).
+    title : str, optional
+
+    Returns
+    -------
+    Report
+    """
+    if assessment is None and sweep is None:
+        raise ParameterError("report needs an assessment, a sweep, or both")
+    if assessment is not None and not isinstance(assessment, Assessment):
+        raise ParameterError(f"assessment must be an Assessment, got {type(assessment).__name__}")
+    if sweep is not None and not isinstance(sweep, SweepResult):
+        raise ParameterError(f"sweep must be a SweepResult, got {type(sweep).__name__}")
+    figures: list[_Figure] = []
+    tables: list[dict[str, str]] = []
+    notes: list[str] = []
+    recommendation = ""
+    meta_parts = []
+    if sweep is not None:
+        figures += _sweep_figures(sweep)
+        table = sweep.by_setting()
+        tables.append(
+            {
+                "title": "Settings of the sweep (means over replications)",
+                "html": _table_html(table.rename_axis("setting")),
+            }
+        )
+        rec = sweep.recommend()
+        if rec is None:
+            recommendation = (
+                "No setting keeps the mean absolute correlation difference within 0.05; "
+                "consider smaller neighbourhoods or a lower modification probability."
+            )
+        else:
+            recommendation = (
+                f"Recommended setting: {rec['setting']}. It has the lowest record-linkage "
+                f"re-identification rate ({rec['linkage_rate']:.1%}) among the settings whose "
+                f"correlations move by at most 0.05 on average "
+                f"({rec['corr_mean_abs_diff']:.3f})."
+            )
+        fixed = ", ".join(f"{k}={v!r}" for k, v in sweep.fixed.items())
+        meta_parts.append(
+            f"Sweep of {sweep.method} over {', '.join(sweep.parameters)}"
+            f"{' with ' + fixed if fixed else ''}; {len(table)} settings, "
+            f"{int(table['replications'].max())} replication(s) each."
+        )
+        if assessment is None and sweep.assessments:
+            assessment = sweep.assessments[0]
+            meta_parts.append(f"Detailed figures: setting {table.index[0]}, first replication.")
+    if progress is not None:
+        progress(1, 2)
+    if assessment is not None:
+        notes = assessment.notes()
+        tables = _assessment_tables(assessment) + tables
+        figures += _assessment_figures(assessment)
+        shown = ", ".join(
+            f"{k}={v!r}" for k, v in assessment.params.items() if k in ("k", "eps", "q", "modprop")
+        )
+        meta_parts.insert(
+            0,
+            f"{assessment.n_records} records, {len(assessment.columns)} variables assessed"
+            + (f"; masked by {assessment.method} ({shown})" if assessment.method else "")
+            + ".",
+        )
+    if progress is not None:
+        progress(2, 2)
+    page = _TEMPLATE.render(
+        title=title or ("sdckit sweep report" if sweep is not None else "sdckit assessment report"),
+        meta=" ".join(meta_parts),
+        recommendation=recommendation,
+        notes=notes,
+        tables=tables,
+        figures=figures,
+        manifest=[f.name for f in figures],
+    )
+    written = None
+    if path is not None:
+        written = atomic_write(path, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
+    return Report(html=page, figures=[f.name for f in figures], path=written)

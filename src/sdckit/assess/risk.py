@@ -1,0 +1,724 @@
+"""Risk: what a masked release still gives away.
+
+Sources
+-------
+* Perry, Matloff & Tendick (2022), seed 003, Section 8.2-8.3: outliers an
+  intruder may recognise (Mahalanobis distance; Cook's distance in a
+  regression) and "inliers" (distance to the closest record).
+* Oganian (2011), seed 004, Section 5: re-identification by record linkage,
+  the share of records an intruder holding some of the original attributes
+  links correctly to the masked file; here the distance-based intruder links
+  each original record to its nearest masked record.
+* Mateo-Sanz, Sebe & Domingo-Ferrer (2004), method SDID, as in sdcMicro's
+  ``dRisk``: interval disclosure.
+* For categorical key variables: frequency counts of key combinations,
+  sample uniques, k-anonymity (Sweeney 2002) and l-diversity
+  (Machanavajjhala et al. 2007) of a sensitive variable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.neighbors import KDTree
+
+from sdckit._validation import check_columns, check_dataframe, check_int, check_positive
+from sdckit.assess._data import (
+    check_pair,
+    complete_rows,
+    count_within,
+    joint_design,
+    nearest_other_record,
+    nearest_records,
+    numeric_columns,
+    numeric_matrix,
+    resolve_schema,
+)
+from sdckit.assess.utility import fit_regression
+from sdckit.errors import DataError, ParameterError, SchemaError
+from sdckit.schema import Kind, Schema
+
+__all__ = [
+    "DistanceToClosest",
+    "ExtremeRecords",
+    "IntervalDisclosure",
+    "KeyRisk",
+    "KeyRiskComparison",
+    "RecordLinkage",
+    "compare_cooks_distance",
+    "compare_key_risk",
+    "compare_mahalanobis",
+    "distance_to_closest",
+    "interval_disclosure",
+    "key_risk",
+    "mahalanobis_distances",
+    "record_linkage",
+]
+
+
+# ---------------------------------------------------------------------------
+# Outliers: Mahalanobis and Cook's distances
+# ---------------------------------------------------------------------------
+
+
+def _mahalanobis(matrix: np.ndarray, squared: bool) -> np.ndarray:
+    complete = complete_rows(matrix)
+    x = matrix[complete]
+    if len(x) < 2:
+        raise DataError("Mahalanobis distances need at least 2 complete records")
+    centred = x - x.mean(axis=0)
+    cov = np.atleast_2d(np.cov(x, rowvar=False, ddof=1))
+    # The pseudo-inverse keeps a constant or collinear variable from blowing up the distances.
+    precision = np.linalg.pinv(cov, hermitian=True)
+    d2 = np.einsum("ij,jk,ik->i", centred, precision, centred)
+    out = np.full(len(matrix), np.nan)
+    out[complete] = np.maximum(d2, 0.0)
+    return out if squared else np.sqrt(out)
+
+
+def mahalanobis_distances(
+    data: pd.DataFrame,
+    *,
+    columns: Iterable[str] | None = None,
+    schema: Schema | None = None,
+    squared: bool = False,
+) -> pd.Series:
+    """Mahalanobis distance of each record from the centre of the data.
+
+    d_i = sqrt((x_i - xbar)' S^-1 (x_i - xbar)) with the sample mean xbar and
+    covariance S (divisor n - 1) of the complete records; S^-1 is the
+    Moore-Penrose pseudo-inverse when S is singular. ``squared=True`` gives
+    d_i^2, which is what R's ``mahalanobis()`` returns. Records with a
+    missing value get NaN. Seed 003, Section 8.2, example (a), and Figure 7.
+    """
+    check_dataframe(data, min_rows=2)
+    schema = resolve_schema(data, schema)
+    cols = numeric_columns(data, schema, columns)
+    if not cols:
+        raise SchemaError("Mahalanobis distances need at least one numeric column")
+    values = _mahalanobis(numeric_matrix(data, cols, schema), squared)
+    return pd.Series(values, index=data.index, name="mahalanobis")
+
+
+@dataclass(frozen=True)
+class ExtremeRecords:
+    """An outlyingness measure per record in the original and in the masked data.
+
+    Attributes
+    ----------
+    measure : str
+        ``"Mahalanobis distance"`` or ``"Cook's distance"``.
+    original, masked : Series
+        The measure of every record (same index as the data).
+    top : int
+        How many records ``top_original`` / ``top_masked`` list.
+    """
+
+    measure: str
+    original: pd.Series
+    masked: pd.Series
+    top: int = 5
+
+    @property
+    def top_original(self) -> list:
+        """Labels of the most extreme records of the original data, most extreme first."""
+        return list(self.original.nlargest(self.top).index)
+
+    @property
+    def top_masked(self) -> list:
+        """Labels of the most extreme records of the masked data."""
+        return list(self.masked.nlargest(self.top).index)
+
+    @property
+    def most_extreme(self):
+        """Label of the original data's most extreme record."""
+        return self.original.idxmax()
+
+    @property
+    def max_original(self) -> float:
+        return float(self.original.max())
+
+    @property
+    def max_masked(self) -> float:
+        return float(self.masked.max())
+
+    @property
+    def rank_in_masked(self) -> int:
+        """Rank (1 = most extreme) of the original's most extreme record in the masked data."""
+        value = self.masked.get(self.most_extreme, np.nan)
+        if not np.isfinite(value):
+            return len(self.masked)
+        return int((self.masked > value).sum()) + 1
+
+    @property
+    def still_most_extreme(self) -> bool:
+        """Whether the original's most extreme record is still the most extreme after masking."""
+        return self.rank_in_masked == 1
+
+    def note(self) -> str:
+        """A plain-language sentence for a report."""
+        rec = self.most_extreme
+        before = self.max_original
+        after = float(self.masked.get(rec, np.nan))
+        if self.still_most_extreme:
+            return (
+                f"Record {rec} has the largest {self.measure} in the original data ({before:.3g}); "
+                f"after masking it still does ({after:.3g}): it still stands out."
+            )
+        return (
+            f"Record {rec} has the largest {self.measure} in the original data ({before:.3g}); "
+            f"after masking it is number {self.rank_in_masked} ({after:.3g}), and the largest "
+            f"value is {self.max_masked:.3g} (record {self.masked.idxmax()})."
+        )
+
+    def summary(self) -> str:
+        return (
+            f"{self.measure}: max {self.max_original:.4g} -> {self.max_masked:.4g}; "
+            f"most extreme original record {self.most_extreme} ranks {self.rank_in_masked} after masking"
+        )
+
+
+def compare_mahalanobis(
+    original: pd.DataFrame,
+    masked: pd.DataFrame,
+    *,
+    columns: Iterable[str] | None = None,
+    schema: Schema | None = None,
+    top: int = 5,
+) -> ExtremeRecords:
+    """Mahalanobis distances in both files: does the outlier still stand out? (seed 003, Fig. 7)
+
+    Each file's distances use its own mean and covariance, since an intruder
+    looks for the outlier within the file released.
+    """
+    original, masked = check_pair(original, masked)
+    schema = resolve_schema(original, schema)
+    top = check_int(top, "top", minimum=1)
+    d0 = mahalanobis_distances(original, columns=columns, schema=schema)
+    d1 = mahalanobis_distances(masked, columns=columns, schema=schema)
+    return ExtremeRecords("Mahalanobis distance", d0, d1, top)
+
+
+def compare_cooks_distance(
+    original: pd.DataFrame,
+    masked: pd.DataFrame,
+    response: str,
+    predictors: Iterable[str],
+    *,
+    schema: Schema | None = None,
+    top: int = 5,
+) -> ExtremeRecords:
+    """Cook's distances of ``response ~ predictors`` in both files (seed 003, Figure 6).
+
+    D_i = e_i^2 / (p s^2) * h_ii / (1 - h_ii)^2 (statsmodels' OLSInfluence).
+    Records not used by a fit (missing values) get NaN.
+    """
+    original, masked = check_pair(original, masked)
+    schema = resolve_schema(original, schema)
+    top = check_int(top, "top", minimum=1)
+    fit0 = fit_regression(original, response, predictors, schema=schema)
+    fit1 = fit_regression(masked, response, predictors, schema=schema)
+    return ExtremeRecords(
+        "Cook's distance",
+        fit0.cooks_distance.reindex(original.index),
+        fit1.cooks_distance.reindex(masked.index),
+        top,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Distance to the closest record, and distance-based record linkage
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DistanceToClosest:
+    """Distances to the closest record, in the design scaled alike for both files.
+
+    Attributes
+    ----------
+    within_original : Series
+        Distance from each original record to the closest *other* original
+        record: small for an ordinary record, large for an isolated one.
+    within_masked : Series
+        The same within the masked file.
+    original_to_masked : Series
+        Distance from each original record to the closest masked record: an
+        intruder holding the original values finds a candidate this close.
+    columns : list of str
+    scale : str or None
+    """
+
+    within_original: pd.Series
+    within_masked: pd.Series
+    original_to_masked: pd.Series
+    columns: list[str]
+    scale: str | None
+
+    @property
+    def most_isolated(self):
+        """Label of the original record farthest from any other original record."""
+        return self.within_original.idxmax()
+
+    def note(self) -> str:
+        rec = self.most_isolated
+        return (
+            f"Record {rec} is the most isolated in the original data (distance "
+            f"{self.within_original[rec]:.3g} to its closest record; median "
+            f"{self.within_original.median():.3g}). In the masked data the median distance "
+            f"to the closest record is {self.within_masked.median():.3g}, and the closest "
+            f"masked record to an original one is {self.original_to_masked.median():.3g} away "
+            "in the median."
+        )
+
+    def summary(self) -> str:
+        def q(s: pd.Series) -> str:
+            return f"median {s.median():.4g}, 95% {s.quantile(0.95):.4g}, max {s.max():.4g}"
+
+        return "\n".join(
+            [
+                f"distance to the closest record ({len(self.columns)} variables, scale={self.scale}):",
+                f"  within original:     {q(self.within_original)}",
+                f"  within masked:       {q(self.within_masked)}",
+                f"  original -> masked:  {q(self.original_to_masked)}",
+            ]
+        )
+
+
+@dataclass(frozen=True)
+class RecordLinkage:
+    """The distance-based record-linkage intruder (Oganian 2011, seed 004, Section 5).
+
+    The intruder holds the original values of ``columns`` for every record
+    and links each to its nearest masked record. A record is re-identified
+    when that nearest record is its own masked version; when several masked
+    records are equally near, the intruder picks one at random, so the
+    record counts as 1/(number tied).
+
+    Attributes
+    ----------
+    columns : list of str
+        The variables the intruder knows.
+    rate : float
+        Expected share of records correctly linked (the re-identification rate).
+    linked : Series
+        Per record: probability it is linked correctly (0, 1, or 1/ties);
+        NaN for records with missing values (excluded from the rate).
+    distance_to_own : Series
+        Distance from each original record to its own masked version.
+    distance_to_nearest : Series
+        Distance from each original record to the nearest masked record.
+    """
+
+    columns: list[str]
+    rate: float
+    linked: pd.Series
+    distance_to_own: pd.Series
+    distance_to_nearest: pd.Series
+
+    @property
+    def n_linked(self) -> float:
+        """Expected number of records correctly linked."""
+        return float(np.nansum(self.linked.to_numpy()))
+
+    def note(self) -> str:
+        n = int(self.linked.notna().sum())
+        return (
+            f"An intruder who knows {', '.join(self.columns)} of every record and links it to the "
+            f"nearest masked record re-identifies {self.rate:.1%} of the records "
+            f"(about {self.n_linked:.0f} of {n}); by chance alone it would be about {1 / max(n, 1):.2%}."
+        )
+
+    def summary(self) -> str:
+        return (
+            f"distance-based record linkage on {len(self.columns)} variable(s): "
+            f"{self.rate:.4f} of records re-identified ({self.n_linked:.1f} records)"
+        )
+
+
+def _link(
+    x0: np.ndarray,
+    x1: np.ndarray,
+    *,
+    chunk_size: int,
+    n_jobs: int | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Nearest-masked distance, distance to own masked record, and link score per original record."""
+    n = len(x0)
+    ok0, ok1 = complete_rows(x0), complete_rows(x1)
+    nearest = np.full(n, np.nan)
+    own = np.full(n, np.nan)
+    score = np.full(n, np.nan)
+    if not ok1.any() or not ok0.any():
+        return nearest, own, score
+    target_rows = np.flatnonzero(ok1)
+    tree = KDTree(x1[target_rows])
+    query_rows = np.flatnonzero(ok0)
+    dist, _ = nearest_records(
+        x1[target_rows], x0[query_rows], k=1, chunk_size=chunk_size, n_jobs=n_jobs, tree=tree
+    )
+    nearest[query_rows] = dist[:, 0]
+    own_d = np.sqrt(
+        ((x0[query_rows] - x1[query_rows]) ** 2).sum(axis=1)
+    )  # NaN if own is incomplete
+    own[query_rows] = own_d
+    # Float tolerance: the tree and the direct formula round differently.
+    tol = 1e-9 * (1.0 + dist[:, 0])
+    candidate = np.isfinite(own_d) & (own_d <= dist[:, 0] + tol)
+    result = np.zeros(len(query_rows))
+    if candidate.any():
+        radius = own_d[candidate] + tol[candidate]
+        ties = count_within(
+            tree, x0[query_rows[candidate]], radius, chunk_size=chunk_size, n_jobs=n_jobs
+        )
+        result[candidate] = 1.0 / np.maximum(ties, 1)
+    score[query_rows] = result
+    return nearest, own, score
+
+
+def _design_pair(original, masked, columns, schema, scale, weights):
+    if columns is None:
+        cols = [c for c in schema.maskable() if c in masked.columns]
+    else:
+        cols = check_columns(original, columns, "columns")
+    if not cols:
+        raise SchemaError("no columns to measure distances on")
+    x0, x1 = joint_design(original, masked, cols, schema, scale=scale, weights=weights)
+    return cols, x0, x1
+
+
+def distance_to_closest(
+    original: pd.DataFrame,
+    masked: pd.DataFrame,
+    *,
+    columns: Iterable[str] | None = None,
+    schema: Schema | None = None,
+    scale: str | None = "minmax",
+    weights: Mapping[str, float] | None = None,
+    chunk_size: int = 8192,
+    n_jobs: int | None = None,
+) -> DistanceToClosest:
+    """Distances to the closest record within and across the files (seed 003, Figure 8).
+
+    Distances are Euclidean in the design of :func:`sdckit.schema.build_design`
+    (numeric columns scaled, by default to [0, 1], categoricals as dummies),
+    with the scaling constants computed on both files together so the three
+    sets of distances are comparable. Exact KD-tree searches in chunks: memory
+    is O(n), never O(n^2).
+    """
+    original, masked = check_pair(original, masked)
+    schema = resolve_schema(original, schema)
+    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    cols, x0, x1 = _design_pair(original, masked, columns, schema, scale, weights)
+    return _distance_to_closest(original.index, cols, scale, x0, x1, chunk_size, n_jobs)[0]
+
+
+def _within(matrix: np.ndarray, chunk_size: int, n_jobs: int | None) -> np.ndarray:
+    ok = complete_rows(matrix)
+    out = np.full(len(matrix), np.nan)
+    if ok.sum() >= 2:
+        out[ok] = nearest_other_record(matrix[ok], chunk_size=chunk_size, n_jobs=n_jobs)
+    return out
+
+
+def _distance_to_closest(index, cols, scale, x0, x1, chunk_size, n_jobs):
+    nearest, own, score = _link(x0, x1, chunk_size=chunk_size, n_jobs=n_jobs)
+    result = DistanceToClosest(
+        within_original=pd.Series(
+            _within(x0, chunk_size, n_jobs), index=index, name="within_original"
+        ),
+        within_masked=pd.Series(_within(x1, chunk_size, n_jobs), index=index, name="within_masked"),
+        original_to_masked=pd.Series(nearest, index=index, name="original_to_masked"),
+        columns=cols,
+        scale=scale,
+    )
+    return result, (nearest, own, score)
+
+
+def _linkage_result(index, cols, nearest, own, score) -> RecordLinkage:
+    valid = np.isfinite(score)
+    if not valid.any():
+        raise DataError(
+            "record linkage: no original record has complete values in the linkage columns"
+        )
+    return RecordLinkage(
+        columns=cols,
+        rate=float(score[valid].mean()),
+        linked=pd.Series(score, index=index, name="linked"),
+        distance_to_own=pd.Series(own, index=index, name="distance_to_own"),
+        distance_to_nearest=pd.Series(nearest, index=index, name="distance_to_nearest"),
+    )
+
+
+def record_linkage(
+    original: pd.DataFrame,
+    masked: pd.DataFrame,
+    *,
+    columns: Iterable[str] | None = None,
+    schema: Schema | None = None,
+    scale: str | None = "minmax",
+    weights: Mapping[str, float] | None = None,
+    chunk_size: int = 8192,
+    n_jobs: int | None = None,
+) -> RecordLinkage:
+    """Re-identification rate of the distance-based linkage intruder (seed 004, Oganian Section 5).
+
+    Parameters
+    ----------
+    columns : iterable of str, optional
+        The attributes the intruder knows (a subset of the original's, as in
+        Oganian's set-up); default every maskable column.
+    scale, weights
+        How distances are computed (see :func:`sdckit.schema.build_design`);
+        the scaling constants are computed on both files together.
+
+    Returns
+    -------
+    RecordLinkage
+        ``rate`` is 1.0 when the masked file equals the original (and has no
+        duplicated records) and about 1/n when the masked file is unrelated
+        to the original.
+    """
+    original, masked = check_pair(original, masked)
+    schema = resolve_schema(original, schema)
+    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    cols, x0, x1 = _design_pair(original, masked, columns, schema, scale, weights)
+    nearest, own, score = _link(x0, x1, chunk_size=chunk_size, n_jobs=n_jobs)
+    return _linkage_result(original.index, cols, nearest, own, score)
+
+
+# ---------------------------------------------------------------------------
+# Interval disclosure
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IntervalDisclosure:
+    """Interval disclosure in the style of sdcMicro's ``dRisk`` (method SDID).
+
+    An interval of half-width ``k`` standard deviations (of the original
+    variable) is put around every masked value; a record is at risk when
+    each of its original values lies inside the interval around its masked
+    value.
+
+    Attributes
+    ----------
+    k : float
+    rate : float
+        Share of records at risk.
+    per_variable : Series
+        Per variable, the share of values inside their interval.
+    at_risk : Series of bool
+        Per record.
+    """
+
+    k: float
+    rate: float
+    per_variable: pd.Series
+    at_risk: pd.Series
+
+    def summary(self) -> str:
+        return (
+            f"interval disclosure (k = {self.k:g} sd): {self.rate:.4f} of records have every "
+            f"original value within the interval around the masked value"
+        )
+
+
+def interval_disclosure(
+    original: pd.DataFrame,
+    masked: pd.DataFrame,
+    *,
+    columns: Iterable[str] | None = None,
+    schema: Schema | None = None,
+    k: float = 0.01,
+) -> IntervalDisclosure:
+    """Share of records whose original values all lie within k sd of their masked values.
+
+    For numeric variable j with original standard deviation s_j, value
+    x_ij is disclosed when |x_ij - x'_ij| <= k s_j. Mateo-Sanz, Sebe &
+    Domingo-Ferrer (2004), method SDID, as implemented in sdcMicro's
+    ``dRisk`` (default k = 0.01). A missing masked value is never inside.
+    """
+    original, masked = check_pair(original, masked)
+    schema = resolve_schema(original, schema)
+    k = check_positive(k, "k", allow_zero=True)
+    cols = numeric_columns(original, schema, columns)
+    if not cols:
+        raise SchemaError("interval disclosure needs at least one numeric column")
+    x0 = numeric_matrix(original, cols, schema)
+    x1 = numeric_matrix(masked, cols, schema)
+    sd = np.nanstd(x0, axis=0, ddof=1)
+    with np.errstate(invalid="ignore"):
+        inside = np.abs(x0 - x1) <= k * sd
+    at_risk = inside.all(axis=1)
+    return IntervalDisclosure(
+        k=k,
+        rate=float(at_risk.mean()),
+        per_variable=pd.Series(inside.mean(axis=0), index=cols),
+        at_risk=pd.Series(at_risk, index=original.index, name="at_risk"),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Categorical key variables: frequencies, k-anonymity, l-diversity
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeyRisk:
+    """Frequency counts of key combinations in one file.
+
+    Attributes
+    ----------
+    keys : list of str
+        The categorical key variables (quasi-identifiers).
+    frequencies : Series
+        f_k of each record: how many records share its combination of keys.
+    n_combinations : int
+        Number of distinct key combinations.
+    sample_uniques : int
+        Records whose combination is unique (f_k = 1).
+    k_anonymity : int
+        The file is k-anonymous for this k = min f_k.
+    violations : dict
+        ``{k: records with f_k < k}`` for k = 2, 3, 5.
+    expected_reidentifications : float
+        sum_i 1 / f_k(i): the expected number of records an intruder who
+        knows the keys and that the person is in the file re-identifies by
+        picking at random within the combination.
+    sensitive : str or None
+    diversity : Series or None
+        Per record: the number of distinct sensitive values in its key
+        combination (its class's l).
+    l_diversity : int or None
+        min over combinations of the number of distinct sensitive values.
+    """
+
+    keys: list[str]
+    frequencies: pd.Series
+    n_combinations: int
+    sample_uniques: int
+    k_anonymity: int
+    violations: dict[int, int]
+    expected_reidentifications: float
+    sensitive: str | None = None
+    diversity: pd.Series | None = None
+    l_diversity: int | None = None
+
+    def summary(self) -> str:
+        lines = [
+            f"key variables {', '.join(self.keys)}: {self.n_combinations} combinations, "
+            f"{self.sample_uniques} sample unique(s), {self.k_anonymity}-anonymous",
+            "  records violating k-anonymity: "
+            + ", ".join(f"k={k}: {v}" for k, v in self.violations.items()),
+            f"  expected re-identifications (sum 1/f_k): {self.expected_reidentifications:.1f}",
+        ]
+        if self.sensitive is not None:
+            lines.append(f"  sensitive {self.sensitive!r}: {self.l_diversity}-diverse")
+        return "\n".join(lines)
+
+
+def _group_codes(data: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    codes = np.column_stack(
+        [pd.factorize(data[c], use_na_sentinel=False)[0] for c in columns]
+    ).astype(np.int64)
+    _, inverse = np.unique(codes, axis=0, return_inverse=True)
+    return inverse.reshape(-1)
+
+
+def key_risk(
+    data: pd.DataFrame,
+    keys: Iterable[str],
+    *,
+    sensitive: str | None = None,
+    schema: Schema | None = None,
+) -> KeyRisk:
+    """Frequency counts, sample uniques, k-anonymity and l-diversity of one file.
+
+    A missing key value counts as a category of its own. Key variables are
+    expected to be categorical or ordinal; a numeric key is accepted only if
+    it takes few distinct values (at most half the number of records), since
+    every value of a continuous variable is unique.
+    """
+    check_dataframe(data)
+    schema = resolve_schema(data, schema)
+    keys = check_columns(data, keys, "keys")
+    if not keys:
+        raise ParameterError("keys: give at least one key variable")
+    for key in keys:
+        if schema[key].kind is Kind.NUMERIC and data[key].nunique() > len(data) / 2:
+            raise SchemaError(
+                f"key {key!r} is numeric with {data[key].nunique()} distinct values in "
+                f"{len(data)} records; recode it into categories before using it as a key"
+            )
+    if sensitive is not None:
+        check_columns(data, [sensitive], "sensitive")
+        if sensitive in keys:
+            raise ParameterError(f"sensitive variable {sensitive!r} is also a key")
+    group = _group_codes(data, keys)
+    counts = np.bincount(group)
+    freq = counts[group]
+    diversity = l_div = None
+    if sensitive is not None:
+        sens = pd.factorize(data[sensitive], use_na_sentinel=False)[0].astype(np.int64)
+        pairs = np.unique(np.column_stack([group, sens]), axis=0)
+        distinct = np.bincount(pairs[:, 0], minlength=len(counts))
+        diversity = pd.Series(distinct[group], index=data.index, name="l_diversity")
+        l_div = int(distinct.min())
+    return KeyRisk(
+        keys=keys,
+        frequencies=pd.Series(freq, index=data.index, name="frequency"),
+        n_combinations=len(counts),
+        sample_uniques=int((counts == 1).sum()),
+        k_anonymity=int(counts.min()),
+        violations={k: int((freq < k).sum()) for k in (2, 3, 5)},
+        expected_reidentifications=float((1.0 / freq).sum()),
+        sensitive=sensitive,
+        diversity=diversity,
+        l_diversity=l_div,
+    )
+
+
+@dataclass(frozen=True)
+class KeyRiskComparison:
+    """:class:`KeyRisk` of the original and of the masked file."""
+
+    original: KeyRisk
+    masked: KeyRisk
+
+    def note(self) -> str:
+        o, m = self.original, self.masked
+        text = (
+            f"On the keys {', '.join(o.keys)}, the original has {o.sample_uniques} sample unique(s) "
+            f"and is {o.k_anonymity}-anonymous; the masked file has {m.sample_uniques} and is "
+            f"{m.k_anonymity}-anonymous."
+        )
+        if o.sensitive is not None:
+            text += (
+                f" The sensitive variable {o.sensitive!r} is {o.l_diversity}-diverse before "
+                f"and {m.l_diversity}-diverse after."
+            )
+        return text
+
+    def summary(self) -> str:
+        return "original:\n" + self.original.summary() + "\nmasked:\n" + self.masked.summary()
+
+
+def compare_key_risk(
+    original: pd.DataFrame,
+    masked: pd.DataFrame,
+    keys: Iterable[str],
+    *,
+    sensitive: str | None = None,
+    schema: Schema | None = None,
+) -> KeyRiskComparison:
+    """:func:`key_risk` of both files."""
+    original, masked = check_pair(original, masked)
+    schema = resolve_schema(original, schema)
+    return KeyRiskComparison(
+        original=key_risk(original, keys, sensitive=sensitive, schema=schema),
+        masked=key_risk(masked, keys, sensitive=sensitive, schema=schema),
+    )

@@ -1,0 +1,179 @@
+"""``sdckit assess`` and ``sdckit sweep``: utility and risk of a release, as an HTML report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from sdckit.cli._common import err_console, parse_list, parse_range, progress_bar, read_input
+from sdckit.errors import ParameterError
+from sdckit.microdata.base import available_maskers
+
+#: Parameters whose values are whole numbers (a range like 5:50:5 gives ints).
+_INTEGER_PARAMETERS = frozenset({"k", "aggregation", "group_size", "n_groups"})
+
+
+def _schema_options(data, keys: list[str] | None):
+    from sdckit.schema import Schema
+
+    # Keys are categorical by nature, even when coded as numbers.
+    kinds = {k: "categorical" for k in keys or [] if k in data.columns}
+    return Schema.infer(data, kinds=kinds)
+
+
+def assess_command(
+    original: Path = typer.Argument(..., help="Original microdata file (.csv or .parquet)."),
+    masked: Path = typer.Argument(..., help="Masked release of it, same rows in the same order."),
+    output: Path = typer.Option(..., "--output", "-o", help="HTML report to write."),
+    columns: str | None = typer.Option(
+        None, "--columns", help="Comma-separated variables to assess (default: all)."
+    ),
+    response: str | None = typer.Option(
+        None, "--response", help="Response of the regression and prediction checks."
+    ),
+    predictors: str | None = typer.Option(
+        None, "--predictors", help="Comma-separated predictors (default: all other variables)."
+    ),
+    keys: str | None = typer.Option(
+        None, "--keys", help="Comma-separated categorical key variables (quasi-identifiers)."
+    ),
+    sensitive: str | None = typer.Option(
+        None, "--sensitive", help="Sensitive variable for l-diversity (needs --keys)."
+    ),
+    linkage_columns: str | None = typer.Option(
+        None, "--linkage-columns", help="Variables the linkage intruder knows (default: all)."
+    ),
+    prediction: bool = typer.Option(
+        False, "--prediction", help="Also run the random-forest prediction check."
+    ),
+    replications: int = typer.Option(5, "--reps", help="Replications of the prediction check."),
+    seed: int | None = typer.Option(None, "--seed", help="Random seed for the prediction check."),
+    title: str | None = typer.Option(None, "--title", help="Title of the report."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
+) -> None:
+    """Compare an original file with its masked release: utility, risk, and an HTML report."""
+    # Imported here: statsmodels and matplotlib would slow every other command's start.
+    from sdckit.assess import assess, report
+
+    data = read_input(original)
+    release = read_input(masked)
+    key_list = parse_list(keys)
+    schema = _schema_options(data, key_list)
+    with progress_bar("assessing", quiet=quiet) as callback:
+        result = assess(
+            data,
+            release,
+            columns=parse_list(columns),
+            response=response,
+            predictors=parse_list(predictors),
+            keys=key_list,
+            sensitive=sensitive,
+            linkage_columns=parse_list(linkage_columns),
+            schema=schema,
+            prediction=prediction,
+            prediction_replications=replications,
+            random_state=seed,
+            progress=callback,
+        )
+    with progress_bar("drawing the report", quiet=quiet) as callback:
+        page = report(result, path=output, title=title, progress=callback)
+    if not quiet:
+        err_console.print(result.summary(), highlight=False)
+    err_console.print(f"wrote the report ({len(page.figures)} figures) to {output}")
+
+
+def sweep_command(
+    method: str = typer.Argument(..., help="Registered masking method, e.g. rwn."),
+    input: Path = typer.Argument(..., help="Microdata file (.csv or .parquet)."),
+    output: Path = typer.Option(..., "--output", "-o", help="HTML report to write."),
+    eps: str | None = typer.Option(None, "--eps", help="eps values, START:STOP:STEP or a list."),
+    k: str | None = typer.Option(None, "--k", help="k values, START:STOP:STEP or a list."),
+    q: str | None = typer.Option(None, "--q", help="q values, START:STOP:STEP or a list."),
+    param: list[str] | None = typer.Option(
+        None, "--param", help="Any other parameter, NAME=VALUES (repeatable)."
+    ),
+    replications: int = typer.Option(1, "--reps", help="Masked releases per setting."),
+    columns: str | None = typer.Option(
+        None, "--columns", help="Comma-separated variables to mask and assess (default: all)."
+    ),
+    response: str | None = typer.Option(None, "--response", help="Regression response."),
+    predictors: str | None = typer.Option(
+        None, "--predictors", help="Comma-separated predictors (default: all other variables)."
+    ),
+    keys: str | None = typer.Option(None, "--keys", help="Comma-separated key variables."),
+    sensitive: str | None = typer.Option(None, "--sensitive", help="Sensitive variable."),
+    table: Path | None = typer.Option(
+        None, "--table", help="Also write the per-run figures here (.csv or .parquet)."
+    ),
+    seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same sweep)."),
+    title: str | None = typer.Option(None, "--title", help="Title of the report."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
+) -> None:
+    """Run a masking method over a parameter grid and report utility and risk per setting."""
+    from sdckit.assess import report, sweep
+
+    if method not in available_maskers():
+        raise ParameterError(
+            f"unknown masking method {method!r}; available: {sorted(available_maskers())}"
+        )
+    data = read_input(input)
+    grid: dict[str, list] = {}
+    for name, value in (("eps", eps), ("k", k), ("q", q)):
+        if value is not None:
+            grid[name] = parse_range(value, f"--{name}")
+    for item in param or []:
+        name, sep, values = item.partition("=")
+        if not sep or not name or not values:
+            raise ParameterError(f"--param expects NAME=VALUES, got {item!r}")
+        if name in grid:
+            raise ParameterError(f"parameter {name!r} is given twice")
+        grid[name] = parse_range(values, f"--param {name}")
+    if not grid:
+        raise ParameterError("give at least one parameter to sweep (--eps, --k, --q or --param)")
+    for name, values in grid.items():
+        if name in _INTEGER_PARAMETERS:
+            if any(v != int(v) for v in values):
+                raise ParameterError(f"--{name} takes whole numbers, got {values}")
+            grid[name] = [int(v) for v in values]
+    # A parameter given a single value is held fixed rather than swept.
+    varying = {name: values for name, values in grid.items() if len(values) > 1}
+    if not varying:  # one setting only: still a (one-point) sweep
+        first = next(iter(grid))
+        varying = {first: grid[first]}
+    fixed = {name: values[0] for name, values in grid.items() if name not in varying}
+    key_list = parse_list(keys)
+    cols = parse_list(columns)
+    if cols is not None:
+        fixed["columns"] = cols
+    with progress_bar(f"sweeping {method}", quiet=quiet) as callback:
+        result = sweep(
+            method,
+            varying,
+            data,
+            n_replications=replications,
+            fixed=fixed,
+            columns=cols,
+            response=response,
+            predictors=parse_list(predictors),
+            keys=key_list,
+            sensitive=sensitive,
+            schema=_schema_options(data, key_list),
+            random_state=seed,
+            progress=callback,
+        )
+    with progress_bar("drawing the report", quiet=quiet) as callback:
+        page = report(sweep=result, path=output, title=title, progress=callback)
+    if table is not None:
+        from sdckit.cli._common import write_output
+
+        write_output(result.table, table)
+    if not quiet:
+        err_console.print(result.summary(), highlight=False)
+    err_console.print(f"wrote the report ({len(page.figures)} figures) to {output}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sdckit assess`` and ``sdckit sweep`` to the command line."""
+    app.command("assess")(assess_command)
+    app.command("sweep")(sweep_command)
