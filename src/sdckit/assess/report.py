@@ -82,8 +82,10 @@ def _png(fig: Figure) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _figure(width: float, height: float) -> Figure:
-    fig = Figure(figsize=(width, height), layout="constrained")
+def _figure(width: float, height: float, *, wspace: float = 0.3, hspace: float = 0.6) -> Figure:
+    # Fixed spacing rather than a constrained layout: it halves the drawing time.
+    fig = Figure(figsize=(width, height))
+    fig.subplots_adjust(wspace=wspace, hspace=hspace)
     return fig
 
 
@@ -98,7 +100,7 @@ def _correlation_figure(a: Assessment) -> _Figure | None:
         return None
     p = len(c.original)
     size = min(4.2 + 0.12 * p, 7.0)
-    fig = _figure(3 * size, size)
+    fig = _figure(3 * size, size, wspace=0.45)
     axes = fig.subplots(1, 3)
     panels = (
         ("original", c.original, "RdBu_r", (-1, 1)),
@@ -132,7 +134,7 @@ def _regression_figure(a: Assessment) -> _Figure | None:
     terms = list(g.table.index)
     ncols = min(4, len(terms))
     nrows = math.ceil(len(terms) / ncols)
-    fig = _figure(3.0 * ncols, 1.6 * nrows + 0.4)
+    fig = _figure(3.0 * ncols, 1.6 * nrows + 0.4, wspace=0.45, hspace=0.9)
     axes = np.atleast_1d(fig.subplots(nrows, ncols)).reshape(-1)
     for ax, term in zip(axes, terms, strict=False):
         for y, (fit, color, name) in enumerate(
@@ -166,7 +168,7 @@ def _regression_figure(a: Assessment) -> _Figure | None:
 
 
 def _extreme_figure(e: ExtremeRecords, name: str, caption: str) -> _Figure:
-    fig = _figure(11, 3.6)
+    fig = _figure(11, 3.6, wspace=0.08)
     axes = fig.subplots(1, 2, sharey=True)
     ceiling = e.max_original
     n = len(e.original)
@@ -423,7 +425,7 @@ def _sweep_panel_figure(
     if not panels:
         return None
     x, xlabel, ticks = _sweep_axis(s, table)
-    fig = _figure(4.2 * len(panels), 3.6)
+    fig = _figure(4.2 * len(panels), 3.6, wspace=0.35)
     axes = np.atleast_1d(fig.subplots(1, len(panels)))
     raw = s.table
     for ax, (column, label, baseline) in zip(axes, panels, strict=True):

@@ -1,0 +1,108 @@
+"""``sdckit assess`` and ``sdckit sweep`` on files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdckit.cli.main import main
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(8)
+    n = 120
+    x = rng.multivariate_normal([0, 0, 0], [[1, 0.6, 0.2], [0.6, 1, 0.3], [0.2, 0.3, 1]], size=n)
+    data = pd.DataFrame(
+        {"x": x[:, 0], "y": x[:, 1], "z": x[:, 2], "sex": rng.choice([1, 2], size=n)}
+    )
+    original = tmp_path / "original.csv"
+    data.to_csv(original, index=False)
+    return tmp_path, original, data
+
+
+def test_cli_assess_writes_report(files, capsys):
+    tmp_path, original, data = files
+    masked = tmp_path / "masked.csv"
+    assert (
+        main(["rwn", str(original), "-o", str(masked), "--k", "5", "--seed", "1", "--quiet"]) == 0
+    )
+    out = tmp_path / "report.html"
+    code = main(
+        [
+            "assess",
+            str(original),
+            str(masked),
+            "--response",
+            "y",
+            "--predictors",
+            "x,z",
+            "--keys",
+            "sex",
+            "-o",
+            str(out),
+        ]
+    )
+    assert code == 0
+    html = out.read_text(encoding="utf-8")
+    assert 'data-figure="cooks_distance"' in html and 'data-figure="key_frequencies"' in html
+    assert "re-identified" in _err(capsys)
+    # The input files are untouched.
+    pd.testing.assert_frame_equal(pd.read_csv(original), data)
+
+
+@pytest.mark.slow
+def test_cli_sweep_rwn(files, capsys):
+    tmp_path, original, _ = files
+    out = tmp_path / "sweep.html"
+    table = tmp_path / "sweep.csv"
+    code = main(
+        [
+            "sweep",
+            "rwn",
+            str(original),
+            "--eps",
+            "0:0.4:0.4",
+            "--k",
+            "5",
+            "--reps",
+            "2",
+            "--response",
+            "y",
+            "--seed",
+            "3",
+            "--table",
+            str(table),
+            "-o",
+            str(out),
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    runs = pd.read_csv(table)
+    assert len(runs) == 4 and sorted(runs["eps"].unique()) == [0.0, 0.4]
+    assert 'data-figure="sweep_outliers"' in out.read_text(encoding="utf-8")
+
+
+def _err(capsys) -> str:
+    return " ".join(capsys.readouterr().err.split())
+
+
+def test_cli_errors_are_reported(files, capsys):
+    tmp_path, original, _ = files
+    assert main(["sweep", "nosuch", str(original), "--k", "5", "-o", str(tmp_path / "s.html")]) == 2
+    assert "unknown masking method" in _err(capsys)
+    assert main(["sweep", "rwn", str(original), "-o", str(tmp_path / "s.html")]) == 2
+    assert "at least one parameter" in _err(capsys)
+    assert (
+        main(["sweep", "rwn", str(original), "--k", "2.5,5", "-o", str(tmp_path / "s.html")]) == 2
+    )
+    assert "whole numbers" in _err(capsys)
+    assert (
+        main(
+            ["assess", str(original), str(tmp_path / "missing.csv"), "-o", str(tmp_path / "r.html")]
+        )
+        == 2
+    )
+    assert "does not exist" in _err(capsys)
