@@ -4,7 +4,15 @@ Giessing & Höhne (2011), *Eliminating small cells from census counts tables*
 (seed 004). This package never imports :mod:`sdckit.microdata`.
 """
 
+from sdckit.tables.additivity import AdditivityResult, restore_additivity
 from sdckit.tables.cellkey import CellKeyResult, cell_key_perturb, lookup_noise
+from sdckit.tables.invariant import (
+    InvariantMatrix,
+    banded_transition,
+    invariant_matrix,
+    invariant_transform,
+    split_small_counts,
+)
 from sdckit.tables.ptable import PTable, design_ptable
 from sdckit.tables.recordkeys import (
     INTEGER_KEY_MODULUS,
@@ -17,13 +25,20 @@ from sdckit.tables.tabulate import TableStructure, tabulate
 __all__ = [
     "INTEGER_KEY_MODULUS",
     "UNIFORM_KEY_RESOLUTION",
+    "AdditivityResult",
     "CellKeyResult",
+    "InvariantMatrix",
     "PTable",
     "TableStructure",
     "add_record_keys",
+    "banded_transition",
     "cell_key_perturb",
     "design_ptable",
+    "invariant_matrix",
+    "invariant_transform",
     "key_units",
     "lookup_noise",
+    "restore_additivity",
+    "split_small_counts",
     "tabulate",
 ]

@@ -139,7 +139,11 @@ class TableStructure:
             rest_shape = shape[:axis] + shape[axis + 1 :]
             n_rest = int(np.prod(rest_shape, dtype=np.int64))
             moved = np.moveaxis(cell_ids, axis, 0).reshape(shape[axis], n_rest)
-            rest_coords = np.indices(rest_shape).reshape(len(rest_shape), -1).T
+            rest_coords = (
+                np.indices(rest_shape).reshape(len(rest_shape), -1).T
+                if rest_shape
+                else np.zeros((1, 0), dtype=np.int64)
+            )
             for parent in range(self.n_leaves[axis], shape[axis]):
                 kids = self.children[axis][parent]
                 rel_ids = n_rel + np.arange(n_rest)
