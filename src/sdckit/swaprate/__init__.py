@@ -1,0 +1,75 @@
+"""Estimating an undisclosed swap rate (Kifer 2015, seed 002).
+
+An agency swaps the values of a swap attribute between random pairs of
+records and keeps the rate secret. From the released data alone,
+
+* :func:`estimate_swap_count` (Algorithm 1) fits a record model M_theta and
+  the group swap count alpha together by maximising the relaxed likelihood;
+* :func:`consensus_swap_count` (Algorithm 2, Lemma 4.3) corrects the bias of a
+  misspecified model using two attribute sets with independent predictions;
+* :mod:`~sdckit.swaprate.diagnostics` says when to trust them: the imbalance
+  check (4.1.4), the re-swap linearity diagnostic (4.3.2, 5.4) and the
+  concordance of two-group splits of a multi-valued swap attribute (4.1.3).
+
+The swap rate rho follows from alpha by Lemma 2.3. The simulator is the rho
+data swap :func:`sdckit.microdata.swap.swap` itself.
+"""
+
+from sdckit.swaprate.consensus import (
+    ConsensusEstimate,
+    agreement_sums,
+    consensus_closed_form,
+    consensus_swap_count,
+)
+from sdckit.swaprate.diagnostics import (
+    ImbalanceCheck,
+    LinearityCheck,
+    SplitConcordance,
+    imbalance_check,
+    reswap_linearity,
+    split_concordance,
+)
+from sdckit.swaprate.gsc import (
+    SwapCountEstimate,
+    binary_swap_attribute,
+    estimate_swap_count,
+    relaxed_log_likelihood,
+    swap_rate_from_count,
+)
+from sdckit.swaprate.models import (
+    EncodedRecords,
+    Gaussian,
+    GaussianParameters,
+    NaiveBayes,
+    NaiveBayesParameters,
+    RecordModel,
+    make_model,
+)
+from sdckit.swaprate.simulate import swap, swap_group_count
+
+__all__ = [
+    "ConsensusEstimate",
+    "EncodedRecords",
+    "Gaussian",
+    "GaussianParameters",
+    "ImbalanceCheck",
+    "LinearityCheck",
+    "NaiveBayes",
+    "NaiveBayesParameters",
+    "RecordModel",
+    "SplitConcordance",
+    "SwapCountEstimate",
+    "agreement_sums",
+    "binary_swap_attribute",
+    "consensus_closed_form",
+    "consensus_swap_count",
+    "estimate_swap_count",
+    "imbalance_check",
+    "make_model",
+    "relaxed_log_likelihood",
+    "reswap_linearity",
+    "split_concordance",
+    "swap",
+    "swap_group_count",
+    "swap_rate_from_count",
+]

@@ -1,0 +1,825 @@
+"""Algorithm 1 of Kifer (2015, seed 002): estimating the group swap count alpha.
+
+The released data D~ = {(r_i, s~_i)} come from a rho data swap of the true
+data (Definition 2.1) with an undisclosed rate. With a record model M_theta
+(:mod:`sdckit.swaprate.models`) and the relaxed swap process of Section 4.1.1
+(a true 0 becomes 1 with probability alpha/n0, a true 1 becomes 0 with
+probability alpha/n1), the relaxed log-likelihood is::
+
+    log L*(alpha, theta) = sum_{s~_i=0} log[(n0 - alpha) P0_i + alpha P1_i]
+                         + sum_{s~_j=1} log[alpha P0_j + (n1 - alpha) P1_j] - N log N
+
+with Pa_i = P_theta(r_i | s = a). Algorithm 1 (``gsc``) maximises it by
+coordinate ascent: EM for theta with alpha fixed (latent z_i = "record i's s
+was changed", t_i = E[z_i]), then Newton steps on alpha with theta fixed
+(Lemma 4.1: log L* is concave in alpha), alternating until both settle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit._validation import (
+    as_sequence,
+    check_columns,
+    check_dataframe,
+    check_int,
+    check_positive,
+)
+from sdckit.errors import DataError, ParameterError
+from sdckit.swaprate.models import RecordModel, make_model
+
+__all__ = [
+    "SwapCountEstimate",
+    "binary_swap_attribute",
+    "estimate_swap_count",
+    "fit_swap_model",
+    "relaxed_log_likelihood",
+    "swap_rate_from_count",
+]
+
+
+def swap_rate_from_count(alpha: float, n0: int, n1: int) -> float:
+    """rho from alpha by Lemma 2.3: rho_hat = alpha (N - 1) / (2 n0 n1)."""
+    n = n0 + n1
+    return float(alpha) * (n - 1) / (2.0 * n0 * n1)
+
+
+def binary_swap_attribute(
+    series: pd.Series, positive: Any | Iterable[Any] | None = None
+) -> tuple[np.ndarray, tuple[tuple, tuple]]:
+    """Code the released swap attribute as 0/1 (seed 002, Section 4.1.3 for multi-valued s).
+
+    Parameters
+    ----------
+    series : Series
+        The released swap attribute s~.
+    positive : value or iterable of values, optional
+        The values coded 1 (group B); all others are coded 0 (group A). May be
+        omitted when s~ takes exactly two values: the larger (in sort order)
+        is coded 1.
+
+    Returns
+    -------
+    codes : ndarray of int8
+        0/1 per record.
+    groups : (tuple, tuple)
+        The values coded 0 and the values coded 1.
+    """
+    name = series.name
+    if series.isna().any():
+        raise DataError(
+            f"swap attribute {name!r} has {int(series.isna().sum())} missing values; drop them"
+        )
+    uniques = pd.unique(series)
+    try:
+        values = sorted(uniques)
+    except TypeError:
+        values = list(uniques)
+    if len(values) < 2:
+        raise DataError(
+            f"swap attribute {name!r} takes one value only ({values}); a swap cannot change "
+            "it and alpha is not defined"
+        )
+    if positive is None:
+        if len(values) != 2:
+            raise ParameterError(
+                f"swap attribute {name!r} takes {len(values)} values ({values[:8]}); say which "
+                "values form group 1 with `positive` (Section 4.1.3 splits a multi-valued "
+                "attribute into two groups), or compare several splits with split_concordance"
+            )
+        ones: list = [values[1]]
+    else:
+        if isinstance(positive, (list, tuple, set, frozenset, np.ndarray, pd.Index)):
+            ones = list(positive)
+        else:
+            ones = [positive]
+        unknown = [v for v in ones if v not in set(values)]
+        if unknown:
+            raise ParameterError(
+                f"positive: value(s) {unknown} do not occur in swap attribute {name!r} "
+                f"(its values: {values[:8]})"
+            )
+    codes = series.isin(ones).to_numpy().astype(np.int8)
+    zeros = tuple(v for v in values if v not in set(ones))
+    if not zeros:
+        raise ParameterError(f"positive puts every value of {name!r} in group 1; leave some out")
+    return codes, (zeros, tuple(v for v in values if v in set(ones)))
+
+
+def relaxed_log_likelihood(
+    alpha: float,
+    record_log_likelihoods: np.ndarray,
+    swapped_class: np.ndarray,
+    counts: np.ndarray | None = None,
+) -> tuple[float, float, float]:
+    """log L*(alpha, theta) and its first two derivatives in alpha (seed 002, Lemma 4.1).
+
+    Parameters
+    ----------
+    alpha : float
+        Group swap count, in [0, min(n0, n1)].
+    record_log_likelihoods : ndarray, shape (N, 2)
+        log P_theta(r_i | s = a) for a = 0, 1.
+    swapped_class : ndarray of 0/1, shape (N,)
+        The released swap attribute s~.
+    counts : ndarray, optional
+        Multiplicity of every row (rows standing for several identical
+        records); default 1 each.
+
+    Returns
+    -------
+    (value, first derivative, second derivative)
+        The value includes the constant -N log N, so that it is the relaxed
+        log-likelihood itself.
+    """
+    s = np.asarray(swapped_class)
+    w = np.ones(len(s)) if counts is None else np.asarray(counts, dtype=np.float64)
+    n1 = float(w[s == 1].sum())
+    n0 = float(w.sum()) - n1
+    top, p0, p1 = _scaled(record_log_likelihoods)
+    return _relaxed_terms(alpha, p0, p1, top, s, w, n0, n1)
+
+
+def _relaxed_terms(
+    alpha: float,
+    p0: np.ndarray,
+    p1: np.ndarray,
+    top: np.ndarray | None,
+    s: np.ndarray,
+    w: np.ndarray,
+    n0: float,
+    n1: float,
+) -> tuple[float, float, float]:
+    denominator, slope = _mixture_terms(alpha, p0, p1, s, n0, n1)
+    ratio = slope / denominator
+    weighted = w * ratio
+    first = float(weighted.sum())
+    second = float(-(weighted * ratio).sum())
+    if top is None:
+        return float("nan"), first, second
+    n = n0 + n1
+    value = float(w @ (np.log(denominator) + top) - n * np.log(n))
+    return value, first, second
+
+
+def _scaled(log_lik: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-record max of the two log-likelihoods and both densities divided by exp(max)."""
+    top = np.maximum(log_lik[:, 0], log_lik[:, 1])
+    return top, np.exp(log_lik[:, 0] - top), np.exp(log_lik[:, 1] - top)
+
+
+def _mixture_terms(
+    alpha: float, p0: np.ndarray, p1: np.ndarray, s: np.ndarray, n0: float, n1: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per record: the mixture density of its released class (times N) and its alpha-slope."""
+    released_zero = s == 0
+    denominator = np.where(
+        released_zero, (n0 - alpha) * p0 + alpha * p1, alpha * p0 + (n1 - alpha) * p1
+    )
+    slope = np.where(released_zero, p1 - p0, p0 - p1)
+    return denominator, slope
+
+
+def _change_probabilities(
+    alpha: float, p0: np.ndarray, p1: np.ndarray, s: np.ndarray, n0: float, n1: float
+) -> np.ndarray:
+    """The E step of Algorithm 1: t_i = P(record i's s was changed | r_i, s~_i)."""
+    denominator, _ = _mixture_terms(alpha, p0, p1, s, n0, n1)
+    changed = alpha * np.where(s == 0, p1, p0)
+    return np.divide(changed, denominator, out=np.zeros_like(changed), where=denominator > 0)
+
+
+def _class_weights(t: np.ndarray, s: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Example 4.2: true class s~ with weight 1 - t, the other with weight t (times multiplicity)."""
+    w1 = np.where(s == 1, 1.0 - t, t)
+    return np.column_stack([w * (1.0 - w1), w * w1])
+
+
+@dataclass(frozen=True)
+class SwapCountEstimate:
+    """Result of :func:`estimate_swap_count` (Algorithm 1, seed 002).
+
+    Attributes
+    ----------
+    group_swap_count : float
+        alpha_hat, the estimated number of records whose s changed 0 -> 1.
+    rho : float
+        The data swap rate implied by Lemma 2.3: alpha (N - 1) / (2 n0 n1).
+    standard_error : float
+        From the curvature of the profile relaxed log-likelihood (theta
+        re-fitted), or the theta-fixed one when ``profile_se=False``.
+    fixed_theta_standard_error : float
+        1 / sqrt(-d2 log L* / d alpha2) at alpha_hat with theta held fixed
+        (Lemma 4.1); it ignores the uncertainty in theta and is smaller.
+    n, n0, n1 : int
+        Records, and records with s~ = 0 and 1.
+    swap_attribute : str
+    attributes : tuple of str
+        The non-swap attributes the model used.
+    groups : (tuple, tuple)
+        Values of the swap attribute coded 0 and 1.
+    model : RecordModel
+    parameters : object
+        The fitted theta (e.g. :class:`~sdckit.swaprate.models.NaiveBayesParameters`).
+    change_probabilities : Series
+        t_i, the estimated probability that record i's s value was changed
+        (indexed like the data).
+    a0, a1 : float
+        Section 4.1.4: A0 = sum of t over s~ = 0 (estimated changes 1 -> 0),
+        A1 = sum of t over s~ = 1 (estimated changes 0 -> 1).
+    imbalance : float
+        |A0 - A1| / N: near 0 when the model fits; large means use Consensus.
+    iterations : int
+        Outer iterations (EM block + Newton block).
+    em_iterations : int
+        EM iterations in total.
+    converged : bool
+    log_likelihood : float
+        log L* at the estimate.
+    starts : tuple of (start, alpha, log L*)
+        Every run of Algorithm 1: its starting alpha, where it ended and its
+        log L*; the estimate is the run with the largest log L*.
+    record_log_likelihoods : ndarray, shape (N, 2)
+        log P_theta(r_i | s = a) at the estimate.
+    swapped_class : ndarray of 0/1
+        The released swap attribute as coded.
+    """
+
+    group_swap_count: float
+    rho: float
+    standard_error: float
+    fixed_theta_standard_error: float
+    n: int
+    n0: int
+    n1: int
+    swap_attribute: str
+    attributes: tuple[str, ...]
+    groups: tuple[tuple, tuple]
+    model: RecordModel
+    parameters: Any
+    change_probabilities: pd.Series
+    a0: float
+    a1: float
+    imbalance: float
+    iterations: int
+    em_iterations: int
+    converged: bool
+    log_likelihood: float
+    starts: tuple[tuple[float, float, float], ...]
+    record_log_likelihoods: np.ndarray = field(repr=False)
+    swapped_class: np.ndarray = field(repr=False)
+
+    @property
+    def alpha(self) -> float:
+        """Alias of :attr:`group_swap_count`."""
+        return self.group_swap_count
+
+    @property
+    def group_swap_rate(self) -> float:
+        """alpha / N."""
+        return self.group_swap_count / self.n
+
+    def class_probabilities(self) -> np.ndarray:
+        """M_theta(s = a | r_i), shape (N, 2), with P(s = 0) = n0 / N (Algorithm 1's M step)."""
+        prior = np.log(np.array([self.n0, self.n1], dtype=float) / self.n)
+        scores = self.record_log_likelihoods + prior
+        scores = scores - scores.max(axis=1, keepdims=True)
+        probs = np.exp(scores)
+        return probs / probs.sum(axis=1, keepdims=True)
+
+    def summary(self) -> str:
+        """Estimate, rate, diagnostics and convergence for a person."""
+        status = "converged" if self.converged else "NOT converged"
+        return "\n".join(
+            [
+                f"Algorithm 1 (gsc), model {self.model!r}, swap attribute {self.swap_attribute!r}",
+                f"  groups: 0 = {list(self.groups[0])}, 1 = {list(self.groups[1])}",
+                f"  N = {self.n} (n0 = {self.n0}, n1 = {self.n1})",
+                f"  group swap count alpha = {self.group_swap_count:.1f} "
+                f"(SE {self.standard_error:.1f}), alpha/N = {self.group_swap_rate:.4f}",
+                f"  data swap rate rho = {self.rho:.4f} (Lemma 2.3)",
+                f"  estimated changes: 0->1 A1 = {self.a1:.1f}, 1->0 A0 = {self.a0:.1f}; "
+                f"imbalance |A0-A1|/N = {self.imbalance:.4f}",
+                f"  {status} after {self.iterations} iterations ({self.em_iterations} EM steps), "
+                f"log L* = {self.log_likelihood:.2f}",
+            ]
+        )
+
+
+def _newton_alpha(
+    alpha: float,
+    p0: np.ndarray,
+    p1: np.ndarray,
+    s: np.ndarray,
+    w: np.ndarray,
+    n0: float,
+    n1: float,
+    tol: float,
+    max_steps: int = 50,
+) -> float:
+    """Maximise log L* over alpha in (0, min(n0, n1)) with theta fixed (Lemma 4.1).
+
+    Newton steps; log L* is concave in alpha, and a step leaving the interval
+    goes halfway to the bound it crossed instead, so alpha stays feasible.
+    """
+    upper = min(n0, n1)
+    for _ in range(max_steps):
+        _, first, second = _relaxed_terms(alpha, p0, p1, None, s, w, n0, n1)
+        if second >= 0:  # P0 == P1 for every record: no information about alpha
+            break
+        proposal = alpha - first / second
+        if proposal <= 0:
+            proposal = 0.5 * alpha
+        elif proposal >= upper:
+            proposal = 0.5 * (alpha + upper)
+        step = abs(proposal - alpha)
+        alpha = proposal
+        if step <= tol:
+            break
+    return float(alpha)
+
+
+@dataclass(frozen=True)
+class _Fit:
+    alpha: float
+    parameters: Any
+    t: np.ndarray
+    log_lik: np.ndarray
+    iterations: int
+    em_iterations: int
+    converged: bool
+    log_likelihood: float
+    start: float
+
+
+def _run_from(
+    alpha: float,
+    records: Any,
+    s: np.ndarray,
+    w: np.ndarray,
+    n0: float,
+    n1: float,
+    model: RecordModel,
+    tol: float,
+    max_iter: int,
+    max_em_iter: int,
+    progress: Callable[[int, int], None] | None,
+) -> _Fit:
+    """Algorithm 1 from one starting value of alpha (lines 2-18)."""
+    start = alpha
+    t = np.zeros(len(s))  # line 2
+    alpha_tol = tol * (n0 + n1)
+    em_total = 0
+    converged = False
+    iteration = 0
+    for iteration in range(1, max_iter + 1):
+        # EM for theta with alpha fixed (lines 4-13); the first block runs to
+        # convergence whatever max_em_iter says (see _run_accelerated).
+        for _ in range(max_em_iter if iteration > 1 else max(max_em_iter, 1000)):
+            parameters = model.fit(records, _class_weights(t, s, w))  # M step
+            log_lik = model.log_likelihood(parameters, records)
+            _, p0, p1 = _scaled(log_lik)
+            t_new = _change_probabilities(alpha, p0, p1, s, n0, n1)  # E step
+            em_change = float(np.max(np.abs(t_new - t)))
+            t = t_new
+            em_total += 1
+            if em_change <= tol:
+                break
+        # Newton on alpha with theta fixed (lines 14-16).
+        new_alpha = _newton_alpha(alpha, p0, p1, s, w, n0, n1, alpha_tol)
+        moved = abs(new_alpha - alpha)
+        alpha = new_alpha
+        t = _change_probabilities(alpha, p0, p1, s, n0, n1)
+        if progress is not None:
+            progress(iteration, max_iter)
+        if moved <= alpha_tol and em_change <= tol:
+            converged = True
+            break
+    # theta consistent with the final t, and the fit statistics there.
+    parameters = model.fit(records, _class_weights(t, s, w))
+    log_lik = model.log_likelihood(parameters, records)
+    top, p0, p1 = _scaled(log_lik)
+    t = _change_probabilities(alpha, p0, p1, s, n0, n1)
+    value, _, _ = _relaxed_terms(alpha, p0, p1, top, s, w, n0, n1)
+    return _Fit(alpha, parameters, t, log_lik, iteration, em_total, converged, value, start)
+
+
+def _run_accelerated(
+    alpha: float,
+    records: Any,
+    s: np.ndarray,
+    w: np.ndarray,
+    n0: float,
+    n1: float,
+    model: RecordModel,
+    tol: float,
+    max_iter: int,
+    progress: Callable[[int, int], None] | None,
+) -> _Fit:
+    """Algorithm 1 with one EM step per Newton block, accelerated by SQUAREM.
+
+    The map G: (t, alpha) -> M step -> Newton on alpha -> E step is the
+    alternation of Algorithm 1; each of its steps never lowers log L*. Along
+    the ridge where alpha and theta trade off it converges slowly, so every
+    cycle takes two G steps, extrapolates along them (Varadhan & Roland 2008,
+    scheme S3) and then one G step from the extrapolated point, falling back
+    to the plain step whenever the extrapolation lowered log L*. The fixed
+    point is Algorithm 1's.
+    """
+    start = alpha
+    alpha_tol = tol * (n0 + n1)
+    upper = min(n0, n1)
+
+    def step(t: np.ndarray, a: float) -> tuple[np.ndarray, float, float]:
+        parameters = model.fit(records, _class_weights(t, s, w))
+        log_lik = model.log_likelihood(parameters, records)
+        top, p0, p1 = _scaled(log_lik)
+        a = _newton_alpha(a, p0, p1, s, w, n0, n1, alpha_tol)
+        value = _relaxed_terms(a, p0, p1, top, s, w, n0, n1)[0]
+        return _change_probabilities(a, p0, p1, s, n0, n1), a, value
+
+    # The first EM block runs to convergence at the starting alpha, as in
+    # Algorithm 1: a Newton step taken from the naive theta (fitted with
+    # t = 0) would throw every start to the same place.
+    t0, _, em_total = _em_fixed_alpha(
+        alpha, np.zeros(len(s)), records, s, w, n0, n1, model, tol, 1000
+    )
+    a0 = alpha
+    converged = False
+    iteration = 0
+    for iteration in range(1, max_iter + 1):
+        t1, a1, _ = step(t0, a0)
+        t2, a2, value2 = step(t1, a1)
+        em_total += 2
+        r_t, v_t = t1 - t0, t2 - 2 * t1 + t0
+        r_a, v_a = a1 - a0, a2 - 2 * a1 + a0
+        denom = float(v_t @ v_t)
+        ratio = -np.sqrt(float(r_t @ r_t) / denom) if denom > 0 else -1.0
+        ratio = min(ratio, -1.0)
+        t_x = np.clip(t0 - 2 * ratio * r_t + ratio * ratio * v_t, 0.0, 1.0)
+        a_x = a0 - 2 * ratio * r_a + ratio * ratio * v_a
+        if a_x <= 0:
+            a_x = 0.5 * a2
+        elif a_x >= upper:
+            a_x = 0.5 * (a2 + upper)
+        t3, a3, value3 = step(t_x, a_x)
+        em_total += 1
+        if not np.isfinite(value3) or value3 < value2:
+            t_x, a_x = t2, a2
+            t3, a3, value3 = step(t2, a2)
+            em_total += 1
+        if progress is not None:
+            progress(iteration, max_iter)
+        done = float(np.max(np.abs(t3 - t_x))) <= tol and abs(a3 - a_x) <= alpha_tol
+        t0, a0 = t3, a3
+        if done:
+            converged = True
+            break
+    parameters = model.fit(records, _class_weights(t0, s, w))
+    log_lik = model.log_likelihood(parameters, records)
+    top, p0, p1 = _scaled(log_lik)
+    t = _change_probabilities(a0, p0, p1, s, n0, n1)
+    value, _, _ = _relaxed_terms(a0, p0, p1, top, s, w, n0, n1)
+    return _Fit(a0, parameters, t, log_lik, iteration, em_total, converged, value, start)
+
+
+def _em_fixed_alpha(
+    alpha: float,
+    t: np.ndarray,
+    records: Any,
+    s: np.ndarray,
+    w: np.ndarray,
+    n0: float,
+    n1: float,
+    model: RecordModel,
+    tol: float,
+    max_em_iter: int,
+) -> tuple[np.ndarray, float, int]:
+    """EM for theta with alpha fixed (Algorithm 1, lines 4-13), from t.
+
+    Returns the final t, log L*(alpha, theta) at the final theta, and the
+    number of EM steps taken.
+    """
+    steps = 0
+    for steps in range(1, max_em_iter + 1):  # noqa: B007 - the count is returned
+        parameters = model.fit(records, _class_weights(t, s, w))
+        log_lik = model.log_likelihood(parameters, records)
+        top, p0, p1 = _scaled(log_lik)
+        t_new = _change_probabilities(alpha, p0, p1, s, n0, n1)
+        done = float(np.max(np.abs(t_new - t))) <= tol
+        t = t_new
+        if done:
+            break
+    return t, _relaxed_terms(alpha, p0, p1, top, s, w, n0, n1)[0], steps
+
+
+def _profile_standard_error(
+    fit: _Fit,
+    fixed_se: float,
+    records: Any,
+    s: np.ndarray,
+    w: np.ndarray,
+    n0: float,
+    n1: float,
+    model: RecordModel,
+    tol: float,
+) -> float:
+    """SE of alpha from the curvature of the profile relaxed log-likelihood.
+
+    Second difference of max_theta log L*(alpha, theta) at alpha_hat +- h
+    (one-sided near the bounds), h = 2 x the theta-fixed SE: this accounts
+    for the uncertainty in theta, which the theta-fixed curvature ignores.
+    """
+    upper = min(n0, n1)
+    h = min(max(2.0 * fixed_se, 1.0), 0.25 * upper)
+    a = fit.alpha
+    if a - h < 0:
+        points = (a, a + h, a + 2 * h)
+    elif a + h >= upper:
+        points = (a - 2 * h, a - h, a)
+    else:
+        points = (a - h, a, a + h)
+    values = [
+        fit.log_likelihood
+        if x == a
+        else _em_fixed_alpha(x, fit.t, records, s, w, n0, n1, model, tol, 1000)[1]
+        for x in points
+    ]
+    curvature = (values[0] - 2 * values[1] + values[2]) / (h * h)
+    if not np.isfinite(curvature) or curvature >= 0:
+        return float("inf")
+    return float(1.0 / np.sqrt(-curvature))
+
+
+def fit_swap_model(
+    records: Any,
+    swapped_class: np.ndarray,
+    model: RecordModel,
+    *,
+    counts: np.ndarray | None = None,
+    starts: Sequence[float] = (0.05, 0.2, 0.4),
+    tol: float = 1e-6,
+    max_iter: int = 1000,
+    max_em_iter: int = 1,
+    profile_se: bool = True,
+    accelerate: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Algorithm 1 on already encoded records: the numeric core of :func:`estimate_swap_count`.
+
+    ``counts`` gives the multiplicity of each row (identical records merged).
+    Returns a dict with ``alpha``, ``parameters``, ``t``, ``log_lik`` (rows x
+    2), ``iterations``, ``em_iterations``, ``converged``, ``log_likelihood``,
+    ``standard_error``, ``fixed_theta_standard_error``, ``starts`` and
+    ``n0``, ``n1``.
+    """
+    s = np.asarray(swapped_class, dtype=np.int8)
+    w = np.ones(len(s)) if counts is None else np.asarray(counts, dtype=np.float64)
+    n1 = float(w[s == 1].sum())
+    n0 = float(w.sum()) - n1
+    if n0 == 0 or n1 == 0:
+        raise DataError(
+            f"the swap attribute takes one value only (n0 = {n0:g}, n1 = {n1:g}); a swap "
+            "cannot change it and alpha is not defined"
+        )
+    runs = [
+        _run_accelerated(
+            fraction * min(n0, n1), records, s, w, n0, n1, model, tol, max_iter, progress
+        )
+        if accelerate and max_em_iter == 1
+        else _run_from(
+            fraction * min(n0, n1),
+            records,
+            s,
+            w,
+            n0,
+            n1,
+            model,
+            tol,
+            max_iter,
+            max_em_iter,
+            progress,
+        )
+        for fraction in starts
+    ]
+    best = max(runs, key=lambda run: run.log_likelihood)
+    _, p0, p1 = _scaled(best.log_lik)
+    _, _, second = _relaxed_terms(best.alpha, p0, p1, None, s, w, n0, n1)
+    fixed_se = float(1.0 / np.sqrt(-second)) if second < 0 else float("inf")
+    se = (
+        _profile_standard_error(best, fixed_se, records, s, w, n0, n1, model, tol)
+        if profile_se and np.isfinite(fixed_se)
+        else fixed_se
+    )
+    return {
+        "alpha": best.alpha,
+        "parameters": best.parameters,
+        "t": best.t,
+        "log_lik": best.log_lik,
+        "iterations": sum(run.iterations for run in runs),
+        "em_iterations": sum(run.em_iterations for run in runs),
+        "converged": all(run.converged for run in runs),
+        "log_likelihood": best.log_likelihood,
+        "standard_error": se,
+        "fixed_theta_standard_error": fixed_se,
+        "starts": tuple((run.start, run.alpha, run.log_likelihood) for run in runs),
+        "n0": round(n0),
+        "n1": round(n1),
+    }
+
+
+def _merge_identical(
+    frame: pd.DataFrame, s: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Records grouped by identical (r, s~): (row of each group, group of each row, counts).
+
+    None when merging would not save at least half of the work.
+    """
+    keys = [frame[c] for c in frame.columns] + [pd.Series(s, index=frame.index)]
+    groups = frame.groupby(keys, sort=False, observed=True, dropna=False).ngroup()
+    codes = groups.to_numpy()
+    unique = int(codes.max()) + 1 if len(codes) else 0
+    if unique > len(codes) // 2:
+        return None
+    first = np.full(unique, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(codes)))
+    return first, codes, np.bincount(codes, minlength=unique).astype(np.float64)
+
+
+def estimate_swap_count(
+    data: pd.DataFrame,
+    swap_attribute: str,
+    attributes: str | Sequence[str] | None = None,
+    *,
+    model: str | RecordModel = "naive-bayes",
+    positive: Any | Iterable[Any] | None = None,
+    starts: Sequence[float] = (0.05, 0.2, 0.4),
+    tol: float = 1e-6,
+    max_iter: int = 1000,
+    max_em_iter: int = 1,
+    profile_se: bool = True,
+    accelerate: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> SwapCountEstimate:
+    """Estimate the group swap count alpha of swapped data (Algorithm 1, seed 002 Section 4.1).
+
+    Parameters
+    ----------
+    data : DataFrame
+        The released (swapped) microdata. Never modified.
+    swap_attribute : str
+        The column that was swapped (s~). Binary, or split into two groups
+        with ``positive`` (Section 4.1.3).
+    attributes : str or sequence of str, optional
+        Non-swap attributes r the model uses. Default: every other column.
+    model : "naive-bayes", "gaussian" or a RecordModel
+        M_theta (Section 4.1; Example 4.2 for Naive Bayes).
+    positive : value or iterable of values, optional
+        Values of the swap attribute coded 1; needed when it takes more than
+        two values.
+    starts : sequence of float, default (0.05, 0.2, 0.4)
+        Starting values of alpha as fractions of min(n0, n1). Algorithm 1
+        starts at 0.05 only; when the two classes overlap strongly the relaxed
+        likelihood can also have a local maximum near alpha = 0 (we met one on
+        the Section 5.1 Gaussian data at alpha/N = 0.2), so by default the
+        algorithm is also run from 0.2 and 0.4 and the run with the largest
+        log L* is kept.
+    tol : float, default 1e-6
+        Convergence: no t_i moves by more than ``tol`` in the last EM step and
+        alpha moves by at most ``tol * N``.
+    max_iter : int, default 1000
+        Cap on outer iterations (EM block + Newton block) per start.
+    max_em_iter : int, default 1
+        EM steps per block. Algorithm 1 runs EM until theta converges before
+        each Newton block; a single step per block (an ECM schedule) reaches
+        the same fixed point, where theta and alpha have both converged, in
+        far fewer EM steps. Give e.g. 100 for the literal nesting.
+    profile_se : bool, default True
+        Standard error from the profile likelihood (theta re-fitted at
+        alpha_hat +- h); otherwise the theta-fixed curvature of Lemma 4.1.
+    accelerate : bool, default True
+        With ``max_em_iter=1``, extrapolate the alternation by SQUAREM
+        (Varadhan & Roland 2008); same fixed point, far fewer steps.
+    progress : callable, optional
+        ``progress(iteration, max_iter)`` after each outer iteration.
+
+    Returns
+    -------
+    SwapCountEstimate
+        alpha, rho (Lemma 2.3), the fitted model, t_i, the imbalance
+        |A0 - A1| / N (Section 4.1.4), iterations and convergence status.
+
+    Notes
+    -----
+    Records identical in the attributes and the swap attribute share every
+    t_i, so they are merged into one weighted row when that at least halves
+    the work (typical of categorical data); the result is the same.
+    """
+    check_dataframe(data, min_rows=2)
+    [swap_attribute] = check_columns(data, [swap_attribute], "swap_attribute")
+    if attributes is None:
+        attrs = [c for c in data.columns if c != swap_attribute]
+    else:
+        attrs = check_columns(data, as_sequence(attributes), "attributes")
+    if not attrs:
+        raise ParameterError("attributes is empty: the model needs at least one non-swap attribute")
+    if swap_attribute in attrs:
+        raise ParameterError(f"attributes must not include the swap attribute {swap_attribute!r}")
+    starts = _check_starts(starts)
+    tol = check_positive(tol, "tol")
+    max_iter = check_int(max_iter, "max_iter", minimum=1)
+    max_em_iter = check_int(max_em_iter, "max_em_iter", minimum=1)
+    record_model = make_model(model)
+    s, groups = binary_swap_attribute(data[swap_attribute], positive)
+    frame = data[attrs]
+    merged = _merge_identical(frame, s)
+    if merged is None:
+        records = record_model.encode(frame)
+        fit = fit_swap_model(
+            records,
+            s,
+            record_model,
+            starts=starts,
+            tol=tol,
+            max_iter=max_iter,
+            max_em_iter=max_em_iter,
+            profile_se=profile_se,
+            accelerate=accelerate,
+            progress=progress,
+        )
+    else:
+        first, codes, counts = merged
+        records = record_model.encode(frame.iloc[first])
+        fit = fit_swap_model(
+            records,
+            s[first],
+            record_model,
+            counts=counts,
+            starts=starts,
+            tol=tol,
+            max_iter=max_iter,
+            max_em_iter=max_em_iter,
+            profile_se=profile_se,
+            accelerate=accelerate,
+            progress=progress,
+        )
+        fit["t"] = fit["t"][codes]
+        fit["log_lik"] = fit["log_lik"][codes]
+    return _estimate_from_fit(fit, data.index, s, swap_attribute, attrs, groups, record_model)
+
+
+def _check_starts(starts: Sequence[float]) -> tuple[float, ...]:
+    values = tuple(as_sequence(starts))
+    if not values:
+        raise ParameterError("starts is empty: give at least one starting fraction, e.g. (0.05,)")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
+            raise ParameterError(f"starts must be fractions of min(n0, n1) in (0, 1), got {v!r}")
+    return tuple(float(v) for v in values)
+
+
+def _estimate_from_fit(
+    fit: dict[str, Any],
+    index: pd.Index,
+    s: np.ndarray,
+    swap_attribute: str,
+    attrs: Sequence[str],
+    groups: tuple[tuple, tuple],
+    model: RecordModel,
+) -> SwapCountEstimate:
+    n0, n1 = fit["n0"], fit["n1"]
+    n = n0 + n1
+    t = fit["t"]
+    a0 = float(t[s == 0].sum())
+    a1 = float(t[s == 1].sum())
+    return SwapCountEstimate(
+        group_swap_count=float(fit["alpha"]),
+        rho=swap_rate_from_count(fit["alpha"], n0, n1),
+        standard_error=fit["standard_error"],
+        fixed_theta_standard_error=fit["fixed_theta_standard_error"],
+        n=n,
+        n0=n0,
+        n1=n1,
+        swap_attribute=swap_attribute,
+        attributes=tuple(attrs),
+        groups=groups,
+        model=model,
+        parameters=fit["parameters"],
+        change_probabilities=pd.Series(t, index=index, name="change_probability"),
+        a0=a0,
+        a1=a1,
+        imbalance=abs(a0 - a1) / n,
+        iterations=fit["iterations"],
+        em_iterations=fit["em_iterations"],
+        converged=fit["converged"],
+        log_likelihood=fit["log_likelihood"],
+        starts=fit["starts"],
+        record_log_likelihoods=fit["log_lik"],
+        swapped_class=s,
+    )

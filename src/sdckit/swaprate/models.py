@@ -1,0 +1,450 @@
+"""Record models M_theta: class-conditional distributions P_theta(r | s) fitted from weighted records.
+
+Kifer (2015, seed 002), Section 4.1: Algorithm 1 lets the user plug in any
+parametric model of the records. All it needs from a model is
+
+* an **M step**: fit theta from records whose true class is uncertain, given
+  as weights ``class_weights[i, a]`` = the probability that record i's true
+  swap attribute is a (Example 4.2: weight 1 - t_i on the released class,
+  t_i on the other one); and
+* the per-record **log P_theta(r_i | s = a)** for a = 0, 1.
+
+Two models are built in: :class:`NaiveBayes` (Example 4.2: Gaussian for
+continuous, Laplace-smoothed multinomial for categorical components) and
+:class:`Gaussian` (one multivariate normal per class, full covariance, for
+continuous attributes).
+
+Plugging in another model
+-------------------------
+Subclass :class:`RecordModel` and implement three methods::
+
+    class MyModel(RecordModel):
+        name = "my-model"
+
+        def encode(self, data):           # DataFrame of the non-swap attributes
+            ...                           # validate once, return arrays (any object)
+
+        def fit(self, records, class_weights):   # the M step
+            ...                           # class_weights: (N, 2) array, rows sum to 1
+            return parameters             # any object (ideally a frozen dataclass)
+
+        def log_likelihood(self, parameters, records):
+            ...                           # (N, 2) array of log P(r_i | s = a)
+
+Work in logs: Algorithm 1 only ever uses differences of the two columns per
+record, so densities that underflow (many attributes) do no harm. All three
+methods must be vectorised over records: Algorithm 1 calls ``fit`` and
+``log_likelihood`` once per EM iteration.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit._validation import as_sequence, check_columns
+from sdckit.errors import DataError, ParameterError, SchemaError
+from sdckit.schema import Kind, Schema
+
+__all__ = [
+    "EncodedRecords",
+    "Gaussian",
+    "GaussianParameters",
+    "NaiveBayes",
+    "NaiveBayesParameters",
+    "RecordModel",
+    "make_model",
+]
+
+_LOG_2PI = float(np.log(2 * np.pi))
+
+
+@dataclass(frozen=True)
+class EncodedRecords:
+    """Non-swap attributes converted once to arrays.
+
+    Attributes
+    ----------
+    continuous : ndarray, shape (N, dc)
+        Continuous components, float64, column-major.
+    categorical : ndarray, shape (N, dk)
+        Categorical components as codes 0..K_j-1, column-major.
+    continuous_names, categorical_names : tuple of str
+        Column names, in the order of the arrays.
+    levels : tuple of tuples
+        The domain of every categorical component (its size K_j is the
+        Laplace-smoothing denominator of Example 4.2).
+    """
+
+    continuous: np.ndarray
+    categorical: np.ndarray
+    continuous_names: tuple[str, ...]
+    categorical_names: tuple[str, ...]
+    levels: tuple[tuple, ...]
+
+    @property
+    def n(self) -> int:
+        """Number of records."""
+        return max(len(self.continuous), len(self.categorical))
+
+
+class RecordModel(ABC):
+    """A family M_theta of class-conditional record distributions (seed 002, Section 4.1).
+
+    See the module documentation for how to plug in a model of your own.
+    """
+
+    #: Short name shown in summaries.
+    name: str = "model"
+
+    @abstractmethod
+    def encode(self, data: pd.DataFrame) -> Any:
+        """Validate the non-swap attributes and convert them once to arrays."""
+
+    @abstractmethod
+    def fit(self, records: Any, class_weights: np.ndarray) -> Any:
+        """The M step: theta from records weighted by ``class_weights[i, a]``."""
+
+    @abstractmethod
+    def log_likelihood(self, parameters: Any, records: Any) -> np.ndarray:
+        """``(N, 2)`` array of log P_theta(r_i | s = a), a = 0, 1."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _check_no_missing(data: pd.DataFrame) -> None:
+    counts = data.isna().sum()
+    if counts.any():
+        listed = ", ".join(f"{c!r} ({int(v)})" for c, v in counts[counts > 0].items())
+        raise DataError(
+            f"missing values in attribute column(s) {listed}; drop those rows, or code a "
+            "missing value as a category of its own"
+        )
+
+
+def _continuous_matrix(data: pd.DataFrame, names: list[str]) -> np.ndarray:
+    out = np.empty((len(data), len(names)), dtype=np.float64, order="F")
+    for j, col in enumerate(names):
+        series = data[col]
+        if not (
+            pd.api.types.is_numeric_dtype(series.dtype)
+            and not pd.api.types.is_bool_dtype(series.dtype)
+        ):
+            raise SchemaError(
+                f"column {col!r} ({series.dtype}) is not numeric; it cannot be modelled as "
+                "continuous (declare it categorical)"
+            )
+        values = series.to_numpy(dtype=np.float64)
+        if not np.isfinite(values).all():
+            raise DataError(f"column {col!r} holds infinite values")
+        out[:, j] = values
+    return out
+
+
+def _categorical_codes(data: pd.DataFrame, names: list[str]) -> tuple[np.ndarray, tuple]:
+    codes = np.empty((len(data), len(names)), dtype=np.intp, order="F")
+    levels = []
+    for j, col in enumerate(names):
+        series = data[col]
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            # Declared categories are the domain, observed or not.
+            codes[:, j] = series.cat.codes.to_numpy()
+            levels.append(tuple(series.cat.categories))
+        else:
+            c, uniques = pd.factorize(series, sort=True)
+            codes[:, j] = c
+            levels.append(tuple(uniques))
+    return codes, tuple(levels)
+
+
+def _split_kinds(
+    data: pd.DataFrame,
+    categorical: Iterable[str] | str | None,
+    continuous: Iterable[str] | str | None,
+) -> tuple[list[str], list[str]]:
+    cat = check_columns(data, as_sequence(categorical), "categorical") if categorical else []
+    con = check_columns(data, as_sequence(continuous), "continuous") if continuous else []
+    both = sorted(set(cat) & set(con))
+    if both:
+        raise ParameterError(f"column(s) {both} are declared both categorical and continuous")
+    undecided = [c for c in data.columns if c not in cat and c not in con]
+    if undecided:
+        schema = Schema.infer(data[undecided])
+        for col in undecided:
+            (con if schema[col].kind is Kind.NUMERIC else cat).append(col)
+    order = {c: i for i, c in enumerate(data.columns)}
+    return sorted(cat, key=order.get), sorted(con, key=order.get)
+
+
+def _weighted_moments(
+    x: np.ndarray, class_weights: np.ndarray, min_variance: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-class weighted means (2, d) and variances (2, d), variances floored."""
+    totals = class_weights.sum(axis=0)
+    if (totals <= 0).any():
+        raise DataError("a class has zero total weight: the swap attribute takes one value only")
+    means = (class_weights.T @ x) / totals[:, None]
+    variances = np.empty_like(means)
+    for a in (0, 1):
+        centred = x - means[a]
+        variances[a] = (class_weights[:, a] @ (centred * centred)) / totals[a]
+    return means, np.maximum(variances, min_variance)
+
+
+@dataclass(frozen=True)
+class NaiveBayesParameters:
+    """Fitted theta of :class:`NaiveBayes` (seed 002, Example 4.2).
+
+    Attributes
+    ----------
+    means, variances : ndarray, shape (2, dc)
+        mu_{a,j} and sigma^2_{a,j} of every continuous component, per class a.
+    log_probabilities : tuple of ndarray, each shape (2, K_j)
+        log P(r[j] = g | s = a) of every categorical component.
+    continuous_names, categorical_names, levels
+        As in :class:`EncodedRecords`.
+    """
+
+    means: np.ndarray
+    variances: np.ndarray
+    log_probabilities: tuple[np.ndarray, ...]
+    continuous_names: tuple[str, ...]
+    categorical_names: tuple[str, ...]
+    levels: tuple[tuple, ...]
+
+    def summary(self) -> str:
+        """The class-conditional parameters, one line per attribute."""
+        lines = ["Naive Bayes: class-conditional parameters (s = 0 | s = 1)"]
+        for j, col in enumerate(self.continuous_names):
+            lines.append(
+                f"  {col}: mean {self.means[0, j]:.4g} | {self.means[1, j]:.4g}, "
+                f"sd {np.sqrt(self.variances[0, j]):.4g} | {np.sqrt(self.variances[1, j]):.4g}"
+            )
+        for j, col in enumerate(self.categorical_names):
+            probs = np.exp(self.log_probabilities[j])
+            shown = ", ".join(
+                f"{lvl}: {probs[0, g]:.3f}|{probs[1, g]:.3f}"
+                for g, lvl in enumerate(self.levels[j][:6])
+            )
+            more = " ..." if len(self.levels[j]) > 6 else ""
+            lines.append(f"  {col}: {shown}{more}")
+        return "\n".join(lines)
+
+
+class NaiveBayes(RecordModel):
+    """Naive Bayes with s as the class (seed 002, Example 4.2).
+
+    Given the class, the components of r are independent: a continuous
+    component is Gaussian (weighted mean and variance in the M step), a
+    categorical one multinomial with Laplace smoothing::
+
+        P(r[j] = g | s = a) = (smoothing + sum_i w_ia 1{r_i[j] = g})
+                              / (sum_i w_ia + smoothing * |domain of r[j]|)
+
+    Parameters
+    ----------
+    categorical, continuous : iterable of str, optional
+        Which attributes are which. Attributes named in neither are decided
+        from their dtype (numbers continuous, everything else categorical).
+    smoothing : float, default 1
+        The Laplace pseudo-count (1 in Example 4.2).
+    min_variance : float, default 1e-9
+        Floor of every class variance, relative to the attribute's overall
+        variance, so that a class concentrated on one value keeps a density.
+    """
+
+    name = "naive-bayes"
+
+    def __init__(
+        self,
+        *,
+        categorical: Iterable[str] | str | None = None,
+        continuous: Iterable[str] | str | None = None,
+        smoothing: float = 1.0,
+        min_variance: float = 1e-9,
+    ) -> None:
+        if isinstance(smoothing, bool) or not np.isfinite(smoothing) or smoothing <= 0:
+            raise ParameterError(f"smoothing must be a number > 0, got {smoothing!r}")
+        if isinstance(min_variance, bool) or not np.isfinite(min_variance) or min_variance <= 0:
+            raise ParameterError(f"min_variance must be a number > 0, got {min_variance!r}")
+        self.categorical = as_sequence(categorical) or None
+        self.continuous = as_sequence(continuous) or None
+        self.smoothing = float(smoothing)
+        self.min_variance = float(min_variance)
+
+    def __repr__(self) -> str:
+        return f"NaiveBayes(smoothing={self.smoothing:g})"
+
+    def encode(self, data: pd.DataFrame) -> EncodedRecords:
+        """Split the attributes into continuous and categorical arrays."""
+        _check_no_missing(data)
+        cat, con = _split_kinds(data, self.categorical, self.continuous)
+        codes, levels = _categorical_codes(data, cat)
+        return EncodedRecords(
+            continuous=_continuous_matrix(data, con),
+            categorical=codes,
+            continuous_names=tuple(con),
+            categorical_names=tuple(cat),
+            levels=levels,
+        )
+
+    def fit(self, records: EncodedRecords, class_weights: np.ndarray) -> NaiveBayesParameters:
+        """The M step of Example 4.2."""
+        totals = class_weights.sum(axis=0)
+        x = records.continuous
+        if x.shape[1]:
+            floor = self.min_variance * np.maximum(x.var(axis=0), 1e-300)
+            means, variances = _weighted_moments(x, class_weights, floor)
+        else:
+            means = variances = np.empty((2, 0))
+        log_probs = []
+        for j, domain in enumerate(records.levels):
+            k = len(domain)
+            codes = records.categorical[:, j]
+            counts = np.stack(
+                [np.bincount(codes, weights=class_weights[:, a], minlength=k) for a in (0, 1)]
+            )
+            log_probs.append(
+                np.log(counts + self.smoothing) - np.log(totals + self.smoothing * k)[:, None]
+            )
+        return NaiveBayesParameters(
+            means=means,
+            variances=variances,
+            log_probabilities=tuple(log_probs),
+            continuous_names=records.continuous_names,
+            categorical_names=records.categorical_names,
+            levels=records.levels,
+        )
+
+    def log_likelihood(
+        self, parameters: NaiveBayesParameters, records: EncodedRecords
+    ) -> np.ndarray:
+        """log P(r_i | s = a): a sum over the components."""
+        out = np.zeros((records.n, 2))
+        x = records.continuous
+        for a in (0, 1):
+            column = out[:, a]
+            for j in range(x.shape[1]):
+                var = parameters.variances[a, j]
+                diff = x[:, j] - parameters.means[a, j]
+                column -= diff * diff / (2 * var)
+                column -= 0.5 * (_LOG_2PI + np.log(var))
+            for j, table in enumerate(parameters.log_probabilities):
+                column += table[a][records.categorical[:, j]]
+        return out
+
+
+@dataclass(frozen=True)
+class GaussianParameters:
+    """Fitted theta of :class:`Gaussian`: per-class mean vectors (2, d) and covariances (2, d, d)."""
+
+    means: np.ndarray
+    covariances: np.ndarray
+    names: tuple[str, ...]
+
+    def summary(self) -> str:
+        """Means and standard deviations per class."""
+        lines = ["Gaussian: class-conditional parameters (s = 0 | s = 1)"]
+        for j, col in enumerate(self.names):
+            sd = np.sqrt(self.covariances[:, j, j])
+            lines.append(
+                f"  {col}: mean {self.means[0, j]:.4g} | {self.means[1, j]:.4g}, "
+                f"sd {sd[0]:.4g} | {sd[1]:.4g}"
+            )
+        return "\n".join(lines)
+
+
+class Gaussian(RecordModel):
+    """One multivariate normal per class for continuous attributes (seed 002, Section 5.1).
+
+    The M step is the weighted mean and weighted covariance of each class;
+    with one attribute this is the model of the paper's Gaussian experiments
+    (mu0, sigma0, mu1, sigma1).
+
+    Parameters
+    ----------
+    ridge : float, default 1e-9
+        Added to every covariance diagonal, relative to the attribute's
+        overall variance, so that a covariance stays invertible.
+    """
+
+    name = "gaussian"
+
+    def __init__(self, *, ridge: float = 1e-9) -> None:
+        if isinstance(ridge, bool) or not np.isfinite(ridge) or ridge < 0:
+            raise ParameterError(f"ridge must be a number >= 0, got {ridge!r}")
+        self.ridge = float(ridge)
+
+    def __repr__(self) -> str:
+        return "Gaussian()"
+
+    def encode(self, data: pd.DataFrame) -> EncodedRecords:
+        """Every attribute must be numeric."""
+        _check_no_missing(data)
+        names = list(data.columns)
+        return EncodedRecords(
+            continuous=_continuous_matrix(data, names),
+            categorical=np.empty((len(data), 0), dtype=np.intp),
+            continuous_names=tuple(names),
+            categorical_names=(),
+            levels=(),
+        )
+
+    def fit(self, records: EncodedRecords, class_weights: np.ndarray) -> GaussianParameters:
+        """Weighted mean and covariance per class."""
+        x = records.continuous
+        totals = class_weights.sum(axis=0)
+        if (totals <= 0).any():
+            raise DataError(
+                "a class has zero total weight: the swap attribute takes one value only"
+            )
+        means = (class_weights.T @ x) / totals[:, None]
+        d = x.shape[1]
+        ridge = self.ridge * np.maximum(x.var(axis=0), 1e-300)
+        covs = np.empty((2, d, d))
+        for a in (0, 1):
+            centred = x - means[a]
+            covs[a] = (centred * class_weights[:, a, None]).T @ centred / totals[a]
+            covs[a][np.diag_indices(d)] += ridge
+        return GaussianParameters(means=means, covariances=covs, names=records.continuous_names)
+
+    def log_likelihood(self, parameters: GaussianParameters, records: EncodedRecords) -> np.ndarray:
+        """Multivariate normal log densities through a Cholesky factor."""
+        x = records.continuous
+        d = x.shape[1]
+        out = np.empty((len(x), 2))
+        for a in (0, 1):
+            try:
+                chol = np.linalg.cholesky(parameters.covariances[a])
+            except np.linalg.LinAlgError:
+                raise DataError(
+                    f"the class-{a} covariance of {list(parameters.names)} is singular: an "
+                    "attribute is constant or a linear combination of others; drop it"
+                ) from None
+            z = np.linalg.solve(chol, (x - parameters.means[a]).T)
+            out[:, a] = (
+                -0.5 * np.einsum("ij,ij->j", z, z)
+                - np.log(np.diag(chol)).sum()
+                - 0.5 * d * _LOG_2PI
+            )
+        return out
+
+
+_MODELS = {"naive-bayes": NaiveBayes, "naive_bayes": NaiveBayes, "gaussian": Gaussian}
+
+
+def make_model(model: str | RecordModel) -> RecordModel:
+    """A :class:`RecordModel` from a name (``"naive-bayes"``, ``"gaussian"``) or an instance."""
+    if isinstance(model, RecordModel):
+        return model
+    if isinstance(model, str) and model.lower() in _MODELS:
+        return _MODELS[model.lower()]()
+    raise ParameterError(
+        f"model must be 'naive-bayes', 'gaussian' or a RecordModel instance, got {model!r}"
+    )
