@@ -6,6 +6,13 @@ Giessing & Höhne (2011), *Eliminating small cells from census counts tables*
 
 from sdckit.tables.additivity import AdditivityResult, restore_additivity
 from sdckit.tables.cellkey import CellKeyResult, cell_key_perturb, lookup_noise
+from sdckit.tables.infoloss import (
+    DeviationPublication,
+    InfoLossResult,
+    compare_information_loss,
+    information_loss,
+    perturb_deviations,
+)
 from sdckit.tables.invariant import (
     InvariantMatrix,
     banded_transition,
@@ -20,6 +27,7 @@ from sdckit.tables.recordkeys import (
     add_record_keys,
     key_units,
 )
+from sdckit.tables.safe import SafeResult, safe_perturb
 from sdckit.tables.tabulate import TableStructure, tabulate
 
 __all__ = [
@@ -27,18 +35,25 @@ __all__ = [
     "UNIFORM_KEY_RESOLUTION",
     "AdditivityResult",
     "CellKeyResult",
+    "DeviationPublication",
+    "InfoLossResult",
     "InvariantMatrix",
     "PTable",
+    "SafeResult",
     "TableStructure",
     "add_record_keys",
     "banded_transition",
     "cell_key_perturb",
+    "compare_information_loss",
     "design_ptable",
+    "information_loss",
     "invariant_matrix",
     "invariant_transform",
     "key_units",
     "lookup_noise",
+    "perturb_deviations",
     "restore_additivity",
+    "safe_perturb",
     "split_small_counts",
     "tabulate",
 ]
