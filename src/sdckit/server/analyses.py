@@ -1,0 +1,999 @@
+"""Analyses on a Drop-q subsample: cross-tabulations, OLS and logistic regression, correlations.
+
+Lucero et al. (2011), seed 004, Sections 3 and 3.2. Each function receives
+the row positions the Drop q rule kept and returns the verdicts of the rules
+it applied together with a result, or ``None`` when a rule refused. Results
+hold only what the rules allow: counts and (non-dominated) means, or
+coefficients, standard errors and the ANOVA / deviance table - never a
+residual or fitted value of a record.
+
+Results and refusals are frozen dataclasses with ``to_dict()`` giving plain
+JSON-ready values (a suppressed or undefined number is ``None``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.linalg
+import scipy.stats
+import statsmodels.api as sm
+
+from sdckit.errors import ParameterError
+from sdckit.server import rules
+from sdckit.server.config import ServerConfig
+from sdckit.server.formula import Factor, Formula, Term
+from sdckit.server.metadata import Metadata
+from sdckit.server.rules import Verdict
+
+__all__ = [
+    "AnovaRow",
+    "CodedData",
+    "Coefficient",
+    "CorrelationResult",
+    "CrosstabResult",
+    "FitInternals",
+    "Refusal",
+    "RegressionResult",
+    "correlation",
+    "crosstab",
+    "regression",
+    "static_regression_rules",
+]
+
+FAMILIES = ("ols", "logit")
+
+
+def _num(value: Any) -> float | None:
+    """A plain float, or None for a missing / suppressed / non-finite value."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _verdicts_dict(verdicts: Sequence[Verdict]) -> list[dict[str, Any]]:
+    return [v.to_dict() for v in verdicts]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A refused query: which analysis, and the verdicts (the failing one last).
+
+    Attributes
+    ----------
+    analysis : str
+        "crosstab", "regression", "correlation", "residual_plot" or "universe_check".
+    verdicts : tuple of Verdict
+        Every rule applied, the refusing one(s) included.
+    """
+
+    analysis: str
+    verdicts: tuple[Verdict, ...]
+    refused: bool = field(default=True, init=False)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """``"rule: reason"`` of every refusing verdict."""
+        return tuple(f"{v.rule}: {v.reason}" for v in self.verdicts if not v.passed)
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return tuple(v.rule for v in self.verdicts if not v.passed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": "refused",
+            "analysis": self.analysis,
+            "refusals": [v.to_dict() for v in self.verdicts if not v.passed],
+            "verdicts": _verdicts_dict(self.verdicts),
+        }
+
+    def summary(self) -> str:
+        lines = [f"{self.analysis} refused:"]
+        lines += [f"  {r}" for r in self.reasons]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class CodedData:
+    """The server's data as arrays: codes of every metadata variable, values of continuous ones."""
+
+    metadata: Metadata
+    codes: Mapping[str, np.ndarray]
+    values: Mapping[str, np.ndarray]
+    n: int
+
+    @classmethod
+    def from_frame(cls, data: pd.DataFrame, metadata: Metadata) -> CodedData:
+        codes = metadata.encode(data)
+        values = {
+            v.name: pd.to_numeric(data[v.name], errors="coerce").to_numpy(dtype=np.float64)
+            for v in metadata
+            if not v.is_categorical
+        }
+        return cls(metadata, codes, values, len(data))
+
+
+# --------------------------------------------------------------------------- cross-tabulation
+
+
+@dataclass(frozen=True)
+class CrosstabResult:
+    """A one- or two-way table of counts (and optionally means) on the subsampled universe.
+
+    ``counts[i][j]`` is the count in row level i and column level j (a one-way
+    table has a single column ``"count"``). ``means`` holds the cell means of
+    ``mean_of`` with suppressed cells as None.
+    """
+
+    universe: str
+    rows: str
+    cols: str | None
+    row_labels: tuple[str, ...]
+    col_labels: tuple[str, ...]
+    counts: tuple[tuple[int, ...], ...]
+    row_totals: tuple[int, ...]
+    col_totals: tuple[int, ...]
+    total: int
+    verdicts: tuple[Verdict, ...] = ()
+    mean_of: str | None = None
+    means: tuple[tuple[float | None, ...], ...] | None = None
+    row_means: tuple[float | None, ...] | None = None
+    col_means: tuple[float | None, ...] | None = None
+    total_mean: float | None = None
+    refused: bool = field(default=False, init=False)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The counts as a DataFrame with row and column labels."""
+        return pd.DataFrame(
+            [list(r) for r in self.counts],
+            index=list(self.row_labels),
+            columns=list(self.col_labels),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "status": "ok",
+            "analysis": "crosstab",
+            "universe": self.universe,
+            "rows": self.rows,
+            "cols": self.cols,
+            "row_labels": list(self.row_labels),
+            "col_labels": list(self.col_labels),
+            "counts": [list(r) for r in self.counts],
+            "row_totals": list(self.row_totals),
+            "col_totals": list(self.col_totals),
+            "total": self.total,
+            "verdicts": _verdicts_dict(self.verdicts),
+        }
+        if self.mean_of is not None:
+            out["mean_of"] = self.mean_of
+            out["means"] = [[_num(v) for v in r] for r in self.means]
+            out["row_means"] = [_num(v) for v in self.row_means]
+            out["col_means"] = [_num(v) for v in self.col_means]
+            out["total_mean"] = _num(self.total_mean)
+        return out
+
+    def summary(self) -> str:
+        title = f"{self.rows}" + (f" by {self.cols}" if self.cols else "")
+        lines = [f"Cross-tabulation of {title} on universe {self.universe}", ""]
+        frame = self.to_frame()
+        frame["Total"] = list(self.row_totals)
+        lines.append(frame.to_string())
+        lines.append(f"Total: {self.total}")
+        if self.mean_of is not None:
+            means = pd.DataFrame(
+                [[("" if v is None else f"{v:.4g}") for v in r] for r in self.means],
+                index=list(self.row_labels),
+                columns=list(self.col_labels),
+            )
+            lines += ["", f"Mean of {self.mean_of} (blank: suppressed)", means.to_string()]
+        notes = [a for v in self.verdicts for a in v.adjustments]
+        lines += [f"note: {a}" for a in notes]
+        return "\n".join(lines)
+
+
+def _axis(name: str, coded: CodedData) -> tuple[np.ndarray, tuple[str, ...]]:
+    var = coded.metadata.variable(name)
+    return coded.codes[name], var.code_labels()
+
+
+def crosstab(
+    coded: CodedData,
+    positions: np.ndarray,
+    universe_text: str,
+    rows: str,
+    cols: str | None,
+    config: ServerConfig,
+    *,
+    mean_of: str | None = None,
+) -> tuple[list[Verdict], CrosstabResult | None]:
+    """Counts (and means) of the kept units by ``rows`` (and ``cols``).
+
+    Continuous row or column variables are tabulated by their cutpoint bins.
+    Units with a missing row or column value are left out. Refused when a
+    released cell or margin would hold 1 or 2 units (:func:`rules.no_small_cells`);
+    cell means follow the (n, k) dominance rule and are also suppressed when
+    fewer than ``min_cell_count`` units have a value.
+    """
+    verdicts: list[Verdict] = []
+    names = [rows] + ([cols] if cols is not None else []) + ([mean_of] if mean_of else [])
+    verdict = rules.allowed_variables(names, coded.metadata)
+    verdicts.append(verdict)
+    if not verdict.passed:
+        return verdicts, None
+    if cols is not None and cols == rows:
+        raise ParameterError(f"crosstab rows and cols must differ, both are {rows!r}")
+    if mean_of is not None and coded.metadata.variable(mean_of).is_categorical:
+        raise ParameterError(f"mean_of must be a continuous variable; {mean_of!r} is categorical")
+    row_codes, row_labels = _axis(rows, coded)
+    if cols is not None:
+        col_codes, col_labels = _axis(cols, coded)
+    else:
+        col_codes, col_labels = np.zeros(coded.n, dtype=np.int64), ("count",)
+    r = row_codes[positions]
+    c = col_codes[positions]
+    ok = (r >= 0) & (c >= 0)
+    shape = (len(row_labels), len(col_labels))
+    cell = r[ok] * shape[1] + c[ok]
+    table = np.bincount(cell, minlength=shape[0] * shape[1]).reshape(shape)
+    verdict = rules.no_small_cells(table, min_count=config.min_cell_count)
+    verdicts.append(verdict)
+    if not verdict.passed:
+        return verdicts, None
+    kwargs: dict[str, Any] = {}
+    if mean_of is not None:
+        values = coded.values[mean_of][positions][ok]
+        has = ~np.isnan(values)
+        vcell, vals = cell[has], values[has]
+        ncell = shape[0] * shape[1]
+        n_val = np.bincount(vcell, minlength=ncell).reshape(shape)
+        sums = np.bincount(vcell, weights=vals, minlength=ncell).reshape(shape)
+        absval = np.abs(vals)
+        abs_tot = np.bincount(vcell, weights=absval, minlength=ncell).reshape(shape)
+        order = np.lexsort((-absval, vcell))
+        sorted_cells = vcell[order]
+        first = np.searchsorted(sorted_cells, sorted_cells, side="left")
+        rank = np.arange(sorted_cells.size) - first
+        top = rank < config.dominance_n
+        tops = np.bincount(sorted_cells[top], weights=absval[order][top], minlength=ncell).reshape(
+            shape
+        )
+        sensitive, verdict = rules.dominance(
+            tops, abs_tot, n=config.dominance_n, k=config.dominance_k
+        )
+        few = (n_val > 0) & (n_val < config.min_cell_count)
+        if few.any():
+            verdict = Verdict(
+                verdict.rule,
+                True,
+                "",
+                (
+                    *verdict.adjustments,
+                    "cell means with values for fewer units than the minimum were suppressed",
+                ),
+            )
+        verdicts.append(verdict)
+        suppressed = sensitive | few
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where((n_val > 0) & ~suppressed, sums / np.maximum(n_val, 1), np.nan)
+            row_sup = suppressed.any(axis=1)
+            col_sup = suppressed.any(axis=0)
+            row_means = np.where(
+                ~row_sup & (n_val.sum(1) > 0), sums.sum(1) / np.maximum(n_val.sum(1), 1), np.nan
+            )
+            col_means = np.where(
+                ~col_sup & (n_val.sum(0) > 0), sums.sum(0) / np.maximum(n_val.sum(0), 1), np.nan
+            )
+        total_mean = (
+            np.nan if suppressed.any() or n_val.sum() == 0 else float(sums.sum() / n_val.sum())
+        )
+        kwargs = {
+            "mean_of": mean_of,
+            "means": tuple(tuple(_num(v) for v in row) for row in means),
+            "row_means": tuple(_num(v) for v in row_means),
+            "col_means": tuple(_num(v) for v in col_means),
+            "total_mean": _num(total_mean),
+        }
+    result = CrosstabResult(
+        universe=universe_text,
+        rows=rows,
+        cols=cols,
+        row_labels=tuple(row_labels),
+        col_labels=tuple(col_labels),
+        counts=tuple(tuple(int(v) for v in row) for row in table),
+        row_totals=tuple(int(v) for v in table.sum(axis=1)),
+        col_totals=tuple(int(v) for v in table.sum(axis=0)),
+        total=int(table.sum()),
+        verdicts=tuple(verdicts),
+        **kwargs,
+    )
+    return verdicts, result
+
+
+# --------------------------------------------------------------------------- regression
+
+
+@dataclass(frozen=True)
+class Coefficient:
+    """One estimated coefficient."""
+
+    term: str
+    estimate: float
+    std_error: float
+    statistic: float
+    p_value: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "term": self.term,
+            "estimate": _num(self.estimate),
+            "std_error": _num(self.std_error),
+            "statistic": _num(self.statistic),
+            "p_value": _num(self.p_value),
+        }
+
+
+@dataclass(frozen=True)
+class AnovaRow:
+    """A row of the sequential ANOVA (OLS) or analysis-of-deviance (logit) table.
+
+    For OLS ``sum_of_squares`` and ``mean_square`` are filled and
+    ``statistic`` is F; for logit ``sum_of_squares`` holds the deviance
+    reduction and ``statistic`` the chi-squared statistic.
+    """
+
+    source: str
+    df: float
+    sum_of_squares: float
+    mean_square: float | None
+    statistic: float | None
+    p_value: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "df": _num(self.df),
+            "sum_of_squares": _num(self.sum_of_squares),
+            "mean_square": _num(self.mean_square),
+            "statistic": _num(self.statistic),
+            "p_value": _num(self.p_value),
+        }
+
+
+@dataclass(frozen=True)
+class RegressionResult:
+    """Coefficients and the ANOVA / deviance table of an allowed regression.
+
+    Attributes
+    ----------
+    family : {"ols", "logit"}
+    formula : str
+        The formula as fitted (canonical text).
+    coefficients : tuple of Coefficient
+    anova : tuple of AnovaRow
+    n_obs : int
+        Units used (after Drop q and listwise deletion).
+    df_model, df_resid : float
+    r_squared : float
+        R-squared (OLS) or McFadden's pseudo R-squared (logit).
+    adj_r_squared : float or None
+    references : mapping
+        Reference category of every categorical predictor.
+    event : str or None
+        For logit, the response level modelled as the event.
+    verdicts : tuple of Verdict
+    """
+
+    universe: str
+    family: str
+    formula: str
+    coefficients: tuple[Coefficient, ...]
+    anova: tuple[AnovaRow, ...]
+    n_obs: int
+    df_model: float
+    df_resid: float
+    r_squared: float
+    adj_r_squared: float | None
+    references: Mapping[str, str]
+    event: str | None = None
+    verdicts: tuple[Verdict, ...] = ()
+    refused: bool = field(default=False, init=False)
+
+    @property
+    def params(self) -> dict[str, float]:
+        return {c.term: c.estimate for c in self.coefficients}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "analysis": "regression",
+            "universe": self.universe,
+            "family": self.family,
+            "formula": self.formula,
+            "coefficients": [c.to_dict() for c in self.coefficients],
+            "anova": [a.to_dict() for a in self.anova],
+            "n_obs": self.n_obs,
+            "df_model": _num(self.df_model),
+            "df_resid": _num(self.df_resid),
+            "r_squared": _num(self.r_squared),
+            "adj_r_squared": _num(self.adj_r_squared),
+            "references": dict(self.references),
+            "event": self.event,
+            "verdicts": _verdicts_dict(self.verdicts),
+        }
+
+    def summary(self) -> str:
+        kind = "OLS" if self.family == "ols" else "Logistic"
+        lines = [
+            f"{kind} regression {self.formula} on universe {self.universe}",
+            f"units: {self.n_obs}   df model: {self.df_model:g}   df resid: {self.df_resid:g}   "
+            f"{'R-squared' if self.family == 'ols' else 'pseudo R-squared'}: {self.r_squared:.4f}",
+            "",
+            f"{'term':<30}{'estimate':>12}{'std.err':>12}{'stat':>10}{'p':>10}",
+        ]
+        for c in self.coefficients:
+            lines.append(
+                f"{c.term:<30}{c.estimate:>12.5g}{c.std_error:>12.5g}{c.statistic:>10.3f}{c.p_value:>10.4f}"
+            )
+        lines += ["", "Analysis of " + ("variance" if self.family == "ols" else "deviance")]
+        for a in self.anova:
+            stat = "" if a.statistic is None else f"{a.statistic:.3f}"
+            p = "" if a.p_value is None else f"{a.p_value:.4f}"
+            lines.append(f"  {a.source:<28}{a.df:>6g}{a.sum_of_squares:>14.5g}{stat:>10}{p:>10}")
+        if self.references:
+            lines.append(
+                "reference categories: " + ", ".join(f"{k}={v}" for k, v in self.references.items())
+            )
+        lines += [f"note: {a}" for v in self.verdicts for a in v.adjustments]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class FitInternals:
+    """What the residual plots need from an OLS fit (server-internal, never released)."""
+
+    formula: Formula
+    response: np.ndarray
+    fitted: np.ndarray
+    standardized_residuals: np.ndarray
+    predictors: Mapping[str, np.ndarray]  # main-effect factor -> values (codes for categoricals)
+    categorical: Mapping[str, tuple[str, ...]]  # categorical predictor -> level labels
+
+
+def static_regression_rules(
+    formula: Formula, metadata: Metadata, family: str, config: ServerConfig
+) -> list[Verdict]:
+    """The regression rules that need no data: stops at the first refusal."""
+    verdicts = [rules.allowed_variables(formula.variables, metadata)]
+    if not verdicts[-1].passed:
+        return verdicts
+    checks = (
+        lambda: rules.response_variable(formula, metadata, family),
+        lambda: rules.max_predictors(formula, limit=config.max_predictors),
+        lambda: rules.approved_transformations(
+            formula, metadata, approved=config.approved_transformations
+        ),
+        lambda: rules.interaction_hierarchy(formula, max_order=config.max_interaction_order),
+        lambda: rules.no_fully_interacted_dummy_model(formula, metadata),
+    )
+    for check in checks:
+        verdicts.append(check())
+        if not verdicts[-1].passed:
+            break
+    return verdicts
+
+
+_TRANSFORMS = {"square": np.square, "sqrt": np.sqrt, "log": np.log}
+
+
+def _factor_values(factor: Factor, coded: CodedData, rows: np.ndarray) -> np.ndarray:
+    var = coded.metadata.variable(factor.variable)
+    if var.is_categorical:
+        return coded.codes[factor.variable][rows].astype(np.float64)
+    x = coded.values[factor.variable][rows]
+    if factor.transform is None:
+        return x
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return _TRANSFORMS[factor.transform](x)
+
+
+@dataclass
+class _Design:
+    matrix: np.ndarray
+    names: list[str]
+    term_columns: list[tuple[str, list[int]]]
+    adjustments: list[str]
+
+
+def _build_design(
+    formula: Formula,
+    coded: CodedData,
+    rows: np.ndarray,
+    kept_levels: Mapping[str, list[int]],
+    min_size: int,
+) -> _Design:
+    metadata = coded.metadata
+    n = rows.size
+    columns = [np.ones(n)]
+    names = ["Intercept"]
+    term_columns: list[tuple[str, list[int]]] = [("Intercept", [0])]
+    adjustments: list[str] = []
+    cache: dict[Factor, list[tuple[str, np.ndarray]]] = {}
+
+    def factor_columns(factor: Factor) -> list[tuple[str, np.ndarray]]:
+        if factor not in cache:
+            var = metadata.variable(factor.variable)
+            if var.is_categorical:
+                codes = coded.codes[factor.variable][rows]
+                cache[factor] = [
+                    (f"{var.name}[{var.levels[i]}]", (codes == i).astype(np.float64))
+                    for i in kept_levels[factor.variable]
+                ]
+            else:
+                cache[factor] = [(factor.to_string(), _factor_values(factor, coded, rows))]
+        return cache[factor]
+
+    for term in formula.terms:
+        categorical = [f for f in term.factors if metadata.variable(f.variable).is_categorical]
+        if len(categorical) >= 2 and _sparse_cross_cell(
+            categorical, coded, rows, kept_levels, min_size
+        ):
+            # With its lower-order terms, an interaction of categories fits the
+            # mean of every cell of their cross-classification, the reference
+            # rows included; a sparse cell would be disclosed, so the whole
+            # interaction is absorbed (seed 004, Section 3.2).
+            adjustments.append(
+                f"{term.to_string()}: left out because a combination of its categories is too "
+                "sparse"
+            )
+            continue
+        idx = []
+        for combo in itertools.product(*[factor_columns(f) for f in term.factors]):
+            idx.append(len(columns))
+            columns.append(np.prod(np.vstack([c[1] for c in combo]), axis=0))
+            names.append(":".join(c[0] for c in combo))
+        if idx:
+            term_columns.append((term.to_string(), idx))
+    return _Design(np.column_stack(columns), names, term_columns, adjustments)
+
+
+def _sparse_cross_cell(
+    factors: Sequence[Factor],
+    coded: CodedData,
+    rows: np.ndarray,
+    kept_levels: Mapping[str, list[int]],
+    min_size: int,
+) -> bool:
+    """True when the cross-classification of ``factors`` has a cell of 1..min_size-1 units.
+
+    Levels without a dummy (the reference and absorbed ones) form one merged level.
+    """
+    cell = np.zeros(rows.size, dtype=np.int64)
+    for factor in factors:
+        codes = coded.codes[factor.variable][rows]
+        kept = kept_levels[factor.variable]
+        merged = np.zeros(codes.size, dtype=np.int64)
+        for position, level in enumerate(kept, start=1):
+            merged[codes == level] = position
+        cell = cell * (len(kept) + 1) + merged
+    counts = np.unique(cell, return_counts=True)[1]
+    return bool(np.any(counts < min_size))
+
+
+def _dependent_columns(matrix: np.ndarray) -> list[int]:
+    """Columns that are linear combinations of earlier ones (pivoted QR)."""
+    _, r, piv = scipy.linalg.qr(matrix, mode="economic", pivoting=True)
+    diag = np.abs(np.diag(r))
+    if diag.size == 0:
+        return []
+    tol = diag[0] * max(matrix.shape) * np.finfo(np.float64).eps * 1e3
+    rank = int(np.count_nonzero(diag > tol))
+    return sorted(int(p) for p in piv[rank:])
+
+
+def _ols_anova(
+    x: np.ndarray, y: np.ndarray, term_columns: list[tuple[str, list[int]]], df_resid: float
+) -> list[AnovaRow]:
+    q, _ = np.linalg.qr(x)
+    effects = q.T @ y
+    ssr = float(y @ y - effects @ effects)
+    mse = ssr / df_resid
+    out = []
+    for name, cols in term_columns[1:]:
+        ss = float(np.sum(effects[cols] ** 2))
+        df = len(cols)
+        f = (ss / df) / mse if mse > 0 else np.nan
+        p = float(scipy.stats.f.sf(f, df, df_resid)) if np.isfinite(f) else None
+        out.append(AnovaRow(name, df, ss, ss / df, f, p))
+    out.append(AnovaRow("Residual", df_resid, ssr, mse, None, None))
+    return out
+
+
+def _logit_fit(x: np.ndarray, y: np.ndarray):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return sm.Logit(y, x).fit(disp=0, method="newton", maxiter=100, warn_convergence=False)
+
+
+def _logit_deviance_table(
+    x: np.ndarray, y: np.ndarray, term_columns: list[tuple[str, list[int]]], full_llf: float
+) -> list[AnovaRow]:
+    out = []
+    cols: list[int] = [0]
+    try:
+        prev = float(_logit_fit(x[:, cols], y).llf)
+    except Exception:  # a nested model failing to fit leaves its row undefined
+        prev = np.nan
+    for i, (name, term_cols) in enumerate(term_columns[1:], start=1):
+        cols = cols + term_cols
+        if i == len(term_columns) - 1:
+            llf = full_llf
+        else:
+            try:
+                llf = float(_logit_fit(x[:, cols], y).llf)
+            except Exception:
+                llf = np.nan
+        dev = 2 * (llf - prev)
+        df = len(term_cols)
+        p = float(scipy.stats.chi2.sf(dev, df)) if np.isfinite(dev) else None
+        out.append(AnovaRow(name, df, dev, None, dev, p))
+        prev = llf
+    return out
+
+
+def regression(
+    coded: CodedData,
+    positions: np.ndarray,
+    universe_text: str,
+    formula: Formula,
+    family: str,
+    config: ServerConfig,
+) -> tuple[list[Verdict], RegressionResult | None, FitInternals | None]:
+    """Fit ``formula`` on the kept units under the regression rules of seed 004, Section 3.2.
+
+    Order: the static rules (:func:`static_regression_rules`); listwise
+    deletion and the transformation domain; the sample-size rule; categories
+    absorbed by :func:`rules.category_support`; the binary-predictor and rank
+    rules; the residual-df rule; the fit; then the output rules (R-squared,
+    leverage, exact prediction). When an output rule refuses, the sparsest
+    remaining category is absorbed into its reference and the model refitted,
+    up to ``config.max_absorption_retries`` times.
+    """
+    if family not in FAMILIES:
+        raise ParameterError(f"family must be one of {list(FAMILIES)}, got {family!r}")
+    metadata = coded.metadata
+    verdicts = static_regression_rules(formula, metadata, family, config)
+    if not verdicts[-1].passed:
+        return verdicts, None, None
+
+    # Listwise deletion over every model variable.
+    used = formula.variables
+    complete = np.ones(positions.size, dtype=bool)
+    for name in used:
+        complete &= coded.codes[name][positions] >= 0
+    rows = positions[complete]
+    factors = [formula.response] + [f for t in formula.terms for f in t.factors]
+    for factor in dict.fromkeys(factors):
+        if factor.transform is None or metadata.variable(factor.variable).is_categorical:
+            continue
+        x = coded.values[factor.variable][rows]
+        bad = (
+            x <= 0 if factor.transform == "log" else (x < 0 if factor.transform == "sqrt" else None)
+        )
+        if bad is not None and bad.any():
+            domain = "positive" if factor.transform == "log" else "non-negative"
+            verdicts.append(
+                Verdict(
+                    "transformation_domain",
+                    False,
+                    f"{factor.to_string()} needs {domain} values of {factor.variable!r} for every "
+                    "unit in the universe; restrict the universe with its bins or choose another "
+                    "transformation",
+                )
+            )
+            return verdicts, None, None
+    verdicts.append(rules.analysis_sample_size(rows.size, minimum=config.gamma_star))
+    if not verdicts[-1].passed:
+        return verdicts, None, None
+
+    response_var = metadata.variable(formula.response.variable)
+    if family == "logit":
+        y = (coded.codes[response_var.name][rows] == 1).astype(np.float64)
+        event = response_var.levels[1]
+    else:
+        y = _factor_values(formula.response, coded, rows)
+        event = None
+
+    # Reference and kept levels of every categorical predictor.
+    references: dict[str, str] = {}
+    kept_levels: dict[str, list[int]] = {}
+    counts_of: dict[str, np.ndarray] = {}
+    absorb_notes = []
+    for factor in formula.main_effects:
+        var = metadata.variable(factor.variable)
+        if not var.is_categorical:
+            continue
+        counts = np.bincount(coded.codes[var.name][rows], minlength=len(var.levels))
+        reference, kept, _absorbed, verdict = rules.category_support(
+            var.name, var.levels, counts, min_size=config.min_category_size
+        )
+        references[var.name] = reference
+        kept_levels[var.name] = [var.levels.index(lv) for lv in kept]
+        counts_of[var.name] = counts
+        absorb_notes += list(verdict.adjustments)
+    verdicts.append(Verdict("category_support", True, "", tuple(absorb_notes)))
+
+    numeric_mains = {
+        f.to_string(): _factor_values(f, coded, rows)
+        for f in formula.main_effects
+        if not metadata.variable(f.variable).is_categorical
+    }
+    verdicts.append(
+        rules.binary_predictor_support(numeric_mains, min_size=config.min_category_size)
+    )
+    if not verdicts[-1].passed:
+        return verdicts, None, None
+
+    retries = 0
+    retry_notes: list[str] = []
+    while True:
+        design = _build_design(formula, coded, rows, kept_levels, config.min_category_size)
+        x = design.matrix
+        attempt: list[Verdict] = []
+        dependent = _dependent_columns(x)
+        attempt.append(rules.design_rank([design.names[i] for i in dependent]))
+        if attempt[-1].passed:
+            df_resid = x.shape[0] - x.shape[1]
+            attempt.append(
+                rules.residual_degrees_of_freedom(df_resid, minimum=config.min_residual_df)
+            )
+        if not attempt[-1].passed:
+            return verdicts + attempt, None, None
+        fit, output_verdicts, internals = _fit_and_check(
+            family, x, y, design, config, formula, coded, rows
+        )
+        attempt += output_verdicts
+        if all(v.passed for v in output_verdicts):
+            break
+        # Retry by absorbing the sparsest remaining category (seed 004, Section 3.2).
+        candidates = [
+            (int(counts_of[name][i]), name, i)
+            for name, levels in kept_levels.items()
+            for i in levels
+        ]
+        if not candidates or retries >= config.max_absorption_retries:
+            return verdicts + attempt, None, None
+        _, name, level = min(candidates)
+        kept_levels[name] = [i for i in kept_levels[name] if i != level]
+        retries += 1
+        retry_notes.append(
+            f"{name}: category {metadata.variable(name).levels[level]!r} was absorbed into the "
+            f"reference {references[name]!r} so that the output could be released"
+        )
+    if design.adjustments or retry_notes:
+        attempt.append(
+            Verdict("category_support", True, "", tuple(design.adjustments + retry_notes))
+        )
+    verdicts += attempt
+    if family == "ols":
+        df_resid = float(fit.df_resid)
+        anova = _ols_anova(x, y, design.term_columns, df_resid)
+        r2, adj = float(fit.rsquared), float(fit.rsquared_adj)
+    else:
+        df_resid = float(fit.df_resid)
+        anova = _logit_deviance_table(x, y, design.term_columns, float(fit.llf))
+        r2, adj = float(fit.prsquared), None
+    coefficients = tuple(
+        Coefficient(name, float(b), float(se), float(t), float(p))
+        for name, b, se, t, p in zip(
+            design.names, fit.params, fit.bse, fit.tvalues, fit.pvalues, strict=True
+        )
+    )
+    result = RegressionResult(
+        universe=universe_text,
+        family=family,
+        formula=formula.to_string(),
+        coefficients=coefficients,
+        anova=tuple(anova),
+        n_obs=int(rows.size),
+        df_model=float(fit.df_model),
+        df_resid=df_resid,
+        r_squared=r2,
+        adj_r_squared=adj,
+        references=references,
+        event=event,
+        verdicts=tuple(verdicts),
+    )
+    return verdicts, result, internals
+
+
+def _fit_and_check(
+    family: str,
+    x: np.ndarray,
+    y: np.ndarray,
+    design: _Design,
+    config: ServerConfig,
+    formula: Formula,
+    coded: CodedData,
+    rows: np.ndarray,
+):
+    out: list[Verdict] = []
+    if family == "ols":
+        fit = sm.OLS(y, x).fit()
+        q, _ = np.linalg.qr(x)
+        leverage = np.sum(q * q, axis=1)
+        residuals = y - fit.fittedvalues
+        out.append(rules.r_squared_bound(float(fit.rsquared), maximum=config.r_squared_max))
+        out.append(rules.leverage_bound(leverage, maximum=config.max_leverage))
+        out.append(
+            rules.exact_prediction(
+                residuals,
+                scale=float(np.std(y)),
+                tolerance=config.exact_fit_tolerance,
+                min_group=config.min_category_size,
+            )
+        )
+        s = math.sqrt(max(float(fit.scale), 1e-300))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = residuals / (s * np.sqrt(np.clip(1 - leverage, 1e-12, None)))
+        predictors = {}
+        categorical = {}
+        for factor in formula.main_effects:
+            var = coded.metadata.variable(factor.variable)
+            predictors[factor.to_string()] = _factor_values(factor, coded, rows)
+            if var.is_categorical:
+                categorical[factor.to_string()] = var.levels
+        internals = FitInternals(
+            formula, y, np.asarray(fit.fittedvalues), np.asarray(t), predictors, categorical
+        )
+        return fit, out, internals
+    try:
+        fit = _logit_fit(x, y)
+    except (np.linalg.LinAlgError, ValueError) as exc:
+        out.append(
+            Verdict(
+                "exact_prediction",
+                False,
+                "the logistic model separates the outcomes (some units' outcomes are predicted "
+                f"with certainty) and cannot be estimated safely: {type(exc).__name__}; remove "
+                "the predictor or category that isolates them",
+            )
+        )
+        return None, out, None
+    p = np.asarray(fit.predict(x))
+    w = np.clip(p * (1 - p), 1e-300, None)
+    q, _ = np.linalg.qr(x * np.sqrt(w)[:, None])
+    leverage = np.sum(q * q, axis=1)
+    out.append(rules.r_squared_bound(float(fit.prsquared), maximum=config.r_squared_max))
+    out.append(rules.leverage_bound(leverage, maximum=config.max_leverage))
+    out.append(
+        rules.exact_prediction(
+            y - p,
+            scale=1.0,
+            tolerance=config.exact_fit_tolerance,
+            min_group=config.min_category_size,
+        )
+    )
+    if not np.all(np.isfinite(fit.bse)):
+        out.append(
+            Verdict(
+                "exact_prediction",
+                False,
+                "the logistic model has undefined standard errors (the outcomes are separated); "
+                "remove the predictor or category that isolates some units",
+            )
+        )
+    return fit, out, None
+
+
+# --------------------------------------------------------------------------- correlation
+
+
+@dataclass(frozen=True)
+class CorrelationResult:
+    """Pearson correlations of continuous variables on the subsampled universe."""
+
+    universe: str
+    variables: tuple[str, ...]
+    matrix: tuple[tuple[float, ...], ...]
+    n_obs: int
+    verdicts: tuple[Verdict, ...] = ()
+    refused: bool = field(default=False, init=False)
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            [list(r) for r in self.matrix], index=list(self.variables), columns=list(self.variables)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "analysis": "correlation",
+            "universe": self.universe,
+            "variables": list(self.variables),
+            "matrix": [[_num(v) for v in r] for r in self.matrix],
+            "n_obs": self.n_obs,
+            "verdicts": _verdicts_dict(self.verdicts),
+        }
+
+    def summary(self) -> str:
+        return (
+            f"Correlations on universe {self.universe} ({self.n_obs} units)\n"
+            + self.to_frame().round(4).to_string()
+        )
+
+
+def correlation(
+    coded: CodedData,
+    positions: np.ndarray,
+    universe_text: str,
+    factors: Sequence[Factor],
+    config: ServerConfig,
+) -> tuple[list[Verdict], CorrelationResult | None]:
+    """Pearson correlations of two or more continuous (optionally transformed) variables.
+
+    Rules: allowed variables and approved transformations, the sample-size
+    rule after listwise deletion, the binary-predictor rule, and the R-squared
+    bound applied to every pair (:func:`rules.correlation_bound`).
+    """
+    metadata = coded.metadata
+    if len(factors) < 2:
+        raise ParameterError("correlation needs at least two variables")
+    names = [f.to_string() for f in factors]
+    if len(set(names)) != len(names):
+        raise ParameterError(f"correlation lists a variable more than once: {names}")
+    verdicts = [rules.allowed_variables([f.variable for f in factors], metadata)]
+    if not verdicts[-1].passed:
+        return verdicts, None
+    pseudo = Formula(factors[0], tuple(Term((f,)) for f in factors[1:]))
+    verdicts.append(
+        rules.approved_transformations(pseudo, metadata, approved=config.approved_transformations)
+    )
+    if not verdicts[-1].passed:
+        return verdicts, None
+    categorical = [f.variable for f in factors if metadata.variable(f.variable).is_categorical]
+    if categorical:
+        verdicts.append(
+            Verdict(
+                "allowed_variables",
+                False,
+                f"correlations need continuous variables; {categorical} are categorical "
+                "(use a cross-tabulation)",
+            )
+        )
+        return verdicts, None
+    values = np.column_stack([_factor_values(f, coded, positions) for f in factors])
+    complete = np.all(np.isfinite(values), axis=1)
+    values = values[complete]
+    verdicts.append(rules.analysis_sample_size(values.shape[0], minimum=config.gamma_star))
+    if not verdicts[-1].passed:
+        return verdicts, None
+    verdicts.append(
+        rules.binary_predictor_support(
+            {n: values[:, i] for i, n in enumerate(names)}, min_size=config.min_category_size
+        )
+    )
+    if not verdicts[-1].passed:
+        return verdicts, None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = np.corrcoef(values, rowvar=False)
+    verdicts.append(rules.correlation_bound(corr, names, maximum=config.r_squared_max))
+    if not verdicts[-1].passed:
+        return verdicts, None
+    result = CorrelationResult(
+        universe_text,
+        tuple(names),
+        tuple(tuple(float(v) for v in row) for row in corr),
+        int(values.shape[0]),
+        tuple(verdicts),
+    )
+    return verdicts, result

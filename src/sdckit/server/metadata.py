@@ -1,0 +1,314 @@
+"""Metadata of an analysis server: which variables an analyst may use, and how.
+
+Lucero et al. (2011), seed 004, Section 3.1: analysts pick variables and
+category levels from the metadata; a continuous variable is offered only as
+the categorical recode given by its cutpoints (Section 3.1.3). The metadata
+is public; the bin counts used to build it are not, and are left out of
+:meth:`Metadata.to_dict` unless asked for.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from sdckit._validation import check_dataframe
+from sdckit.errors import DataError, ParameterError, SchemaError
+from sdckit.io import atomic_write
+from sdckit.server.cutpoints import Binning, cutpoints
+
+__all__ = ["CATEGORICAL", "CONTINUOUS", "Metadata", "Variable", "level_key"]
+
+CATEGORICAL = "categorical"
+CONTINUOUS = "continuous"
+
+
+def level_key(value: Any) -> str:
+    """The string under which a data value is matched to a category level.
+
+    Integral floats (``2.0`` read from a CSV) match the level ``"2"``.
+    """
+    if isinstance(value, bool | np.bool_):
+        return str(bool(value))
+    if isinstance(value, numbers.Real) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _level_strings(series: pd.Series) -> np.ndarray:
+    """:func:`level_key` of every value, vectorised by dtype (missing values become "nan")."""
+    if pd.api.types.is_bool_dtype(series):
+        return series.astype(str).to_numpy(dtype=object)
+    if pd.api.types.is_integer_dtype(series):
+        return series.astype(str).to_numpy(dtype=object)
+    if pd.api.types.is_float_dtype(series):
+        values = series.to_numpy(dtype=np.float64)
+        finite = np.isfinite(values)
+        out = series.astype(str).to_numpy(dtype=object)
+        integral = finite & (np.floor(values) == values)
+        out[integral] = values[integral].astype(np.int64).astype(str)
+        return out
+    return series.astype(str).to_numpy(dtype=object)
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One variable an analyst may use.
+
+    Attributes
+    ----------
+    name : str
+        Column name in the data.
+    kind : {"categorical", "continuous"}
+    label : str
+        Human-readable description.
+    levels : tuple of str
+        Categorical levels, in display order (matched by :func:`level_key`).
+    level_labels : mapping
+        Optional readable label of each level.
+    binning : Binning or None
+        Cutpoints of a continuous variable (required for continuous variables).
+    """
+
+    name: str
+    kind: str
+    label: str = ""
+    levels: tuple[str, ...] = ()
+    level_labels: Mapping[str, str] = field(default_factory=dict)
+    binning: Binning | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise SchemaError(
+                f"variable name {self.name!r} must be an identifier (letters, digits, underscore)"
+            )
+        if self.kind not in (CATEGORICAL, CONTINUOUS):
+            raise SchemaError(
+                f"variable {self.name!r}: kind must be 'categorical' or 'continuous', got {self.kind!r}"
+            )
+        levels = tuple(level_key(v) for v in self.levels)
+        if self.kind == CATEGORICAL:
+            if len(levels) < 2:
+                raise SchemaError(f"categorical variable {self.name!r} needs at least two levels")
+            if len(set(levels)) != len(levels):
+                raise SchemaError(f"categorical variable {self.name!r} repeats a level: {levels}")
+        elif self.binning is None:
+            raise SchemaError(f"continuous variable {self.name!r} needs cutpoints (a binning)")
+        object.__setattr__(self, "levels", levels)
+        labels = {level_key(k): str(v) for k, v in dict(self.level_labels).items()}
+        unknown = sorted(set(labels) - set(levels))
+        if unknown:
+            raise SchemaError(f"variable {self.name!r}: labels given for unknown levels {unknown}")
+        object.__setattr__(self, "level_labels", MappingProxyType(labels))
+
+    @property
+    def is_categorical(self) -> bool:
+        return self.kind == CATEGORICAL
+
+    @property
+    def n_codes(self) -> int:
+        """Number of levels (categorical) or bins (continuous)."""
+        return len(self.levels) if self.is_categorical else self.binning.n_bins
+
+    def code_labels(self) -> tuple[str, ...]:
+        """Label of every code: the level, or the bin's interval."""
+        if self.is_categorical:
+            return self.levels
+        return self.binning.labels
+
+    def encode(self, series: pd.Series) -> np.ndarray:
+        """Integer code of every value (level index or bin index); -1 for missing."""
+        if self.is_categorical:
+            missing = pd.isna(series).to_numpy()
+            strings = _level_strings(series)
+            codes = pd.Categorical(strings, categories=list(self.levels)).codes.astype(np.int64)
+            bad = (codes == -1) & ~missing
+            if bad.any():
+                first = int(np.flatnonzero(bad)[0])
+                raise DataError(
+                    f"column {self.name!r} holds {strings[first]!r} (row {series.index[first]!r}), "
+                    f"which is not one of its metadata levels {list(self.levels)}"
+                )
+            return codes
+        values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+        nonnumeric = np.isnan(values) & ~pd.isna(series).to_numpy()
+        if nonnumeric.any():
+            first = int(np.flatnonzero(nonnumeric)[0])
+            raise DataError(
+                f"continuous column {self.name!r} holds a non-numeric value "
+                f"{series.iloc[first]!r} (row {series.index[first]!r})"
+            )
+        return self.binning.assign(values)
+
+    def to_dict(self, *, include_counts: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind}
+        if self.label:
+            out["label"] = self.label
+        if self.is_categorical:
+            out["levels"] = list(self.levels)
+            if self.level_labels:
+                out["level_labels"] = dict(self.level_labels)
+        else:
+            out["cutpoints"] = self.binning.to_dict(include_counts=include_counts)
+            out["bins"] = list(self.binning.labels)
+        return out
+
+    @classmethod
+    def from_dict(cls, name: str, mapping: Mapping[str, Any]) -> Variable:
+        if not isinstance(mapping, Mapping):
+            raise SchemaError(f"metadata for variable {name!r} must be a mapping")
+        kind = mapping.get("kind")
+        binning = None
+        if kind == CONTINUOUS:
+            if "cutpoints" not in mapping:
+                raise SchemaError(f"continuous variable {name!r} needs 'cutpoints' in the metadata")
+            binning = Binning.from_dict(mapping["cutpoints"])
+        return cls(
+            name=name,
+            kind=kind,
+            label=str(mapping.get("label", "")),
+            levels=tuple(mapping.get("levels", ())),
+            level_labels=dict(mapping.get("level_labels", {})),
+            binning=binning,
+        )
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """The variables an analyst may use, by name."""
+
+    variables: Mapping[str, Variable]
+
+    def __post_init__(self) -> None:
+        if isinstance(self.variables, Iterable) and not isinstance(self.variables, Mapping):
+            self_vars = {v.name: v for v in self.variables}
+        else:
+            self_vars = dict(self.variables)
+        for key, var in self_vars.items():
+            if not isinstance(var, Variable) or var.name != key:
+                raise SchemaError(f"metadata entry {key!r} must be a Variable named {key!r}")
+        if not self_vars:
+            raise SchemaError("metadata must list at least one variable")
+        object.__setattr__(self, "variables", MappingProxyType(self_vars))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.variables
+
+    def __iter__(self):
+        return iter(self.variables.values())
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.variables)
+
+    def variable(self, name: str) -> Variable:
+        """The variable called ``name``; a SchemaError naming the allowed ones otherwise."""
+        try:
+            return self.variables[name]
+        except (KeyError, TypeError):
+            raise SchemaError(
+                f"variable {name!r} is not available to analysts; allowed: {list(self.variables)}"
+            ) from None
+
+    def encode(self, data: pd.DataFrame) -> dict[str, np.ndarray]:
+        """Integer codes of every metadata variable over ``data`` (-1 for missing)."""
+        check_dataframe(data, "data")
+        missing = [name for name in self.variables if name not in data.columns]
+        if missing:
+            raise SchemaError(f"the data lack metadata variable(s) {missing}")
+        return {name: var.encode(data[name]) for name, var in self.variables.items()}
+
+    def to_dict(self, *, include_counts: bool = False) -> dict[str, Any]:
+        """Public mapping ``{"variables": {name: {...}}}`` (bin counts left out by default)."""
+        return {
+            "variables": {
+                name: var.to_dict(include_counts=include_counts)
+                for name, var in self.variables.items()
+            }
+        }
+
+    @classmethod
+    def from_dict(cls, mapping: Mapping[str, Any]) -> Metadata:
+        if not isinstance(mapping, Mapping) or not isinstance(mapping.get("variables"), Mapping):
+            raise SchemaError("metadata must be a mapping with a 'variables' mapping")
+        return cls({n: Variable.from_dict(n, m) for n, m in mapping["variables"].items()})
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Metadata:
+        path = Path(path)
+        if not path.exists():
+            raise ParameterError(f"metadata file {path} does not exist")
+        with path.open(encoding="utf-8") as handle:
+            return cls.from_dict(yaml.safe_load(handle))
+
+    def to_yaml(self, path: str | Path, *, include_counts: bool = False) -> Path:
+        """Write the metadata as YAML, atomically."""
+        text = yaml.safe_dump(self.to_dict(include_counts=include_counts), sort_keys=False)
+        return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+    @classmethod
+    def infer(
+        cls,
+        data: pd.DataFrame,
+        *,
+        columns: Iterable[str] | None = None,
+        categorical: Iterable[str] = (),
+        continuous: Iterable[str] = (),
+        method: str = "minimum_width",
+        beta: int = 10,
+        methods: Mapping[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> Metadata:
+        """Metadata for ``data``: numeric columns become continuous with cutpoints.
+
+        Parameters
+        ----------
+        data : DataFrame
+        columns : iterable of str, optional
+            Variables to offer (default every column).
+        categorical, continuous : iterable of str
+            Force a column's kind (e.g. an integer-coded category).
+        method : str, default "minimum_width"
+            Binning method for continuous variables (see :func:`cutpoints`).
+        beta : int, default 10
+            Minimum observations per bin.
+        methods : mapping, optional
+            A binning method per continuous variable, overriding ``method``.
+        labels : mapping, optional
+            A readable label per variable.
+        """
+        check_dataframe(data, "data")
+        names = list(data.columns) if columns is None else list(columns)
+        forced_cat, forced_cont = set(categorical), set(continuous)
+        both = forced_cat & forced_cont
+        if both:
+            raise ParameterError(f"columns {sorted(both)} are listed as categorical and continuous")
+        unknown = [c for c in [*names, *forced_cat, *forced_cont] if c not in data.columns]
+        if unknown:
+            raise SchemaError(f"unknown column(s) {unknown}; the data have {list(data.columns)}")
+        methods = dict(methods or {})
+        labels = dict(labels or {})
+        variables = {}
+        for name in names:
+            series = data[name]
+            numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(
+                series
+            )
+            if name in forced_cont or (numeric and name not in forced_cat):
+                binning = cutpoints(series.to_numpy(), methods.get(name, method), beta=beta)
+                variables[name] = Variable(name, CONTINUOUS, labels.get(name, ""), binning=binning)
+            else:
+                if isinstance(series.dtype, pd.CategoricalDtype):
+                    levels = [level_key(v) for v in series.cat.categories]
+                else:
+                    levels = sorted({level_key(v) for v in series.dropna().to_numpy()})
+                variables[name] = Variable(name, CATEGORICAL, labels.get(name, ""), tuple(levels))
+        return cls(variables)
