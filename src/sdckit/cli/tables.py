@@ -1,0 +1,254 @@
+"""``sdckit tables``: tabulate, design perturbation tables, perturb, restore additivity, SAFE, info loss."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+import yaml
+
+from sdckit.cli._common import (
+    console,
+    err_console,
+    parse_list,
+    progress_bar,
+    read_input,
+    write_output,
+)
+from sdckit.errors import DataError, ParameterError
+from sdckit.io import read_table
+from sdckit.tables import (
+    PTable,
+    add_record_keys,
+    cell_key_perturb,
+    design_ptable,
+    information_loss,
+    restore_additivity,
+    safe_perturb,
+    tabulate,
+)
+
+tables_app = typer.Typer(
+    help="Protected frequency tables: cell key perturbation, additivity (CTA), SAFE (Giessing & Höhne 2011).",
+    no_args_is_help=True,
+)
+
+
+def _dims(value: str | None, option: str = "--dims") -> list[str]:
+    dims = parse_list(value)
+    if not dims:
+        raise ParameterError(f"{option} must name at least one column (comma-separated)")
+    return dims
+
+
+def _hierarchies(path: Path | None) -> dict | None:
+    if path is None:
+        return None
+    if not path.exists():
+        raise DataError(f"hierarchy file {str(path)!r} does not exist")
+    try:
+        spec = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise DataError(f"could not read hierarchy file {str(path)!r}: {exc}") from exc
+    if not isinstance(spec, dict):
+        raise DataError(
+            f"hierarchy file {str(path)!r} must map each dimension to {{parent: [children]}}"
+        )
+    return spec
+
+
+_HIERARCHY_HELP = "YAML/JSON file: {dim: {parent: [children, ...]}} (nested parents allowed)."
+
+
+@tables_app.command("add-keys")
+def add_keys_command(
+    input: Path = typer.Argument(..., help="Microdata file (.csv or .parquet)."),
+    output: Path = typer.Option(..., "--output", "-o", help="Microdata with a record-key column."),
+    seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same keys)."),
+    kind: str = typer.Option(
+        "integer", "--kind", help="integer ([0, 2^31-1)) or uniform ([0, 1))."
+    ),
+    column: str = typer.Option("record_key", "--column", help="Name of the key column."),
+) -> None:
+    """Draw record keys once and store them with the microdata (Section 4)."""
+    write_output(add_record_keys(read_input(input), seed, kind=kind, column=column), output)
+
+
+@tables_app.command("tabulate")
+def tabulate_command(
+    input: Path = typer.Argument(..., help="Microdata file (.csv or .parquet)."),
+    output: Path = typer.Option(..., "--output", "-o", help="Tidy table, one row per cell."),
+    dims: str = typer.Option(..., "--dims", help="Comma-separated classifying variables."),
+    weights: str | None = typer.Option(None, "--weights", help="Column of record weights."),
+    record_key: str | None = typer.Option(
+        None, "--record-key", help="Record-key column: adds cell keys."
+    ),
+    hierarchies: Path | None = typer.Option(None, "--hierarchies", help=_HIERARCHY_HELP),
+    no_margins: bool = typer.Option(False, "--no-margins", help="Leave out the totals."),
+) -> None:
+    """Frequency table with all margins (and hierarchy levels), empty cells included."""
+    table = tabulate(
+        read_input(input),
+        _dims(dims),
+        hierarchies=_hierarchies(hierarchies),
+        weights=weights,
+        margins=not no_margins,
+        record_key=record_key,
+    )
+    write_output(table, output)
+
+
+@tables_app.command("design-ptable")
+def design_ptable_command(
+    output: Path = typer.Option(
+        ..., "--output", "-o", help="Tidy perturbation table (i, j, p, ...)."
+    ),
+    D: int = typer.Option(3, "--D", help="Maximum absolute deviation."),
+    V: float = typer.Option(2.01, "--V", help="Variance of the noise."),
+    js: int = typer.Option(2, "--js", help="Perturbed counts 1..js are forbidden."),
+    pstay: float | None = typer.Option(None, "--pstay", help="Fixed probability of no change."),
+    monotone: bool = typer.Option(False, "--monotone", help="Tails decrease away from i."),
+    objective: str = typer.Option("maxent", "--objective", help="maxent or lp."),
+    quiet: bool = typer.Option(False, "--quiet", help="No summary."),
+) -> None:
+    """Design a zero-mean, fixed-variance transition matrix without small cells (Section 3.1)."""
+    ptable = design_ptable(D, V, js=js, pstay=pstay, monotone=monotone, objective=objective)
+    write_output(ptable.to_frame(), output)
+    if not quiet:
+        err_console.print(ptable.summary(), highlight=False)
+
+
+@tables_app.command("perturb")
+def perturb_command(
+    input: Path = typer.Argument(
+        ..., help="Table with count and cell_key columns, or microdata with record keys."
+    ),
+    output: Path = typer.Option(
+        ..., "--output", "-o", help="Table with noise and perturbed counts."
+    ),
+    ptable: Path | None = typer.Option(None, "--ptable", help="Perturbation table file (i, j, p)."),
+    D: int = typer.Option(3, "--D", help="Without --ptable: design one with this D."),
+    V: float = typer.Option(2.01, "--V", help="Without --ptable: design one with this V."),
+    dims: str | None = typer.Option(
+        None, "--dims", help="Classifying variables (microdata input)."
+    ),
+    record_key: str = typer.Option("record_key", "--record-key", help="Record-key column."),
+    threshold: int | None = typer.Option(
+        None, "--threshold", help="Suppress perturbed counts below this."
+    ),
+    hierarchies: Path | None = typer.Option(None, "--hierarchies", help=_HIERARCHY_HELP),
+    quiet: bool = typer.Option(False, "--quiet", help="No summary."),
+) -> None:
+    """Cell key perturbation: no perturbed 1s or 2s, identical cells get identical noise (Section 4)."""
+    table = ptable and PTable.from_frame(read_table(ptable))
+    if table is None:
+        table = design_ptable(D, V)
+    result = cell_key_perturb(
+        read_input(input),
+        table,
+        dims=parse_list(dims),
+        record_key=record_key,
+        threshold=threshold,
+        hierarchies=_hierarchies(hierarchies),
+    )
+    write_output(result.table, output)
+    if not quiet:
+        err_console.print(result.summary(), highlight=False)
+
+
+@tables_app.command("restore")
+def restore_command(
+    input: Path = typer.Argument(..., help="Perturbed tidy table (all cells, margins included)."),
+    output: Path = typer.Option(..., "--output", "-o", help="Table with a restored column."),
+    dims: str = typer.Option(..., "--dims", help="Comma-separated classifying variables."),
+    value: str = typer.Option("perturbed", "--value", help="Column of perturbed counts."),
+    max_deviation: int = typer.Option(3, "--max-deviation", help="Largest change per cell."),
+    method: str = typer.Option("two-stage", "--method", help="two-stage or joint."),
+    hierarchies: Path | None = typer.Option(None, "--hierarchies", help=_HIERARCHY_HELP),
+    time_limit: float | None = typer.Option(None, "--time-limit", help="Seconds per HiGHS run."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress or summary."),
+) -> None:
+    """Restore additivity by controlled tabular adjustment without small cells (Section 5)."""
+    with progress_bar("CTA (HiGHS)", quiet=quiet):
+        result = restore_additivity(
+            read_input(input),
+            dims=_dims(dims),
+            value=value,
+            max_deviation=max_deviation,
+            method=method,
+            hierarchies=_hierarchies(hierarchies),
+            time_limit=time_limit,
+        )
+    write_output(result.table, output)
+    if not quiet:
+        err_console.print(result.summary(), highlight=False)
+
+
+@tables_app.command("safe")
+def safe_command(
+    input: Path = typer.Argument(..., help="Microdata file (.csv or .parquet)."),
+    output: Path = typer.Option(..., "--output", "-o", help="Protected microdata."),
+    tables: str = typer.Option(
+        ..., "--tables", help="Controlled tables: variables comma-separated, tables by ';'."
+    ),
+    variables: str | None = typer.Option(
+        None, "--variables", help="Variables of the elementary table (default: all controlled)."
+    ),
+    max_deviation_start: int = typer.Option(1, "--max-deviation-start", help="Initial bound."),
+    no_optimise: bool = typer.Option(False, "--no-optimise", help="Stop at the first solution."),
+    seed: int | None = typer.Option(None, "--seed", help="Random seed."),
+    diagnostics: Path | None = typer.Option(
+        None, "--diagnostics", help="Also write per-record diagnostics."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress or summary."),
+) -> None:
+    """SAFE-style pre-tabular protection: every table of the variables is free of 1s and 2s."""
+    controlled = [_dims(t, "--tables") for t in tables.split(";") if t.strip()]
+    with progress_bar("SAFE", quiet=quiet) as callback:
+        result = safe_perturb(
+            read_input(input),
+            controlled,
+            variables=parse_list(variables),
+            max_deviation_start=max_deviation_start,
+            optimise=not no_optimise,
+            random_state=seed,
+            progress=callback,
+        )
+    write_output(result.data, output)
+    if diagnostics is not None:
+        write_output(result.diagnostics.reset_index(), diagnostics)
+    if not quiet:
+        err_console.print(result.summary(), highlight=False)
+
+
+@tables_app.command("infoloss")
+def infoloss_command(
+    input: Path = typer.Argument(..., help="Table with the original counts."),
+    protected: str = typer.Option(
+        "perturbed", "--protected", help="Column of protected counts, or a table file."
+    ),
+    dims: str | None = typer.Option(None, "--dims", help="Dims to match a protected table file."),
+    value: str = typer.Option("count", "--value", help="Column of counts."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Write the deviation distribution here."
+    ),
+) -> None:
+    """Distribution of absolute deviations, mean deviation, false zeros and non-zeros (Sections 6-7)."""
+    original = read_input(input)
+    other = protected
+    if protected not in original.columns and Path(protected).suffix.lower() in (
+        ".csv",
+        ".parquet",
+        ".pq",
+        ".txt",
+    ):
+        other = read_table(Path(protected))
+    loss = information_loss(original, other, dims=parse_list(dims), value=value)
+    console.print(loss.summary(), highlight=False)
+    if output is not None:
+        write_output(loss.distribution.reset_index(), output)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sdckit tables ...`` to the command line."""
+    app.add_typer(tables_app, name="tables")
