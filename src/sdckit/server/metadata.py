@@ -129,7 +129,7 @@ class Variable:
         if self.is_categorical:
             missing = pd.isna(series).to_numpy()
             strings = _level_strings(series)
-            codes = pd.Categorical(strings, categories=list(self.levels)).codes.astype(np.int64)
+            codes = pd.Index(list(self.levels)).get_indexer(strings).astype(np.int64)
             bad = (codes == -1) & ~missing
             if bad.any():
                 first = int(np.flatnonzero(bad)[0])

@@ -1,0 +1,103 @@
+"""Cross-tabulations: counts from the Drop-q subsample, never a cell or margin of 1 or 2."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from server_fixtures import SECRET, make_people
+
+from sdckit.server import AnalysisServer, CrosstabResult, Metadata, Refusal
+
+
+def test_counts_come_from_the_subsample(server, people):
+    result = server.crosstab("sex = female", "region", "employed")
+    assert isinstance(result, CrosstabResult)
+    universe = people[people.sex == "female"]
+    full = pd.crosstab(universe.region, universe.employed).reindex(
+        index=list(result.row_labels), columns=list(result.col_labels)
+    )
+    released = result.to_frame()
+    dropped = (full - released).to_numpy()
+    assert dropped.min() >= 0
+    assert 2 <= dropped.sum() <= server.config.drop_q_k
+    assert result.total == len(universe) - dropped.sum()
+    assert list(result.row_totals) == released.sum(axis=1).tolist()
+
+
+def test_one_way_table_and_continuous_bins(server, people_metadata):
+    result = server.crosstab("ALL", "age")
+    assert result.col_labels == ("count",)
+    assert result.row_labels == people_metadata.variable("age").binning.labels
+
+
+def test_no_released_cell_of_one_or_two():
+    # Many small universes over sparse tables: every released table is free of 1s and 2s.
+    data = make_people(700, seed=3)
+    metadata = Metadata.infer(data, beta=15)
+    server = AnalysisServer(data, metadata, {"gamma": 30, "gamma_star": 15}, secret=SECRET)
+    released = refused = 0
+    for universe in ["ALL", "sex = male", "region = west", "region in {east, west}"]:
+        for rows, cols in [("region", "employed"), ("age", "sex"), ("hours", "region")]:
+            result = server.crosstab(universe, rows, cols)
+            if isinstance(result, Refusal):
+                refused += 1
+                assert result.rules[-1] in {
+                    "no_small_cells",
+                    "universe_gamma",
+                    "no_marginal_1_or_2",
+                }
+                continue
+            released += 1
+            counts = np.asarray(result.counts)
+            every = np.concatenate([counts.ravel(), result.row_totals, result.col_totals])
+            assert not np.any((every == 1) | (every == 2))
+    assert released > 0 and refused > 0
+
+
+def test_small_cell_refusal_reason_hides_the_count():
+    data = make_people(400, seed=9)
+    data.loc[data.index[:2], "region"] = "island"
+    metadata = Metadata.infer(data, beta=15)
+    server = AnalysisServer(data, metadata, {"gamma": 30, "gamma_star": 15}, secret=SECRET)
+    # Two islanders: whatever Drop q removes, the island row holds 0, 1 or 2 units.
+    results = [server.crosstab(u, "region", "sex") for u in ["ALL", "employed = yes"]]
+    for result in results:
+        if isinstance(result, Refusal):
+            assert result.rules == ("no_small_cells",)
+            assert "1" not in result.reasons[0].split(":", 1)[1].replace("one or two", "")
+        else:
+            island = result.row_labels.index("island")
+            assert result.row_totals[island] == 0
+
+
+def test_means_with_dominance(people, people_metadata):
+    data = people.copy()
+    # One huge wage in east/no dominates that cell.
+    target = data.index[(data.region == "east") & (data.employed == "no")][0]
+    data.loc[target, "wage"] = 1e7
+    server = AnalysisServer(data, people_metadata, secret=SECRET)
+    result = server.crosstab("ALL", "region", "employed", mean_of="wage")
+    i, j = result.row_labels.index("east"), result.col_labels.index("no")
+    kept = server._prepare("ALL", {}).positions
+    if data.index.get_loc(target) in set(kept):
+        assert result.means[i][j] is None
+        assert result.row_means[i] is None and result.col_means[j] is None
+        assert result.total_mean is None
+        notes = [a for v in result.verdicts for a in v.adjustments]
+        assert any("dominated" in n for n in notes)
+    others = [
+        m for r, row in enumerate(result.means) for c, m in enumerate(row) if (r, c) != (i, j)
+    ]
+    assert all(m is not None for m in others)
+    d = result.to_dict()
+    assert d["means"][i][j] is None
+
+
+def test_input_errors(server):
+    with pytest.raises(Exception, match="differ"):
+        server.crosstab("ALL", "sex", "sex")
+    with pytest.raises(Exception, match="continuous"):
+        server.crosstab("ALL", "sex", mean_of="region")
+    refused = server.crosstab("ALL", "ssn")
+    assert isinstance(refused, Refusal) and refused.rules == ("allowed_variables",)
