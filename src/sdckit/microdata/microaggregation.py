@@ -87,16 +87,12 @@ class MicroaggregationResult(MaskResult):
 # distance kernels (the same arithmetic everywhere, so bounds are exact)
 
 
-def _sq_dist(columns: np.ndarray, positions: np.ndarray | slice, q: np.ndarray) -> np.ndarray:
-    """Squared Euclidean distances of the points at ``positions`` to ``q``.
-
-    ``columns`` holds one array per dimension (shape (d, n)); dimensions are
-    summed in order.
-    """
-    diff = columns[0][positions] - q[0]
+def _exact_sq(points: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Squared distances of the rows of ``points`` to ``q``, summed variable by variable."""
+    diff = points[:, 0] - q[0]
     out = diff * diff
-    for j in range(1, len(columns)):
-        diff = columns[j][positions] - q[j]
+    for j in range(1, points.shape[1]):
+        diff = points[:, j] - q[j]
         out += diff * diff
     return out
 
@@ -104,54 +100,87 @@ def _sq_dist(columns: np.ndarray, positions: np.ndarray | slice, q: np.ndarray) 
 def _mdav_block(points: np.ndarray, k: int) -> np.ndarray:
     """Textbook MDAV on one block: group numbers 0, 1, ... for its records.
 
-    A full distance pass per step over the records still ungrouped, kept in a
-    compacted array in ascending row order, so ``argmax`` and the stable
-    ordering break ties by the smaller row, as the textbook loop does. The
-    distances to r serve twice: for r's group and, once it is removed, to find
-    s, the record farthest from r.
+    Every search is a full pass over the records still ungrouped (grouped
+    records are masked out and compacted away now and then, keeping ascending
+    row order). The pass uses the fast form ``|x|^2 - 2 x.q + |q|^2`` (one
+    matrix-vector product) only to shortlist the records within a rounding
+    margin of the answer; the shortlist is ranked with the plain per-variable
+    formula, ties going to the smaller row, so the groups are the textbook's.
+    The distances to r serve twice: for r's group and, once it is removed, to
+    find s, the record farthest from r.
     """
-    m = len(points)
+    m, d = points.shape
     labels = np.full(m, -1, dtype=np.int64)
-    live = np.arange(m)
-    live_x = np.ascontiguousarray(points.T)
-    total = points.sum(axis=0)
+    rows = np.arange(m)
+    x = np.ascontiguousarray(points)
+    norm = _exact_sq(x, np.zeros(d))
+    # Rounding error of the fast form is a few ulps of |x|^2 + |q|^2; the margin is far wider.
+    largest_norm = float(norm.max())
+    alive = np.ones(m, dtype=bool)
+    far_norm = norm.copy()  # -inf once grouped: never the farthest
+    near_norm = norm.copy()  # +inf once grouped: never a neighbour
+    total = x.sum(axis=0)
+    n_alive = m
     group = 0
 
+    def margin_for(q: np.ndarray) -> float:
+        return 1e-9 * (largest_norm + float(q @ q) + 1.0)
+
+    def farthest(approx: np.ndarray, q: np.ndarray) -> int:
+        shortlist = np.flatnonzero(approx >= approx.max() - margin_for(q))
+        if len(shortlist) == 1:
+            return int(shortlist[0])
+        return int(shortlist[np.argmax(_exact_sq(x[shortlist], q))])
+
     def nearest(i: int) -> tuple[np.ndarray, np.ndarray]:
-        # live position i and its k-1 nearest live records (ties: smaller row)
-        dist = _sq_dist(live_x, slice(None), live_x[:, i])
-        own = dist.copy()
-        own[i] = -1.0
+        # position i and its k-1 nearest ungrouped records (ties: smaller row)
+        q = x[i].copy()
+        product = x @ q
+        approx = near_norm - 2.0 * product + float(q @ q)
+        own = approx.copy()
+        own[i] = -np.inf
         kth = np.partition(own, k - 1)[k - 1]
-        candidates = np.flatnonzero(own <= kth)
-        return candidates[np.argsort(own[candidates], kind="stable")[:k]], dist
+        shortlist = np.flatnonzero(own <= kth + margin_for(q))
+        exact = _exact_sq(x[shortlist], q)
+        exact[shortlist == i] = -1.0  # r always heads its own group
+        return shortlist[np.argsort(exact, kind="stable")[:k]], product
 
-    def take(positions: np.ndarray) -> np.ndarray:
-        nonlocal live, live_x, total, group
-        rows = live[positions]
-        labels[rows] = group
+    def take(positions: np.ndarray) -> None:
+        nonlocal group, total, n_alive
+        labels[rows[positions]] = group
         group += 1
-        total = total - points[rows].sum(axis=0)
-        keep = np.ones(len(live), dtype=bool)
-        keep[positions] = False
-        live = live[keep]
-        live_x = live_x[:, keep]
-        return keep
+        alive[positions] = False
+        far_norm[positions] = -np.inf
+        near_norm[positions] = np.inf
+        total = total - x[positions].sum(axis=0)
+        n_alive -= len(positions)
 
-    while len(live) >= 3 * k:
-        centroid = total / len(live)
-        r = int(np.argmax(_sq_dist(live_x, slice(None), centroid)))
-        members, dist_to_r = nearest(r)
-        keep = take(members)
-        s = int(np.argmax(dist_to_r[keep]))
-        take(nearest(s)[0])
-        if len(live) * 2 < m and len(live) >= 3 * k:
-            total = points[live].sum(axis=0)  # keep the running sum from drifting
-    if len(live) >= 2 * k:
-        centroid = points[live].mean(axis=0)
-        r = int(np.argmax(_sq_dist(live_x, slice(None), centroid)))
-        take(nearest(r)[0])
-    labels[live] = group
+    while n_alive >= 3 * k:
+        if 2 * n_alive < len(rows):
+            keep = np.flatnonzero(alive)
+            rows, x = rows[keep], x[keep]
+            far_norm, near_norm = far_norm[keep], near_norm[keep]
+            alive = np.ones(len(keep), dtype=bool)
+            total = x.sum(axis=0)  # also stops the running sum from drifting
+        centroid = total / n_alive
+        r = farthest(far_norm - 2.0 * (x @ centroid) + float(centroid @ centroid), centroid)
+        r_point = x[r].copy()
+        members, product = nearest(r)
+        take(members)
+        from_r = far_norm - 2.0 * product + float(r_point @ r_point)
+        take(nearest(farthest(from_r, r_point))[0])
+    remaining = np.flatnonzero(alive)
+    if n_alive >= 2 * k:
+        sub = x[remaining]
+        centroid = sub.mean(axis=0)
+        r = int(np.argmax(_exact_sq(sub, centroid)))
+        dist = _exact_sq(sub, sub[r])
+        dist[r] = -1.0
+        members = np.argsort(dist, kind="stable")[:k]
+        labels[rows[remaining[members]]] = group
+        group += 1
+        remaining = np.delete(remaining, members)
+    labels[rows[remaining]] = group
     return labels
 
 
