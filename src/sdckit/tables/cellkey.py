@@ -178,7 +178,8 @@ def cell_key_perturb(
             record_key=record_key,
             total_label=total_label,
         )
-        table = table.rename(columns={"count": count, "cell_key": cell_key})
+        if (count, cell_key) != ("count", "cell_key"):
+            table = table.rename(columns={"count": count, "cell_key": cell_key})
     check_columns(table, [count, cell_key], "count/cell_key")
     raw = table[count].to_numpy()
     if raw.dtype.kind not in "iu":

@@ -95,7 +95,7 @@ def key_units(
     """
     values = keys.to_numpy() if isinstance(keys, pd.Series) else np.asarray(keys)
     if values.dtype.kind in "iu":
-        units = values.astype(np.int64)
+        units = values.astype(np.int64, copy=False)
         if len(units) and (units.min() < 0 or units.max() >= INTEGER_KEY_MODULUS):
             raise DataError(
                 f"integer record keys in {name!r} must lie in [0, 2^31 - 1), "

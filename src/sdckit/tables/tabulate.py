@@ -61,6 +61,10 @@ class TableStructure:
     children: tuple[tuple[tuple[int, ...], ...], ...]
     total_label: str = "Total"
 
+    def __deepcopy__(self, memo: dict) -> TableStructure:
+        # immutable: pandas deep-copies ``attrs`` on every operation, so share it
+        return self
+
     @property
     def shape(self) -> tuple[int, ...]:
         """Number of output categories per dimension."""
@@ -95,8 +99,16 @@ class TableStructure:
                 f"elementary table has shape {values.shape}, expected {self.leaf_shape}"
             )
         for axis in range(len(self.dims)):
-            matrix = self.aggregation_matrix(axis).astype(values.dtype, copy=False)
-            values = np.moveaxis(np.tensordot(matrix, values, axes=(1, axis)), 0, axis)
+            n_leaf, n_out = self.n_leaves[axis], len(self.categories[axis])
+            shape = list(values.shape)
+            shape[axis] = n_out
+            out = np.empty(shape, dtype=values.dtype)
+            view = np.moveaxis(out, axis, 0)
+            view[:n_leaf] = np.moveaxis(values, axis, 0)
+            # parents follow their children, so each parent sums rows already filled
+            for parent in range(n_leaf, n_out):
+                view[parent] = view[list(self.children[axis][parent])].sum(axis=0)
+            values = out
         return values
 
     def labels(self) -> pd.DataFrame:
@@ -341,29 +353,39 @@ def _dimension_categories(
 
 def _leaf_categories(
     data: pd.DataFrame, dim: str, given: Sequence[Any] | None
-) -> tuple[list[Any], np.ndarray]:
+) -> tuple[list[Any], np.ndarray, bool]:
+    """Leaf categories, record codes, and whether unobserved leaves may be dropped."""
     column = data[dim]
-    if column.isna().any():
+    values = column.to_numpy() if column.dtype.kind in "iu" else None
+    if values is None and column.isna().any():
         row = column.index[int(np.flatnonzero(column.isna().to_numpy())[0])]
         raise DataError(
             f"column {dim!r} has missing values (first at row {row!r}); tabulate needs complete categories"
         )
     if given is not None:
         leaves = list(given)
-    elif isinstance(column.dtype, pd.CategoricalDtype):
-        leaves = list(column.cat.categories)
-    else:
-        leaves = sorted(
-            pd.unique(column), key=lambda v: (not isinstance(v, (int, float, np.number)), v)
-        )
-    index = pd.Index(leaves)
-    if not index.is_unique:
-        raise ParameterError(f"categories of {dim!r} are not unique: {leaves}")
-    codes = index.get_indexer(column).astype(np.int64)
-    if (codes < 0).any():
-        bad = column.iloc[int(np.flatnonzero(codes < 0)[0])]
-        raise DataError(f"column {dim!r} has value {bad!r} outside the given categories")
-    return leaves, codes
+        index = pd.Index(leaves)
+        if not index.is_unique:
+            raise ParameterError(f"categories of {dim!r} are not unique: {leaves}")
+        codes = index.get_indexer(column).astype(np.int64)
+        if (codes < 0).any():
+            bad = column.iloc[int(np.flatnonzero(codes < 0)[0])]
+            raise DataError(f"column {dim!r} has value {bad!r} outside the given categories")
+        return leaves, codes, False
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return list(column.cat.categories), column.cat.codes.to_numpy(np.int64), False
+    if values is not None and len(values):
+        # integer codes: take the whole range now (no hashing, sorting or counting);
+        # tabulate drops the values that do not occur from the elementary table
+        values = values.astype(np.int64, copy=False)
+        low, high = int(values.min()), int(values.max())
+        if high - low < max(len(values), 1 << 16):
+            return list(range(low, high + 1)), (values - low if low else values), True
+    try:
+        codes, uniques = pd.factorize(column, sort=True)
+    except TypeError:  # values of mixed types cannot be sorted: keep first-seen order
+        codes, uniques = pd.factorize(column)
+    return list(uniques), codes.astype(np.int64, copy=False), False
 
 
 def tabulate(
@@ -422,21 +444,21 @@ def tabulate(
     unknown = [c for c in categories if c not in dims]
     if unknown:
         raise ParameterError(f"categories: {unknown} are not among the dims {dims}")
-    leaves, codes = [], []
+    leaves, codes, observed_only = [], [], []
     for dim in dims:
-        lv, cd = _leaf_categories(data, dim, categories.get(dim))
+        lv, cd, compact = _leaf_categories(data, dim, categories.get(dim))
         leaves.append(lv)
         codes.append(cd)
-    structure = TableStructure.from_categories(
-        dims, leaves, hierarchies=hierarchies, margins=margins, total_label=total_label
-    )
-    n_elementary = int(np.prod(structure.leaf_shape, dtype=np.int64))
+        observed_only.append(compact)
+    leaf_shape = tuple(len(lv) for lv in leaves)
+    n_elementary = int(np.prod(leaf_shape, dtype=np.int64))
     if n_elementary > MAX_ELEMENTARY_CELLS:
         raise ParameterError(
             f"the table of {dims} has {n_elementary} elementary cells (more than "
             f"{MAX_ELEMENTARY_CELLS}); tabulate fewer or coarser dimensions"
         )
-    cell = np.ravel_multi_index(codes, structure.leaf_shape) if len(dims) > 1 else codes[0]
+    cell = np.ravel_multi_index(codes, leaf_shape) if len(dims) > 1 else codes[0]
+    elementary_counts = np.bincount(cell, minlength=n_elementary).astype(np.int64)
     if weights is not None:
         check_columns(data, [weights], "weights")
         w = pd.to_numeric(data[weights], errors="coerce").to_numpy(np.float64)
@@ -444,25 +466,48 @@ def tabulate(
             raise DataError(f"weights column {weights!r} has missing or non-numeric values")
         elementary = np.bincount(cell, weights=w, minlength=n_elementary)
     else:
-        elementary = np.bincount(cell, minlength=n_elementary).astype(np.int64)
-    out = structure.labels()
-    out["count"] = structure.aggregate(elementary.reshape(structure.leaf_shape)).ravel()
+        elementary = elementary_counts
+    key_sums = None
     if record_key is not None:
         check_columns(data, [record_key], "record_key")
         units, modulus, uniform = key_units(data[record_key], name=record_key)
-        sums = _exact_key_sums(cell, units, n_elementary)
-        cell_sums = structure.aggregate(sums.reshape(structure.leaf_shape)).ravel() % modulus
+        key_sums = _exact_key_sums(cell, units, n_elementary, int(elementary_counts.max()), modulus)
+    # integer variables were given their whole range: keep the values that occur
+    arrays = [
+        a.reshape(leaf_shape) for a in (elementary_counts, elementary, key_sums) if a is not None
+    ]
+    for axis, compact in enumerate(observed_only):
+        if not compact:
+            continue
+        other = tuple(a for a in range(len(dims)) if a != axis)
+        occurs = np.flatnonzero(arrays[0].sum(axis=other) > 0)
+        if len(occurs) < len(leaves[axis]):
+            leaves[axis] = [leaves[axis][i] for i in occurs]
+            arrays = [np.take(a, occurs, axis=axis) for a in arrays]
+    structure = TableStructure.from_categories(
+        dims, leaves, hierarchies=hierarchies, margins=margins, total_label=total_label
+    )
+    out = structure.labels()
+    out["count"] = structure.aggregate(arrays[1] if weights is not None else arrays[0]).ravel()
+    if key_sums is not None:
+        cell_sums = structure.aggregate(arrays[-1]).ravel() % modulus
         out["cell_key"] = cell_sums / modulus if uniform else cell_sums
     out.attrs["structure"] = structure
     return out
 
 
-def _exact_key_sums(cell: np.ndarray, units: np.ndarray, n_cells: int) -> np.ndarray:
-    """Integer sums of keys per cell, exact: bincount in float64 on 16-bit halves.
+def _exact_key_sums(
+    cell: np.ndarray, units: np.ndarray, n_cells: int, largest_cell: int, modulus: int
+) -> np.ndarray:
+    """Integer sums of keys per elementary cell, exact.
 
-    Each half-sum stays below 2^53 for up to 2^37 records, so float64 holds it
-    exactly, and the halves recombine in int64.
+    float64 holds integers below 2^53 exactly, so one weighted bincount is
+    exact when the largest cell times the key range stays below 2^53;
+    otherwise the keys are summed as two 16-bit halves (exact for up to 2^37
+    records) and recombined in int64.
     """
+    if largest_cell * modulus < 2**53:
+        return np.bincount(cell, weights=units, minlength=n_cells).astype(np.int64)
     low = np.bincount(cell, weights=units & 0xFFFF, minlength=n_cells)
     high = np.bincount(cell, weights=units >> 16, minlength=n_cells)
     return high.astype(np.int64) * 65536 + low.astype(np.int64)
