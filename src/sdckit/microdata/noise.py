@@ -22,6 +22,15 @@ numerical microdata with constraints*, SORT 35, in seed 004:
   zone (a user partition or value thresholds), and variables paired with a
   "structural zero" indicator left at zero where the indicator says so.
 
+Normal noise also needs the noise covariance matrix to be positive
+semi-definite, which the paper does not establish: eq. 23 only makes its
+entries exist. For a pair where eq. 10 rules out the plain scheme the z-score
+matrix is never positive semi-definite when k < 0.618 (its off-diagonal entry
+is below log((1+k)/(2+k)), its diagonal entries below log(1+k)), and small,
+oddly shaped zones can fail too. ``noise_covariance="exact"`` raises an
+:class:`InfeasibleError` then; ``"nearest"`` uses the closest valid matrix and
+reports the change.
+
 Means and covariances are preserved in expectation: the masked sample's
 moments differ from the original's by sampling noise of order 1/sqrt(n), as in
 the paper's Section 5 experiment (reproduced in ``docs/validation.md``).
