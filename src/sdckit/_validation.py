@@ -107,6 +107,11 @@ def check_int(value: int, name: str, *, minimum: int | None = None) -> int:
     return int(value)
 
 
+def row_label(label: object) -> object:
+    """An index label as a plain Python value, for error messages (19, not np.int64(19))."""
+    return label.item() if isinstance(label, np.generic) else label
+
+
 def as_sequence(values: Sequence | str | None) -> list:
     """``None`` -> [], a string -> [string], anything iterable -> list."""
     if values is None:

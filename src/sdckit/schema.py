@@ -19,7 +19,7 @@ from enum import StrEnum
 import numpy as np
 import pandas as pd
 
-from sdckit._validation import check_columns, check_dataframe
+from sdckit._validation import check_columns, check_dataframe, row_label
 from sdckit.errors import ParameterError, SchemaError
 
 __all__ = [
@@ -246,7 +246,7 @@ def _check_numeric(series: pd.Series) -> None:
         pos = int(np.flatnonzero(bad.to_numpy())[0])
         raise SchemaError(
             f"column {series.name!r} is declared numeric but holds non-numeric values, "
-            f"e.g. {series.iloc[pos]!r} at row {series.index[pos]!r} "
+            f"e.g. {series.iloc[pos]!r} at row {row_label(series.index[pos])!r} "
             f"({int(bad.sum())} such value(s))"
         )
 
@@ -382,7 +382,7 @@ def build_design(
             if unknown.any():
                 pos = int(np.flatnonzero(unknown)[0])
                 raise SchemaError(
-                    f"column {name!r}: value {series.iloc[pos]!r} at row {series.index[pos]!r} is not one of its levels"
+                    f"column {name!r}: value {series.iloc[pos]!r} at row {row_label(series.index[pos])!r} is not one of its levels"
                 )
             codes[codes < 0] = np.nan
             block = codes[:, None]
@@ -395,7 +395,7 @@ def build_design(
             if unknown.any():
                 pos = int(np.flatnonzero(unknown)[0])
                 raise SchemaError(
-                    f"column {name!r}: value {series.iloc[pos]!r} at row {series.index[pos]!r} is not one of its levels"
+                    f"column {name!r}: value {series.iloc[pos]!r} at row {row_label(series.index[pos])!r} is not one of its levels"
                 )
             block = np.zeros((len(series), max(len(levels), 1)), dtype=np.float64)
             ok = codes >= 0

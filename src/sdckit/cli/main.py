@@ -11,6 +11,7 @@ import pkgutil
 import sys
 
 import typer
+from rich.markup import escape
 
 import sdckit
 import sdckit.cli
@@ -62,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     except SDCError as exc:
         if debug:
             raise
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err_console.print(
+            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
         return 2
     except typer.Exit as exc:
         return exc.exit_code
@@ -78,8 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         if debug:
             raise
         err_console.print(
-            f"[bold red]internal error:[/] {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+            f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))} "
+            "(run with --debug for the traceback)",
             highlight=False,
+            soft_wrap=True,
         )
         return 1
     return 0

@@ -187,7 +187,9 @@ def _chunk_neighborhoods(
     dist, idx = backend.kneighbors(rows, k_query)
     dist, idx = _drop_self(rows, dist, idx, k_query - 1)
     nearest = dist[:, 0] if dist.shape[1] else np.full(m, np.inf)
-    knn_idx = idx[:, :k]
+    # Canonical order (by record number): the draws then depend only on the
+    # neighbourhood, not on how a backend happened to order it.
+    knn_idx = np.sort(idx[:, :k], axis=1)
 
     if eps is None:
         indptr = np.arange(0, m * k + 1, k, dtype=np.int64)
@@ -213,7 +215,9 @@ def _chunk_neighborhoods(
         lengths = np.fromiter(map(len, balls), dtype=np.int64, count=len(balls))
         flat = np.concatenate(balls).astype(np.int64)
         owner = np.repeat(rows[ball_rows], lengths)
-        flat = flat[flat != owner]
+        keep = flat != owner
+        flat, owner = flat[keep], owner[keep]
+        flat = flat[np.lexsort((flat, owner))]
         indices[_ranges(indptr[ball_rows], sizes[ball_rows])] = flat
     return NeighborhoodChunk(rows, indptr, indices, nearest)
 
