@@ -237,3 +237,26 @@ def test_integer_columns_keep_dtype_and_registry(mixed_data):
         microdata.mask("additive_noise", mixed_data, columns=["height"], random_state=0).method
         == "additive_noise"
     )
+
+
+def test_auto_repairs_only_rounding_level_defects():
+    rng = np.random.default_rng(13)
+    n = 2000
+    height = rng.normal(70, 3, n)
+    weight = rng.normal(180, 25, n) + 3 * (height - 70)
+    data = pd.DataFrame(
+        {
+            "height": height,
+            "weight": weight,
+            "bmi": 703 * weight / height**2,
+            "neck": 0.1 * weight + rng.normal(20, 1, n),
+            "waist": 0.2 * weight + 0.5 * (703 * weight / height**2) + rng.normal(0, 0.5, n),
+        }
+    )
+    auto = multiplicative_noise(data, random_state=0)
+    # BMI beside weight and height: eq. 13's matrix misses semi-definiteness by a hair.
+    assert auto.stats["cells_with_adjusted_noise_covariance"] == 1
+    assert 0 < auto.stats["largest_noise_covariance_adjustment"] <= 1e-3
+    with pytest.raises(InfeasibleError, match="not positive semi-definite"):
+        multiplicative_noise(data, noise_covariance="exact", random_state=0)
+    assert auto.params["noise_covariance"] == "auto"

@@ -144,9 +144,9 @@ def multiplicative_command(
         help="Inequality chain kept in every record, e.g. 'gross>=net>=tax' (repeatable).",
     ),
     noise_covariance: str = typer.Option(
-        "exact",
+        "auto",
         "--noise-covariance",
-        help="exact (error if the noise covariance is not valid) or nearest (repair it).",
+        help="auto (repair only rounding-level defects), exact (never repair) or nearest.",
     ),
     zones: str | None = _ZONES,
     zone_thresholds: str | None = _THRESHOLDS,

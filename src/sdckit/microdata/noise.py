@@ -27,9 +27,11 @@ semi-definite, which the paper does not establish: eq. 23 only makes its
 entries exist. For a pair where eq. 10 rules out the plain scheme the z-score
 matrix is never positive semi-definite when k < 0.618 (its off-diagonal entry
 is below log((1+k)/(2+k)), its diagonal entries below log(1+k)), and small,
-oddly shaped zones can fail too. ``noise_covariance="exact"`` raises an
-:class:`InfeasibleError` then; ``"nearest"`` uses the closest valid matrix and
-reports the change.
+oddly shaped zones can fail too, as can (by a rounding-level margin)
+near-collinear variables. ``noise_covariance="auto"`` (default) repairs
+rounding-level defects (closest valid matrix within 0.1 %) and raises an
+:class:`InfeasibleError` otherwise; ``"exact"`` always raises; ``"nearest"``
+always uses the closest valid matrix. Repairs are reported in ``stats``.
 
 Means and covariances are preserved in expectation: the masked sample's
 moments differ from the original's by sampling noise of order 1/sqrt(n), as in
@@ -60,6 +62,10 @@ from sdckit.schema import Kind, Schema
 __all__ = ["NoiseResult", "additive_noise", "multiplicative_noise"]
 
 _VARIANTS = ("zscore", "plain")
+#: "auto" repairs a noise covariance that is not positive semi-definite only when
+#: the closest valid matrix is this close (relative Frobenius norm): rounding-level
+#: defects of near-collinear variables, far below the sampling noise of any release.
+_AUTO_REPAIR = 1e-3
 
 
 @dataclass(frozen=True)
@@ -180,16 +186,19 @@ def _multiplicative_block(
     change = 0.0
     values = np.linalg.eigvalsh(noise_cov)
     if values.min() < -1e-10 * max(float(np.abs(values).max()), np.finfo(float).tiny):
-        if noise_covariance == "exact":
+        repaired, change = _nearest_psd(noise_cov)
+        small = change <= _AUTO_REPAIR
+        if noise_covariance == "exact" or (noise_covariance == "auto" and not small):
             raise InfeasibleError(
                 f"the noise covariance of Oganian eq. {'8' if variant == 'plain' else '13'} for "
                 f"variables {names} has a logarithm but is not positive semi-definite (smallest "
-                f"eigenvalue {values.min():.3g}), so no normal noise keeps all their covariances "
-                "exactly. Pass noise_covariance='nearest' to use the closest valid noise "
-                "covariance (means stay exact in expectation; stats report the adjustment), or "
-                "mask the variables in separate runs"
+                f"eigenvalue {values.min():.3g}; the closest valid matrix differs by "
+                f"{change:.2%}), so no normal noise keeps all their covariances exactly. Pass "
+                "noise_covariance='nearest' to use the closest valid noise covariance (means "
+                "stay exact in expectation; stats report the adjustment), or mask the "
+                "variables in separate runs"
             )
-        noise_cov, change = _nearest_psd(noise_cov)
+        noise_cov = repaired
     noise_mean = -np.diag(noise_cov) / 2.0  # eq. 9: E[exp(E)] = 1, so means are kept
     noise = _normal(rng, len(z), noise_mean, noise_cov, "noise covariance", names)
     factor = np.exp(noise)
@@ -637,7 +646,7 @@ def multiplicative_noise(
     k: float | Mapping | Sequence[float] = 0.15,
     *,
     variant: str = "zscore",
-    noise_covariance: str = "exact",
+    noise_covariance: str = "auto",
     constraints: Sequence[Sequence[str]] | None = None,
     zones: str | Iterable | None = None,
     zone_thresholds: Sequence[float] | None = None,
@@ -675,16 +684,20 @@ def multiplicative_noise(
         Variance inflation factor k > 0, one for all zones or per zone (see
         :func:`additive_noise`).
     variant : {"zscore", "plain"}, default "zscore"
-    noise_covariance : {"exact", "nearest"}, default "exact"
+    noise_covariance : {"auto", "exact", "nearest"}, default "auto"
         The noise covariance of eq. 8 / eq. 13 must be positive semi-definite
         for normal noise to have it. Oganian shows the z-score variant keeps
         its logarithm defined, but not that the matrix is positive
         semi-definite, and it is not for strongly axis-aligned pairs (exactly
-        those where eq. 10 rules out the plain scheme, whenever k < 0.618) or
-        for some small, oddly shaped zones. ``"exact"`` raises
-        :class:`InfeasibleError` then; ``"nearest"`` sets the negative
-        eigenvalues to zero (means stay exact in expectation, the covariances
-        are kept approximately) and reports the relative change in ``stats``.
+        those where eq. 10 rules out the plain scheme, whenever k < 0.618), for
+        some small, oddly shaped zones, and (by a rounding-level margin) for
+        near-collinear variables such as BMI beside weight and height.
+        ``"exact"`` raises :class:`InfeasibleError` whenever it is not;
+        ``"nearest"`` always uses the closest valid matrix (negative
+        eigenvalues set to zero: means stay exact in expectation, the
+        covariances are kept approximately); ``"auto"`` repairs only when the
+        closest valid matrix differs by at most 0.1 % and raises otherwise.
+        ``stats`` report the cells repaired and the largest relative change.
     constraints : list of lists of str, optional
         Chains ``[X1, X2, ..., Xl]`` meaning ``X1 >= X2 >= ... >= Xl`` in every
         record; preserved exactly in every masked record by masking ``Xl`` and
@@ -706,9 +719,9 @@ def multiplicative_noise(
     """
     if variant not in _VARIANTS:
         raise ParameterError(f"variant must be one of {list(_VARIANTS)}, got {variant!r}")
-    if noise_covariance not in ("exact", "nearest"):
+    if noise_covariance not in ("auto", "exact", "nearest"):
         raise ParameterError(
-            f"noise_covariance must be 'exact' or 'nearest', got {noise_covariance!r}"
+            f"noise_covariance must be 'auto', 'exact' or 'nearest', got {noise_covariance!r}"
         )
     return _mask(
         data,
