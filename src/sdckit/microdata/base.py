@@ -73,7 +73,7 @@ class MaskResult:
             f"{self.method or 'masking'}: {len(self.data)} records x {self.data.shape[1]} columns"
         ]
         if self.params:
-            shown = ", ".join(f"{k}={v!r}" for k, v in self.params.items() if k != "schema")
+            shown = ", ".join(f"{k}={_short(v)}" for k, v in self.params.items() if k != "schema")
             lines.append(f"  parameters: {shown}")
         for key, value in self.stats.items():
             if isinstance(value, float):
@@ -81,6 +81,19 @@ class MaskResult:
             else:
                 lines.append(f"  {key.replace('_', ' ')}: {value}")
         return "\n".join(lines)
+
+
+def _short(value: Any, limit: int = 4) -> str:
+    """A parameter value for a summary line: long lists and mappings abbreviated."""
+    if isinstance(value, (list, tuple)) and len(value) > limit:
+        head = ", ".join(repr(v) for v in value[:limit])
+        return f"[{head}, ... ({len(value)} in all)]"
+    if isinstance(value, Mapping) and len(value) > limit:
+        distinct = set(value.values())
+        if len(distinct) == 1:
+            return f"{{all {len(value)}: {next(iter(distinct))!r}}}"
+        return f"{{{len(value)} entries}}"
+    return repr(value)
 
 
 Masker = Callable[..., MaskResult]
