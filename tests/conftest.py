@@ -1,22 +1,14 @@
-"""Shared fixtures: small synthetic data and access to ../shared/data (skipped with a reason if absent)."""
+"""Shared fixtures: small synthetic data. Shared datasets: ``from shared_data import shared_csv``."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+from shared_data import SHARED_DATA, shared_csv
 
-
-def shared_csv(name: str) -> pd.DataFrame:
-    """Read ``../shared/data/<name>``, skipping the test with a clear reason when it is absent."""
-    path = SHARED_DATA / name
-    if not path.exists():
-        pytest.skip(f"shared dataset {path} is not present (CI places ../shared beside the clone)")
-    return pd.read_csv(path)
+__all__ = ["SHARED_DATA", "shared_csv"]
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 from _swapdata import naive_bayes_data, symmetric_halves_data
 
-from conftest import shared_csv
 from sdckit import ParameterError
 from sdckit.microdata import swap
 from sdckit.swaprate import (
@@ -16,6 +15,7 @@ from sdckit.swaprate import (
     reswap_linearity,
     split_concordance,
 )
+from shared_data import shared_csv
 
 
 def test_imbalance_small_when_well_specified_large_when_not():

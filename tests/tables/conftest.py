@@ -31,4 +31,3 @@ def keyed(census: pd.DataFrame) -> pd.DataFrame:
     return add_record_keys(census, 7)
 
 
-REGIONS = {"district": {"north": ["d1", "d2"], "south": ["d3", "d4", "d5"]}}

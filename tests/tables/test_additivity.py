@@ -3,8 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from tables_constants import REGIONS
 
-from conftest import REGIONS
 from sdckit.errors import DataError, InfeasibleError, ParameterError
 from sdckit.tables import (
     TableStructure,

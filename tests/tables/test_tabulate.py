@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from tables_constants import REGIONS
 
-from conftest import REGIONS
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.tables import TableStructure, add_record_keys, tabulate
 
