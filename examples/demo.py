@@ -60,6 +60,28 @@ def main() -> None:
     write_table(result.diagnostics.reset_index(names="record"), OUT / "fair_rwn_diagnostics.csv")
     print(f"masked data and diagnostics written to {OUT}/")
 
+    assess_release(data, result, schema)
+
+
+def assess_release(data: pd.DataFrame, result, schema: Schema) -> None:
+    """Utility and risk of the release, and the HTML report a data steward reads."""
+    from sdckit.assess import assess, report
+
+    assessment = assess(
+        data,
+        result,
+        schema=schema,
+        response="affairs",
+        predictors=["rate_marriage", "age", "yrs_married", "children", "religious", "educ"],
+        keys=["age", "educ", "occupation"],
+    )
+    print()
+    print("Assessment of the release:")
+    for note in assessment.notes()[:4]:
+        print(f"  - {note}")
+    page = report(assessment, path=OUT / "report.html", title="sdckit demo: RWN on the Fair survey")
+    print(f"\nassessment report ({len(page.figures)} figures): {page.path}")
+
 
 if __name__ == "__main__":
     main()
