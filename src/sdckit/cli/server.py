@@ -1,0 +1,218 @@
+"""``sdckit serve`` and ``sdckit server add-user|revoke|list-users|audit``: the analysis service."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import tempfile
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from sdckit.cli._common import console, err_console, read_input
+from sdckit.errors import ParameterError, SchemaError
+
+DB_HELP = (
+    "Database: sqlite:///FILE, a SQLite file path, or postgresql+psycopg://USER@HOST:PORT/DB "
+    "(default sqlite:///sdckit-server.db, or $SDCKIT_SERVER_DB)."
+)
+
+
+def _db_option() -> str | None:
+    return typer.Option(None, "--db", envvar="SDCKIT_SERVER_DB", help=DB_HELP)
+
+
+def _positive(value: int | None, option: str) -> int | None:
+    if value is not None and value < 1:
+        raise ParameterError(f"{option} must be a positive integer, got {value}")
+    return value
+
+
+def serve_command(
+    data: Path | None = typer.Option(
+        None, "--data", help="Confidential microdata (.csv or .parquet)."
+    ),
+    metadata: Path | None = typer.Option(
+        None, "--metadata", help="Metadata YAML: the variables analysts may use."
+    ),
+    config: Path | None = typer.Option(
+        None, "--config", help="Rules config YAML (thresholds; keep it private)."
+    ),
+    id_column: str | None = typer.Option(
+        None, "--id", help="Column identifying units (default: row number)."
+    ),
+    db: str | None = _db_option(),
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
+    port: int = typer.Option(8000, "--port", help="TCP port."),
+    demo: bool = typer.Option(
+        False, "--demo", help="Serve a generated demo dataset and print a demo token."
+    ),
+    log_identity: bool = typer.Option(
+        False,
+        "--log-identity/--no-log-identity",
+        help="Log a keyed hash of the account with every query (enables query history).",
+    ),
+    rate_per_minute: int = typer.Option(
+        120, "--rate-per-minute", help="Default requests per minute per account."
+    ),
+    daily_budget: int | None = typer.Option(
+        None, "--daily-budget", help="Default queries per UTC day per account (none: unlimited)."
+    ),
+    max_request_bytes: int = typer.Option(
+        65536, "--max-request-bytes", help="Larger request bodies are refused (413)."
+    ),
+    log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
+) -> None:
+    """Serve the remote analysis server (HTTP API and web page) with uvicorn."""
+    import uvicorn
+
+    from sdckit.server.app import ServiceSettings, create_app
+    from sdckit.server.demo import demo_metadata, make_demo_data
+    from sdckit.server.store import Store
+
+    if not 0 < port < 65536:
+        raise ParameterError(f"--port must be in 1..65535, got {port}")
+    settings = ServiceSettings(
+        log_identity=log_identity,
+        rate_per_minute=_positive(rate_per_minute, "--rate-per-minute"),
+        daily_budget=_positive(daily_budget, "--daily-budget"),
+        max_request_bytes=_positive(max_request_bytes, "--max-request-bytes"),
+    )
+    if demo:
+        if data is not None or metadata is not None:
+            raise ParameterError("--demo serves its own dataset; leave out --data and --metadata")
+        frame = make_demo_data(5000, random_state=0)
+        meta = demo_metadata(frame)
+        if db is None:
+            db = str(Path(tempfile.mkdtemp(prefix="sdckit-demo-")) / "demo.db")
+    else:
+        if data is None or metadata is None:
+            raise ParameterError("serve needs --data and --metadata (or --demo)")
+        frame = read_input(data)
+        if id_column is not None:
+            if id_column not in frame.columns:
+                raise SchemaError(f"--id: column {id_column!r} is not in {data}")
+            frame = frame.set_index(id_column)
+        meta = metadata
+    store = Store(db)
+    app = create_app(frame, meta, config, store=store, settings=settings)
+    shown_host = "localhost" if host in ("0.0.0.0", "::") else host
+    err_console.print(f"sdckit analysis server on http://{shown_host}:{port}/", highlight=False)
+    err_console.print(f"  database: {escape(repr(store))}", highlight=False)
+    err_console.print(f"  API docs: http://{shown_host}:{port}/api/docs", highlight=False)
+    if demo:
+        names = {a.name for a in store.list_accounts()}
+        name = "demo" if "demo" not in names else f"demo-{secrets.token_hex(3)}"
+        _, token = store.add_account(name)
+        # Plain print so a script can read the token from stdout.
+        print(f"demo token: {token}", flush=True)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        server_header=False,
+        timeout_keep_alive=5,
+    )
+
+
+def add_user_command(
+    name: str = typer.Argument(..., help="Account name (letters, digits, _ . @ -)."),
+    db: str | None = _db_option(),
+    rate_per_minute: int | None = typer.Option(
+        None, "--rate-per-minute", help="This account's requests per minute."
+    ),
+    daily_budget: int | None = typer.Option(
+        None, "--daily-budget", help="This account's queries per UTC day."
+    ),
+) -> None:
+    """Create an analyst account and print its API token (shown once; stored hashed)."""
+    from sdckit.server.store import Store
+
+    with Store(db) as store:
+        info, token = store.add_account(
+            name, rate_per_minute=rate_per_minute, daily_budget=daily_budget
+        )
+    err_console.print(f"created account {escape(info.name)}; its token (shown only now):")
+    print(token, flush=True)
+
+
+def revoke_command(
+    name: str = typer.Argument(..., help="Account to revoke."),
+    db: str | None = _db_option(),
+) -> None:
+    """Revoke an account's token at once (its audit entries stay)."""
+    from sdckit.server.store import Store
+
+    with Store(db) as store:
+        info = store.revoke_account(name)
+    console.print(f"revoked {escape(info.name)} at {info.revoked_at.isoformat()}", highlight=False)
+
+
+def list_users_command(
+    db: str | None = _db_option(),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """List accounts (never tokens)."""
+    from sdckit.server.store import Store
+
+    with Store(db) as store:
+        accounts = store.list_accounts()
+    if as_json:
+        print(json.dumps([a.to_dict() for a in accounts], indent=2))
+        return
+    table = Table("name", "token", "created", "status", "rate/min", "daily budget")
+    for a in accounts:
+        table.add_row(
+            escape(a.name),
+            a.token_prefix + "...",
+            a.created_at.strftime("%Y-%m-%d %H:%M"),
+            "active" if a.active else f"revoked {a.revoked_at:%Y-%m-%d %H:%M}",
+            "default" if a.rate_per_minute is None else str(a.rate_per_minute),
+            "default" if a.daily_budget is None else str(a.daily_budget),
+        )
+    console.print(table)
+
+
+def audit_command(
+    db: str | None = _db_option(),
+    limit: int = typer.Option(20, "--limit", help="Newest entries to show."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON lines instead of a table."),
+) -> None:
+    """Show the newest audit log entries."""
+    from sdckit.server.store import Store
+
+    _positive(limit, "--limit")
+    with Store(db) as store:
+        entries = store.audit_entries(limit=limit, newest_first=True)
+    if as_json:
+        for entry in entries:
+            print(json.dumps(entry.to_dict(include_analyst=True)))
+        return
+    table = Table("id", "arrived (UTC)", "analysis", "outcome", "query", "refused by")
+    for e in entries:
+        refused = ", ".join(v["rule"] for v in e.verdicts if not v.get("passed", True))
+        table.add_row(
+            str(e.id),
+            e.arrived_at.strftime("%Y-%m-%d %H:%M:%S"),
+            e.analysis,
+            e.outcome,
+            escape(json.dumps(dict(e.query))[:80]),
+            escape(refused or (e.error or "")[:60]),
+        )
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sdckit serve`` and ``sdckit server ...`` to the command line."""
+    app.command("serve")(serve_command)
+    group = typer.Typer(
+        help="Administer the analysis server: accounts and the audit log.", no_args_is_help=True
+    )
+    group.command("add-user")(add_user_command)
+    group.command("revoke")(revoke_command)
+    group.command("list-users")(list_users_command)
+    group.command("audit")(audit_command)
+    app.add_typer(group, name="server")
