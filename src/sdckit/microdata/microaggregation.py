@@ -132,18 +132,23 @@ def _mdav_block(points: np.ndarray, k: int) -> np.ndarray:
             return int(shortlist[0])
         return int(shortlist[np.argmax(_exact_sq(x[shortlist], q))])
 
+    def fast(q: np.ndarray, norms: np.ndarray) -> np.ndarray:
+        # |x|^2 - 2 x.q, in place; the constant |q|^2 changes no comparison
+        out = x @ q
+        out *= -2.0
+        out += norms
+        return out
+
     def nearest(i: int) -> tuple[np.ndarray, np.ndarray]:
         # position i and its k-1 nearest ungrouped records (ties: smaller row)
         q = x[i].copy()
-        product = x @ q
-        approx = near_norm - 2.0 * product + float(q @ q)
-        own = approx.copy()
-        own[i] = -np.inf
-        kth = np.partition(own, k - 1)[k - 1]
-        shortlist = np.flatnonzero(own <= kth + margin_for(q))
+        approx = fast(q, near_norm)
+        approx[i] = -np.inf
+        kth = np.partition(approx, k - 1)[k - 1]
+        shortlist = np.flatnonzero(approx <= kth + margin_for(q))
         exact = _exact_sq(x[shortlist], q)
         exact[shortlist == i] = -1.0  # r always heads its own group
-        return shortlist[np.argsort(exact, kind="stable")[:k]], product
+        return shortlist[np.argsort(exact, kind="stable")[:k]], approx
 
     def take(positions: np.ndarray) -> None:
         nonlocal group, total, n_alive
@@ -163,11 +168,11 @@ def _mdav_block(points: np.ndarray, k: int) -> np.ndarray:
             alive = np.ones(len(keep), dtype=bool)
             total = x.sum(axis=0)  # also stops the running sum from drifting
         centroid = total / n_alive
-        r = farthest(far_norm - 2.0 * (x @ centroid) + float(centroid @ centroid), centroid)
+        r = farthest(fast(centroid, far_norm), centroid)
         r_point = x[r].copy()
-        members, product = nearest(r)
+        members, from_r = nearest(r)
         take(members)
-        from_r = far_norm - 2.0 * product + float(r_point @ r_point)
+        from_r[~alive] = -np.inf  # grouped records (r's group included) are never s
         take(nearest(farthest(from_r, r_point))[0])
     remaining = np.flatnonzero(alive)
     if n_alive >= 2 * k:
