@@ -186,3 +186,20 @@ def test_registered_and_progress(mixed_data):
     assert result.method == "microaggregation"
     assert seen[-1] == (len(mixed_data), len(mixed_data))
     assert "sse ratio" in result.summary()
+
+
+def test_weight_role_in_the_schema_is_honoured():
+    from sdckit.schema import Schema
+
+    rng = np.random.default_rng(6)
+    data = pd.DataFrame(
+        {"x": rng.normal(size=120), "y": rng.normal(size=120), "w": rng.uniform(1, 9, 120)}
+    )
+    schema = Schema.infer(data, roles={"w": "weight"})
+    by_role = microaggregate(data, k=3, schema=schema)
+    by_name = microaggregate(data, ["x", "y"], k=3, sample_weights="w")
+    pd.testing.assert_frame_equal(by_role.data, by_name.data)
+    assert by_role.params["sample_weights"] == "w"
+    two = Schema.infer(data, roles={"w": "weight", "y": "weight"})
+    with pytest.raises(ParameterError, match="several weight columns"):
+        microaggregate(data, ["x"], k=3, schema=two)

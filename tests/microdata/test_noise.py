@@ -260,3 +260,16 @@ def test_auto_repairs_only_rounding_level_defects():
     with pytest.raises(InfeasibleError, match="not positive semi-definite"):
         multiplicative_noise(data, noise_covariance="exact", random_state=0)
     assert auto.params["noise_covariance"] == "auto"
+
+
+def test_weight_role_in_the_schema_is_honoured():
+    from sdckit.schema import Schema
+
+    rng = np.random.default_rng(14)
+    data = pd.DataFrame({"x": rng.gamma(2, 2, 500), "y": rng.gamma(3, 1, 500)})
+    data["w"] = np.where(data["x"] > 4, 5.0, 1.0)
+    schema = Schema.infer(data, roles={"w": "weight"})
+    by_role = multiplicative_noise(data, schema=schema, random_state=0)
+    by_name = multiplicative_noise(data, ["x", "y"], sample_weights="w", random_state=0)
+    pd.testing.assert_frame_equal(by_role.data, by_name.data)
+    assert by_role.params["sample_weights"] == "w"

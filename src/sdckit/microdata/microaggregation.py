@@ -49,6 +49,7 @@ from sdckit._validation import (
     check_random_state,
 )
 from sdckit.errors import DataError, ParameterError, SchemaError
+from sdckit.microdata._weights import resolve_sample_weights, sample_weight_vector
 from sdckit.microdata.base import MaskResult, register_masker
 from sdckit.schema import Kind, Schema, build_design
 
@@ -312,25 +313,6 @@ def _group_mode(series: pd.Series, labels: np.ndarray) -> pd.Series:
     return pd.Series(taken, index=series.index, name=series.name)
 
 
-def _check_sample_weights(data: pd.DataFrame, sample_weights: str | None) -> np.ndarray | None:
-    if sample_weights is None:
-        return None
-    if not isinstance(sample_weights, str):
-        raise ParameterError(
-            f"sample_weights must be the name of a weight column, got {type(sample_weights).__name__}"
-        )
-    check_columns(data, [sample_weights], "sample_weights")
-    w = pd.to_numeric(data[sample_weights], errors="coerce").to_numpy(np.float64, na_value=np.nan)
-    bad = ~np.isfinite(w) | (w <= 0)
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        raise DataError(
-            f"sample_weights column {sample_weights!r} must hold finite numbers > 0; "
-            f"row {data.index[pos]!r} has {data[sample_weights].iloc[pos]!r}"
-        )
-    return w
-
-
 @register_masker("microaggregation", "Microaggregation: MDAV or individual ranking (group means)")
 def microaggregate(
     data: pd.DataFrame,
@@ -381,7 +363,8 @@ def microaggregate(
     sample_weights : str, optional
         A survey-weight column: group representatives become weighted means,
         so weighted totals within each group are preserved. The column itself
-        passes through unchanged.
+        passes through unchanged. When omitted, a column with the role
+        "weight" in ``schema`` is used.
     schema : Schema, optional
         Column kinds and roles; inferred when omitted.
     block_size : int or None, default 10000
@@ -414,6 +397,7 @@ def microaggregate(
     check_random_state(random_state)  # same convention as every method; MDAV draws nothing
     schema = schema if schema is not None else Schema.infer(data)
     schema.check_matches(data)
+    sample_weights = resolve_sample_weights(schema, sample_weights)
     if columns is None:
         cols = [c for c in schema.maskable() if schema[c].kind is Kind.NUMERIC]
     else:
@@ -439,7 +423,7 @@ def microaggregate(
         )
     if sample_weights is not None and sample_weights in cols:
         raise ParameterError(f"sample_weights column {sample_weights!r} cannot also be aggregated")
-    w = _check_sample_weights(data, sample_weights)
+    w = sample_weight_vector(data, sample_weights)
     na = data[cols].isna().sum()
     if na.any():
         listed = ", ".join(f"{c!r} ({int(v)})" for c, v in na[na > 0].items())

@@ -56,6 +56,7 @@ from sdckit._validation import (
     check_random_state,
 )
 from sdckit.errors import DataError, InfeasibleError, ParameterError, SchemaError
+from sdckit.microdata._weights import resolve_sample_weights, sample_weight_vector
 from sdckit.microdata.base import MaskResult, register_masker
 from sdckit.schema import Kind, Schema
 
@@ -278,25 +279,6 @@ def _zone_labels(
     return labels
 
 
-def _check_weights(data: pd.DataFrame, sample_weights: str | None) -> np.ndarray:
-    if sample_weights is None:
-        return np.ones(len(data))
-    if not isinstance(sample_weights, str):
-        raise ParameterError(
-            f"sample_weights must be the name of a weight column, got {type(sample_weights).__name__}"
-        )
-    check_columns(data, [sample_weights], "sample_weights")
-    w = pd.to_numeric(data[sample_weights], errors="coerce").to_numpy(np.float64, na_value=np.nan)
-    bad = ~np.isfinite(w) | (w <= 0)
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        raise DataError(
-            f"sample_weights column {sample_weights!r} must hold finite numbers > 0; "
-            f"row {data.index[pos]!r} has {data[sample_weights].iloc[pos]!r}"
-        )
-    return w
-
-
 def _check_chains(constraints: Any, cols: list[str]) -> list[list[str]]:
     if constraints is None:
         return []
@@ -386,6 +368,7 @@ def _mask(
     rng = check_random_state(random_state)
     schema = schema if schema is not None else Schema.infer(data)
     schema.check_matches(data)
+    sample_weights = resolve_sample_weights(schema, sample_weights)
     if columns is None:
         cols = [c for c in schema.maskable() if schema[c].kind is Kind.NUMERIC]
         if sample_weights is not None:
@@ -405,7 +388,8 @@ def _mask(
     if na.any():
         listed = ", ".join(f"{c!r} ({int(v)})" for c, v in na[na > 0].items())
         raise DataError(f"missing values in column(s) {listed}; impute or drop them first")
-    w = _check_weights(data, sample_weights)
+    weights = sample_weight_vector(data, sample_weights)
+    w = weights if weights is not None else np.ones(n)
     x = np.column_stack([pd.to_numeric(data[c]).to_numpy(np.float64) for c in cols])
     if not np.isfinite(x).all():
         bad_col = cols[int(np.flatnonzero(~np.isfinite(x).all(axis=0))[0])]
@@ -607,6 +591,7 @@ def additive_noise(
     sample_weights : str, optional
         Survey-weight column; means and covariances are weighted, so the
         weighted moments are the ones preserved. The column is not masked.
+        When omitted, a column with the role "weight" in ``schema`` is used.
     schema : Schema, optional
     random_state : None, int or Generator
         Same seed, same output.
