@@ -301,7 +301,7 @@ def _neighborhood_figure(a: Assessment) -> _Figure | None:
     ax.scatter(
         d["distance_to_closest"],
         d["neighborhood_size"],
-        s=8 if n < 5000 else 1,
+        s=8 if n < 5000 else 3,
         color=MASKED_COLOR,
         alpha=0.6,
         rasterized=True,
