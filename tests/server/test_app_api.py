@@ -479,3 +479,22 @@ def test_web_page_is_served_with_a_strict_policy(service):
     script = client.get("/web/app.js")
     assert script.status_code == 200 and "textContent" in script.text
     assert client.get("/web/style.css").status_code == 200
+
+
+def test_every_released_answer_is_what_the_log_digested(service):
+    _, client, tokens, store = service
+    queries = [
+        ("/api/universe/check", {"universe": "sex = male"}),
+        ("/api/crosstab", {"rows": "region"}),
+        ("/api/crosstab", {"rows": "region", "cols": "employed", "mean_of": "hours"}),
+        ("/api/regression", {"formula": "wage ~ age + region"}),
+        ("/api/regression", {"formula": "employed ~ hours", "family": "logit"}),
+        ("/api/correlation", {"variables": ["age", "hours"]}),
+        ("/api/residual-plot", {"formula": "wage ~ age"}),
+    ]
+    for path, body in queries:
+        answer = client.post(path, json=body, headers=auth(tokens["alice"])).json()
+        assert answer["status"] == "ok", answer
+        audit_id = answer.pop("audit_id")
+        [entry] = [e for e in store.audit_entries(newest_first=True, limit=5) if e.id == audit_id]
+        assert entry.response_digest == digest_response(answer), path

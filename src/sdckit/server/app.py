@@ -762,6 +762,7 @@ def create_app(
     @app.post(
         "/api/universe/check",
         response_model=_discriminated(UniverseCheckResponse),
+        response_model_exclude_unset=True,
         responses=_ERRORS,
         tags=["analysis"],
     )
@@ -772,6 +773,7 @@ def create_app(
     @app.post(
         "/api/crosstab",
         response_model=_discriminated(CrosstabResponse),
+        response_model_exclude_unset=True,
         responses=_ERRORS,
         tags=["analysis"],
     )
@@ -787,6 +789,7 @@ def create_app(
     @app.post(
         "/api/regression",
         response_model=_discriminated(RegressionResponse),
+        response_model_exclude_unset=True,
         responses=_ERRORS,
         tags=["analysis"],
     )
@@ -802,6 +805,7 @@ def create_app(
     @app.post(
         "/api/correlation",
         response_model=_discriminated(CorrelationResponse),
+        response_model_exclude_unset=True,
         responses=_ERRORS,
         tags=["analysis"],
     )
@@ -814,6 +818,7 @@ def create_app(
     @app.post(
         "/api/residual-plot",
         response_model=_discriminated(ResidualPlotResponse),
+        response_model_exclude_unset=True,
         responses=_ERRORS,
         tags=["analysis"],
     )
