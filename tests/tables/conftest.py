@@ -29,5 +29,3 @@ def census() -> pd.DataFrame:
 @pytest.fixture
 def keyed(census: pd.DataFrame) -> pd.DataFrame:
     return add_record_keys(census, 7)
-
-
