@@ -25,6 +25,7 @@ __all__ = [
     "parse_range",
     "progress_bar",
     "read_input",
+    "write_mask_result",
     "write_output",
 ]
 
@@ -63,6 +64,15 @@ def progress_bar(
             bar.update(task, completed=done, total=total)
 
         yield update
+
+
+def write_mask_result(result, output: Path, diagnostics: Path | None, *, quiet: bool) -> None:
+    """Write a masking result's data (and optionally its per-record diagnostics); print its summary."""
+    write_output(result.data, output)
+    if diagnostics is not None:
+        write_output(result.diagnostics.reset_index(), diagnostics)
+    if not quiet:
+        err_console.print(result.summary(), highlight=False)
 
 
 def parse_list(value: str | None) -> list[str] | None:

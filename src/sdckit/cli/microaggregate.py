@@ -7,12 +7,11 @@ from pathlib import Path
 import typer
 
 from sdckit.cli._common import (
-    err_console,
     parse_assignments,
     parse_list,
     progress_bar,
     read_input,
-    write_output,
+    write_mask_result,
 )
 from sdckit.errors import ParameterError
 from sdckit.microdata.microaggregation import microaggregate
@@ -73,11 +72,7 @@ def microaggregate_command(
             random_state=seed,
             progress=callback,
         )
-    write_output(result.data, output)
-    if diagnostics is not None:
-        write_output(result.diagnostics.reset_index(), diagnostics)
-    if not quiet:
-        err_console.print(result.summary(), highlight=False)
+    write_mask_result(result, output, diagnostics, quiet=quiet)
 
 
 def register(app: typer.Typer) -> None:

@@ -10,13 +10,12 @@ import pandas as pd
 import typer
 
 from sdckit.cli._common import (
-    err_console,
     parse_assignments,
     parse_list,
     parse_range,
     progress_bar,
     read_input,
-    write_output,
+    write_mask_result,
 )
 from sdckit.errors import ParameterError
 from sdckit.microdata.noise import additive_noise, multiplicative_noise
@@ -90,11 +89,7 @@ def _zone_setup(
 
 
 def _finish(result: Any, output: Path, diagnostics: Path | None, quiet: bool) -> None:
-    write_output(result.data, output)
-    if diagnostics is not None:
-        write_output(result.diagnostics.reset_index(), diagnostics)
-    if not quiet:
-        err_console.print(result.summary(), highlight=False)
+    write_mask_result(result, output, diagnostics, quiet=quiet)
 
 
 @noise_app.command("additive")

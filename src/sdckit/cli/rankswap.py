@@ -6,7 +6,12 @@ from pathlib import Path
 
 import typer
 
-from sdckit.cli._common import err_console, parse_list, progress_bar, read_input, write_output
+from sdckit.cli._common import (
+    parse_list,
+    progress_bar,
+    read_input,
+    write_mask_result,
+)
 from sdckit.microdata.rankswap import rank_swap
 
 
@@ -33,11 +38,7 @@ def rankswap_command(
     data = read_input(input)
     with progress_bar("rank swapping (variables)", quiet=quiet) as callback:
         result = rank_swap(data, parse_list(columns), p=p, random_state=seed, progress=callback)
-    write_output(result.data, output)
-    if diagnostics is not None:
-        write_output(result.diagnostics.reset_index(), diagnostics)
-    if not quiet:
-        err_console.print(result.summary(), highlight=False)
+    write_mask_result(result, output, diagnostics, quiet=quiet)
 
 
 def register(app: typer.Typer) -> None:

@@ -91,7 +91,7 @@ def serve_command(
         if data is None or metadata is None:
             raise ParameterError("serve needs --data and --metadata (or --demo)")
         frame = read_input(data)
-        if id_column is not None:
+        if id_column is not None and id_column != frame.index.name:
             if id_column not in frame.columns:
                 raise SchemaError(f"--id: column {id_column!r} is not in {data}")
             frame = frame.set_index(id_column)

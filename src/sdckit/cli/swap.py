@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from sdckit.cli._common import err_console, parse_list, read_input, write_output
+from sdckit.cli._common import parse_list, read_input, write_mask_result
 from sdckit.errors import ParameterError
 from sdckit.microdata.swap import swap
 
@@ -38,11 +38,7 @@ def swap_command(
     if not attributes:
         raise ParameterError("--swap-attribute names no column")
     result = swap(data, attributes, rate, strata=parse_list(strata), random_state=seed)
-    write_output(result.data, output)
-    if diagnostics is not None:
-        write_output(result.diagnostics.reset_index(), diagnostics)
-    if not quiet:
-        err_console.print(result.summary(), highlight=False)
+    write_mask_result(result, output, diagnostics, quiet=quiet)
 
 
 def register(app: typer.Typer) -> None:

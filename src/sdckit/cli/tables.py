@@ -13,6 +13,7 @@ from sdckit.cli._common import (
     parse_list,
     progress_bar,
     read_input,
+    write_mask_result,
     write_output,
 )
 from sdckit.errors import DataError, ParameterError
@@ -214,11 +215,7 @@ def safe_command(
             random_state=seed,
             progress=callback,
         )
-    write_output(result.data, output)
-    if diagnostics is not None:
-        write_output(result.diagnostics.reset_index(), diagnostics)
-    if not quiet:
-        err_console.print(result.summary(), highlight=False)
+    write_mask_result(result, output, diagnostics, quiet=quiet)
 
 
 @tables_app.command("infoloss")
