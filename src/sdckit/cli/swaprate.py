@@ -21,6 +21,14 @@ from sdckit.swaprate import (
     imbalance_check,
     reswap_linearity,
 )
+from sdckit.swaprate.gsc import NOT_IDENTIFIED_CONSEQUENCE
+
+
+def _not_identified(reason: str) -> str:
+    return (
+        f"The swap count cannot be estimated from these attributes: {reason}. The alpha "
+        f"printed above is not an estimate of it. {NOT_IDENTIFIED_CONSEQUENCE}"
+    )
 
 
 def _verdict_gsc(alpha_rate: float, se_rate: float, imbalance_large: bool) -> str:
@@ -75,7 +83,17 @@ def estimate_command(
     threshold: float = typer.Option(
         0.01, "--imbalance-threshold", help="Imbalance above which the model is judged poor."
     ),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed for --reswap."),
+    permutations: int = typer.Option(
+        199,
+        "--permutations",
+        help="Permutations of the swap attribute for the identifiability (association) test.",
+    ),
+    level: float = typer.Option(
+        0.05, "--identification-level", help="Significance level of the identifiability tests."
+    ),
+    seed: int | None = typer.Option(
+        None, "--seed", help="Random seed for --reswap and the permutations (default 0 for these)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Estimate the group swap count alpha and the swap rate rho, with diagnostics and a verdict."""
@@ -111,6 +129,11 @@ def estimate_command(
         data = data.dropna(subset=used)
         err_console.print(f"dropped {before - len(data)} records with missing values")
 
+    identification = {
+        "permutations": permutations,
+        "identification_level": level,
+        "random_state": 0 if seed is None else seed,
+    }
     with progress_bar("Algorithm 1", quiet=quiet) as callback:
         if left_cols is not None:
             result = consensus_swap_count(
@@ -121,11 +144,18 @@ def estimate_command(
                 model=model,
                 positive=groups,
                 progress=callback,
+                **identification,
             )
             halves = [("left", result.left), ("right", result.right)]
         else:
             result = estimate_swap_count(
-                data, swap_attribute, attr_cols, model=model, positive=groups, progress=callback
+                data,
+                swap_attribute,
+                attr_cols,
+                model=model,
+                positive=groups,
+                progress=callback,
+                **identification,
             )
             halves = [("model", result)]
         linearity = None
@@ -149,7 +179,12 @@ def estimate_command(
         console.print(linearity.summary(), highlight=False)
 
     n = result.n
-    if left_cols is not None:
+    if not result.identified:
+        reason = (
+            result.identification_reason if left_cols is not None else result.identifiability.reason
+        )
+        verdict = _not_identified(reason)
+    elif left_cols is not None:
         verdict = (
             f"Consensus estimate: about {100 * result.alpha / n:.2f}% of the records moved from "
             f"group 0 to group 1 (and as many back), i.e. a swap rate rho of about {result.rho:.4f}."

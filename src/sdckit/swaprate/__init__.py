@@ -7,8 +7,9 @@ records and keeps the rate secret. From the released data alone,
   the group swap count alpha together by maximising the relaxed likelihood;
 * :func:`consensus_swap_count` (Algorithm 2, Lemma 4.3) corrects the bias of a
   misspecified model using two attribute sets with independent predictions;
-* :mod:`~sdckit.swaprate.diagnostics` says when to trust them: the imbalance
-  check (4.1.4), the re-swap linearity diagnostic (4.3.2, 5.4) and the
+* :mod:`~sdckit.swaprate.diagnostics` says when to trust them: the
+  identifiability check (do the attributes carry any information about the
+  swap attribute?), the imbalance check (4.1.4), the re-swap linearity diagnostic (4.3.2, 5.4) and the
   concordance of two-group splits of a multi-valued swap attribute (4.1.3).
 
 The swap rate rho follows from alpha by Lemma 2.3. The simulator is the rho
@@ -25,11 +26,13 @@ from sdckit.swaprate.diagnostics import (
     ImbalanceCheck,
     LinearityCheck,
     SplitConcordance,
+    identifiability_check,
     imbalance_check,
     reswap_linearity,
     split_concordance,
 )
 from sdckit.swaprate.gsc import (
+    IdentifiabilityCheck,
     SwapCountEstimate,
     binary_swap_attribute,
     estimate_swap_count,
@@ -52,6 +55,7 @@ __all__ = [
     "EncodedRecords",
     "Gaussian",
     "GaussianParameters",
+    "IdentifiabilityCheck",
     "ImbalanceCheck",
     "LinearityCheck",
     "NaiveBayes",
@@ -64,6 +68,7 @@ __all__ = [
     "consensus_closed_form",
     "consensus_swap_count",
     "estimate_swap_count",
+    "identifiability_check",
     "imbalance_check",
     "make_model",
     "relaxed_log_likelihood",

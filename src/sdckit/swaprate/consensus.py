@@ -113,7 +113,8 @@ class ConsensusEstimate:
     agreement : (A, B, C, D)
         The sums of Algorithm 2, lines 5-8.
     left, right : SwapCountEstimate
-        Algorithm 1 on rL and on rR alone (their own alpha and imbalance).
+        Algorithm 1 on rL and on rR alone (their own alpha, imbalance and
+        identifiability check).
     n, n0, n1 : int
     swap_attribute : str
     left_attributes, right_attributes : tuple of str
@@ -142,23 +143,57 @@ class ConsensusEstimate:
         """alpha / N."""
         return self.group_swap_count / self.n
 
+    @property
+    def identified(self) -> bool:
+        """Both halves identify the swap count (their :attr:`SwapCountEstimate.identifiability`).
+
+        Consensus needs two models that each predict the swap attribute: a
+        half without detectable signal has class probabilities that are
+        latent-class posteriors unrelated to s, and the agreement sums then
+        measure how the attributes' clusters correlate, not the swap.
+        """
+        return self.left.identified and self.right.identified
+
+    @property
+    def identification_reason(self) -> str:
+        """Why the estimate is or is not identified, naming the failing half."""
+        failing = [
+            f"{name} half {list(fit.attributes)}: {fit.identifiability.reason}"
+            for name, fit in (("left", self.left), ("right", self.right))
+            if not fit.identified
+        ]
+        if not failing:
+            return "both halves carry information about the swap attribute"
+        return "; ".join(failing)
+
     def summary(self) -> str:
         """The consensus estimate beside the two Algorithm 1 estimates."""
         a, b, c, d = self.agreement
-        return "\n".join(
-            [
-                f"Consensus (Algorithm 2), swap attribute {self.swap_attribute!r}, N = {self.n}",
-                f"  left  = {list(self.left_attributes)}",
-                f"  right = {list(self.right_attributes)}",
-                f"  A = {a:.1f}, B = {b:.1f}, C = {c:.1f}, D = {d:.1f}",
-                f"  group swap count alpha = {self.group_swap_count:.1f}, "
-                f"alpha/N = {self.group_swap_rate:.4f}, rho = {self.rho:.4f}",
-                f"  Algorithm 1 on left alone:  alpha = {self.left.alpha:.1f} "
-                f"(imbalance {self.left.imbalance:.4f})",
-                f"  Algorithm 1 on right alone: alpha = {self.right.alpha:.1f} "
-                f"(imbalance {self.right.imbalance:.4f})",
-            ]
-        )
+        lines = [
+            f"Consensus (Algorithm 2), swap attribute {self.swap_attribute!r}, N = {self.n}",
+            f"  left  = {list(self.left_attributes)}",
+            f"  right = {list(self.right_attributes)}",
+        ]
+        if not self.identified:
+            lines.append(
+                "  NOT IDENTIFIED: the swap count cannot be estimated from these attributes; "
+                "the alpha and rho below are not estimates of it"
+            )
+        lines += [
+            f"  A = {a:.1f}, B = {b:.1f}, C = {c:.1f}, D = {d:.1f}",
+            f"  group swap count alpha = {self.group_swap_count:.1f}, "
+            f"alpha/N = {self.group_swap_rate:.4f}, rho = {self.rho:.4f}",
+        ]
+        for name, fit in (("left", self.left), ("right", self.right)):
+            check = fit.identifiability
+            lines.append(
+                f"  Algorithm 1 on {name} alone:{' ' if name == 'left' else ''} "
+                f"alpha = {fit.alpha:.1f} (imbalance {fit.imbalance:.4f}; association "
+                f"p = {check.association_p_value:.3g}, latent-class p = "
+                f"{check.latent_class_p_value:.3g}: "
+                f"{'identified' if check.identified else 'NOT IDENTIFIED'})"
+            )
+        return "\n".join(lines)
 
 
 def consensus_swap_count(

@@ -1,5 +1,14 @@
 """Diagnostics for swap-rate estimates (Kifer 2015, seed 002, Sections 4.1.3, 4.1.4, 4.3.2, 5.2, 5.4).
 
+* :func:`identifiability_check` — our addition: do the attributes identify the
+  swap count at all? A likelihood-ratio test of association between the
+  released swap attribute and the attributes (class-specific against pooled
+  parameters at alpha = 0, permutation p-value) and the gain of the fit over
+  the same model at alpha* = n0 n1 / N, where it is a latent-class model of
+  the attributes that ignores the swap attribute. Without signal, Algorithm 1
+  turns into a latent-class fit and reports a confident, meaningless alpha near
+  alpha*; the imbalance check cannot see it (details in
+  :class:`~sdckit.swaprate.gsc.IdentifiabilityCheck`).
 * :func:`imbalance_check` — Section 4.1.4: Algorithm 1's t_i give A0 (estimated
   changes 1 -> 0) and A1 (0 -> 1). A swap changes as many records one way as
   the other, so |A0 - A1| / N near 0 says the model fits; a large value (about
@@ -40,6 +49,7 @@ from sdckit.errors import ParameterError
 from sdckit.microdata.swap import swap
 from sdckit.swaprate.consensus import consensus_swap_count
 from sdckit.swaprate.gsc import (
+    IdentifiabilityCheck,
     SwapCountEstimate,
     binary_swap_attribute,
     estimate_swap_count,
@@ -48,13 +58,72 @@ from sdckit.swaprate.gsc import (
 from sdckit.swaprate.models import RecordModel
 
 __all__ = [
+    "IdentifiabilityCheck",
     "ImbalanceCheck",
     "LinearityCheck",
     "SplitConcordance",
+    "identifiability_check",
     "imbalance_check",
     "reswap_linearity",
     "split_concordance",
 ]
+
+
+def identifiability_check(
+    estimate: SwapCountEstimate, level: float | None = None
+) -> IdentifiabilityCheck:
+    """Judge whether the attributes identify the swap count at all (our addition to Section 4.1).
+
+    Algorithm 1 assumes that the attributes r predict the swap attribute s.
+    When they carry no information about it, alpha is not identified: the
+    relaxed likelihood is flat in alpha for P0 = P1, and otherwise Algorithm 1
+    fits a latent-class model of r (at alpha* = n0 n1 / N the released value
+    says nothing about the true one) and reports an alpha near alpha* with a
+    small, meaningless standard error. Neither the imbalance (the latent
+    classes are symmetric in s~, so A0 = A1) nor the standard error shows it.
+
+    The check, computed by :func:`~sdckit.swaprate.gsc.estimate_swap_count`,
+    makes two tests, both of which must reject for ``identified``:
+
+    1. **association** of the released swap attribute with the attributes:
+       the likelihood-ratio statistic G of class-specific against pooled
+       (class-independent) parameters at alpha = 0, with a permutation
+       p-value (exact under "s~ independent of r" whatever the model and the
+       dependence among the attributes; the chi-square(df) p-value, df = the
+       model's per-class parameter count, is shown beside it but is
+       anti-conservative when the attributes are correlated under the model);
+    2. **gain over latent-class freedom**: 2 [log L*(alpha_hat) -
+       max_theta log L*(alpha*)] against chi-square(1). At alpha* the model
+       uses s~ only through n0 and n1; a fit no better than that one owes its
+       likelihood to clusters among the attributes, not to swaps. This
+       catches a weak association that the first test finds but that is too
+       weak to anchor the classes (we met it: alpha/N = 0.235, SE 0.010, on
+       unswapped data whose four attributes share a latent cluster).
+
+    See :class:`~sdckit.swaprate.gsc.IdentifiabilityCheck` for the derivation
+    and why a parametric bootstrap under alpha = 0 would not do.
+
+    Parameters
+    ----------
+    estimate : SwapCountEstimate
+        A result of :func:`~sdckit.swaprate.gsc.estimate_swap_count` (for
+        Consensus, check ``result.left`` and ``result.right``).
+    level : float, optional
+        Significance level of both tests; default: the level the estimate
+        was computed with (``identification_level``, 0.05).
+
+    Returns
+    -------
+    IdentifiabilityCheck
+        ``identified``, both p-values and the reason in plain words.
+    """
+    if not isinstance(estimate, SwapCountEstimate):
+        raise ParameterError(
+            f"identifiability_check needs a SwapCountEstimate, got {type(estimate).__name__}; "
+            "for a Consensus result check its .left and .right estimates"
+        )
+    check = estimate.identifiability
+    return check if level is None else check.at_level(level)
 
 
 @dataclass(frozen=True)
@@ -112,6 +181,12 @@ def imbalance_check(estimate: SwapCountEstimate, threshold: float = 0.01) -> Imb
             "Consensus algorithm (consensus_swap_count, or --left/--right on the command line) "
             "with two attribute sets believed independent given the swap attribute, or try a "
             "richer model."
+        )
+    elif not estimate.identified:
+        guidance = (
+            "small, but meaningless here: the attributes do not identify the swap count "
+            "(see identifiability_check), and latent classes fitted in their place are "
+            "balanced by construction."
         )
     else:
         guidance = "small: no sign that the model is misspecified."
@@ -308,8 +383,10 @@ class SplitConcordance:
     ----------
     table : DataFrame
         One row per split: ``group_1`` (values coded 1), ``n0``, ``n1``,
-        ``alpha``, ``rho`` (Lemma 2.3 for that split) and ``imbalance``
-        (Algorithm 1 only).
+        ``alpha``, ``rho`` (Lemma 2.3 for that split), ``imbalance``
+        (Algorithm 1 only) and ``identified`` (the split's identifiability
+        check: False means the attributes do not predict that grouping and
+        its rho is not an estimate).
     rho_mean, rho_spread : float
         Mean of the splits' rho estimates, and their standard deviation
         divided by max(mean, 0.01) (a coefficient of variation that stays
@@ -330,6 +407,11 @@ class SplitConcordance:
             if self.concordant
             else "DISCORDANT: the splits disagree; the estimates are unreliable"
         )
+        if not self.table["identified"].all():
+            verdict += (
+                "; some splits are NOT IDENTIFIED (the attributes do not predict that "
+                "grouping): their rho is not an estimate"
+            )
         return (
             f"split concordance (Section 4.1.3):\n{self.table.to_string(index=False)}\n"
             f"  rho mean {self.rho_mean:.4f}, coefficient of variation {self.rho_spread:.3f}: "
@@ -410,6 +492,7 @@ def split_concordance(
                 "alpha": fit.alpha,
                 "rho": swap_rate_from_count(fit.alpha, fit.n0, fit.n1),
                 "imbalance": imbalance,
+                "identified": fit.identified,
             }
         )
     table = pd.DataFrame(rows)

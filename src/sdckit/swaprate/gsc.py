@@ -23,18 +23,23 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from sdckit._validation import (
+    RandomState,
     as_sequence,
     check_columns,
     check_dataframe,
+    check_fraction,
     check_int,
     check_positive,
+    check_random_state,
 )
 from sdckit.errors import DataError, ParameterError
 from sdckit.swaprate.models import RecordModel, make_model
 
 __all__ = [
+    "IdentifiabilityCheck",
     "SwapCountEstimate",
     "binary_swap_attribute",
     "estimate_swap_count",
@@ -202,6 +207,265 @@ def _class_weights(t: np.ndarray, s: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class IdentifiabilityCheck:
+    """Do the attributes identify the group swap count? (Our addition to seed 002, Section 4.1.)
+
+    Under the relaxed swap process the attribute distributions of the two
+    released classes are f0 = (1 - alpha/n0) P0 + (alpha/n0) P1 and
+    f1 = (alpha/n1) P0 + (1 - alpha/n1) P1, so::
+
+        f0 - f1 = (1 - alpha N / (n0 n1)) (P0 - P1).
+
+    Whatever the data say about alpha comes through the difference between
+    f0 and f1. When the released swap attribute s~ is independent of the
+    attributes r (f0 = f1), either P0 = P1 (the attributes carry no
+    information about s, and log L* is flat in alpha) or
+    alpha = alpha* = n0 n1 / N (a swap that made s~ independent of s,
+    rho close to 1/2): alpha is not identified. Algorithm 1 does not stay
+    flat, though: at alpha* the relaxed model is f0 = f1 =
+    (n0/N) P0 + (n1/N) P1, a two-class latent-class (mixture) model of r that
+    ignores s~, and whenever the attributes have structure the one-class
+    model misses (attributes correlated under Naive Bayes, non-normal
+    margins, ...), the likelihood rises by fitting those clusters and drives
+    alpha towards alpha*. The imbalance check (Section 4.1.4) cannot see it:
+    the latent classes are symmetric in s~, so A0 = A1.
+
+    Two tests, both needed for ``identified``:
+
+    * **Association** between s~ and r: the likelihood-ratio statistic
+      G = 2 [max log prod P_theta(r_i | s~_i) - max log prod P_theta(r_i)]
+      of class-specific against pooled (class-independent) parameters at
+      alpha = 0. Its chi-square reference with the model's count of
+      per-class parameters as degrees of freedom assumes the model is right
+      under the null; with attributes correlated under Naive Bayes (G is
+      then a sum of dependent per-attribute statistics) or non-normal
+      continuous attributes (the variance part of the Gaussian ratio is not
+      robust to kurtosis) it is anti-conservative. So the decision uses a
+      **permutation** p-value: permuting s~ over the records keeps the joint
+      distribution of r and is exact under "s~ independent of r" for any
+      model. The chi-square p-value is reported beside it.
+    * **Latent-class comparison**: L = 2 [log L*(alpha_hat) -
+      max_theta log L*(alpha*)], the gain of the fit over the same model at
+      alpha* = n0 n1 / N, where it is a latent-class model of r that uses s~
+      only through n0 and n1. It asks whether the released swap attribute
+      adds anything to what latent-class freedom alone explains. Referred to
+      chi-square with 1 degree of freedom (alpha* is interior); when
+      P0 = P1 at alpha* the model is not regular there, L is near 0 and the
+      estimate is flagged, as it should be.
+
+    A parametric bootstrap under alpha = 0 would not do: it tests "alpha = 0
+    and the model is right", and the model is wrong in exactly the way that
+    makes the spurious gain, so the bootstrap data (drawn from the model)
+    lack the clusters and the spurious gain would look significant.
+
+    Attributes
+    ----------
+    association_statistic : float
+        G, the likelihood-ratio statistic of the association test.
+    degrees_of_freedom : int or None
+        Free parameters of one class (``RecordModel.class_parameter_count``);
+        None for a plug-in model that does not count them.
+    asymptotic_p_value : float
+        P(chi-square(df) >= G); NaN without a parameter count.
+    permutations : int
+        Random permutations of s~ (0: the chi-square p-value decides).
+    permutation_p_value : float
+        (1 + #{permuted G >= G}) / (1 + permutations); NaN when
+        ``permutations == 0``.
+    association_p_value : float
+        The p-value that decides: the permutation one when computed.
+    independence_count : float
+        alpha* = n0 n1 / N.
+    independence_log_likelihood : float
+        max over theta of log L*(alpha*, theta), by EM.
+    latent_class_statistic : float
+        L = 2 [log L*(alpha_hat) - log L*(alpha*)], floored at 0.
+    latent_class_p_value : float
+        P(chi-square(1) >= L).
+    level : float
+        Significance level of both tests.
+    associated, beats_latent_class : bool
+        Each test significant at ``level``.
+    identified : bool
+        Both.
+    reason : str
+        The verdict in plain words.
+    """
+
+    association_statistic: float
+    degrees_of_freedom: int | None
+    asymptotic_p_value: float
+    permutations: int
+    permutation_p_value: float
+    association_p_value: float
+    independence_count: float
+    independence_log_likelihood: float
+    latent_class_statistic: float
+    latent_class_p_value: float
+    level: float
+    associated: bool
+    beats_latent_class: bool
+    identified: bool
+    reason: str
+
+    def at_level(self, level: float) -> IdentifiabilityCheck:
+        """The same statistics judged at another significance level."""
+        return _judge_identifiability(
+            association_statistic=self.association_statistic,
+            degrees_of_freedom=self.degrees_of_freedom,
+            asymptotic_p_value=self.asymptotic_p_value,
+            permutations=self.permutations,
+            permutation_p_value=self.permutation_p_value,
+            independence_count=self.independence_count,
+            independence_log_likelihood=self.independence_log_likelihood,
+            latent_class_statistic=self.latent_class_statistic,
+            level=_check_level(level),
+        )
+
+    def summary(self) -> str:
+        """Both tests and the verdict."""
+        df = "unknown" if self.degrees_of_freedom is None else str(self.degrees_of_freedom)
+        perm = (
+            f"permutation p = {self.permutation_p_value:.4f} ({self.permutations} permutations)"
+            if self.permutations
+            else "no permutations"
+        )
+        return "\n".join(
+            [
+                "identifiability (is the swap count identified by these attributes?):",
+                f"  association of s~ with the attributes: G = {self.association_statistic:.2f}, "
+                f"df {df}, chi-square p = {self.asymptotic_p_value:.4g}, {perm}",
+                f"  gain over the latent-class model at alpha* = {self.independence_count:.1f} "
+                f"(n0 n1 / N): 2 dlog L* = {self.latent_class_statistic:.2f}, "
+                f"chi-square(1) p = {self.latent_class_p_value:.4g}",
+                f"  {'identified' if self.identified else 'NOT IDENTIFIED'} "
+                f"(level {self.level:g}): {self.reason}.",
+            ]
+            + ([] if self.identified else [f"  {NOT_IDENTIFIED_CONSEQUENCE}"])
+        )
+
+
+#: What an unidentified estimate means, in plain words (summaries and the command line).
+NOT_IDENTIFIED_CONSEQUENCE = (
+    "Without enough information about the swap attribute any alpha fits about as well; "
+    "Algorithm 1 then fits clusters among the attributes instead of swaps, so its alpha "
+    "and standard error say nothing about the swap. Use attributes that predict the swap "
+    "attribute."
+)
+
+
+def _check_level(level: float) -> float:
+    value = check_fraction(level, "identification_level", open_low=True)
+    if value >= 1:
+        raise ParameterError(f"identification_level must be in (0, 1), got {level!r}")
+    return value
+
+
+def _judge_identifiability(
+    *,
+    association_statistic: float,
+    degrees_of_freedom: int | None,
+    asymptotic_p_value: float,
+    permutations: int,
+    permutation_p_value: float,
+    independence_count: float,
+    independence_log_likelihood: float,
+    latent_class_statistic: float,
+    level: float,
+) -> IdentifiabilityCheck:
+    association_p = permutation_p_value if permutations else asymptotic_p_value
+    latent_p = float(stats.chi2.sf(latent_class_statistic, 1))
+    associated = bool(association_p < level)
+    beats = bool(latent_p < level)
+    test = "permutation" if permutations else "chi-square"
+    if not associated:
+        reason = (
+            "the attributes carry no detectable information about the swap attribute "
+            f"(association test, {test} p = {association_p:.3g} >= {level:g})"
+        )
+    elif not beats:
+        reason = (
+            "the fit is no better than a latent-class model of the attributes that ignores "
+            f"the swap attribute (alpha* = n0 n1 / N: p = {latent_p:.3g} >= {level:g}), "
+            "although they are associated with it"
+        )
+    else:
+        reason = (
+            "the attributes carry information about the swap attribute and the fit beats "
+            "the latent-class model that ignores it"
+        )
+    return IdentifiabilityCheck(
+        association_statistic=float(association_statistic),
+        degrees_of_freedom=degrees_of_freedom,
+        asymptotic_p_value=float(asymptotic_p_value),
+        permutations=int(permutations),
+        permutation_p_value=float(permutation_p_value),
+        association_p_value=float(association_p),
+        independence_count=float(independence_count),
+        independence_log_likelihood=float(independence_log_likelihood),
+        latent_class_statistic=float(latent_class_statistic),
+        latent_class_p_value=latent_p,
+        level=float(level),
+        associated=associated,
+        beats_latent_class=beats,
+        identified=associated and beats,
+        reason=reason,
+    )
+
+
+def _association_test(
+    records: Any,
+    s: np.ndarray,
+    w: np.ndarray,
+    model: RecordModel,
+    df: int | None,
+    permutations: int,
+    rng: np.random.Generator,
+) -> tuple[float, int | None, float, float]:
+    """G of class-specific against pooled parameters at alpha = 0, and its two p-values.
+
+    Returns (G, df, chi-square p, permutation p). The pooled log-likelihood
+    does not depend on the labels, so a permuted G exceeds the observed one
+    exactly when its class-specific log-likelihood does. A row standing for
+    ``w_i`` identical records receives, per permutation, the number of
+    class-1 labels that fell on those records.
+    """
+    pooled = model.fit(records, np.column_stack([w, w]))
+    pooled_total = float(w @ model.log_likelihood(pooled, records)[:, 0])
+
+    def class_specific_total(ones: np.ndarray) -> float:
+        weights = np.column_stack([w - ones, ones])
+        log_lik = model.log_likelihood(model.fit(records, weights), records)
+        return float((weights * log_lik).sum())
+
+    observed = class_specific_total(w * s)
+    statistic = max(2.0 * (observed - pooled_total), 0.0)
+    if df is None:
+        asymptotic = float("nan")
+    elif df == 0:  # nothing to estimate per class: the two fits coincide
+        asymptotic = 1.0
+    else:
+        asymptotic = float(stats.chi2.sf(statistic, df))
+    if not permutations:
+        return statistic, df, asymptotic, float("nan")
+    counts = np.rint(w).astype(np.int64)
+    if not np.allclose(counts, w):
+        raise ParameterError(
+            "counts must be whole numbers of records for the permutation test; give "
+            "permutations=0 to use the chi-square p-value"
+        )
+    owner = np.repeat(np.arange(len(w)), counts)
+    labels = np.zeros(len(owner))
+    labels[: int(counts[s == 1].sum())] = 1.0
+    slack = 1e-9 * max(1.0, abs(observed))
+    exceed = 0
+    for _ in range(permutations):
+        ones = np.bincount(owner, weights=rng.permutation(labels), minlength=len(w))
+        exceed += class_specific_total(ones) >= observed - slack
+    return statistic, df, asymptotic, (1.0 + exceed) / (1.0 + permutations)
+
+
+@dataclass(frozen=True)
 class SwapCountEstimate:
     """Result of :func:`estimate_swap_count` (Algorithm 1, seed 002).
 
@@ -245,6 +509,11 @@ class SwapCountEstimate:
     starts : tuple of (start, alpha, log L*)
         Every run of Algorithm 1: its starting alpha, where it ended and its
         log L*; the estimate is the run with the largest log L*.
+    identifiability : IdentifiabilityCheck
+        Whether the attributes identify alpha at all: the association test
+        and the latent-class comparison. When ``identified`` is False the
+        swap count cannot be estimated from these attributes, and alpha and
+        its standard error are artefacts of the model, not estimates.
     record_log_likelihoods : ndarray, shape (N, 2)
         log P_theta(r_i | s = a) at the estimate.
     swapped_class : ndarray of 0/1
@@ -272,6 +541,7 @@ class SwapCountEstimate:
     converged: bool
     log_likelihood: float
     starts: tuple[tuple[float, float, float], ...]
+    identifiability: IdentifiabilityCheck
     record_log_likelihoods: np.ndarray = field(repr=False)
     swapped_class: np.ndarray = field(repr=False)
 
@@ -285,6 +555,11 @@ class SwapCountEstimate:
         """alpha / N."""
         return self.group_swap_count / self.n
 
+    @property
+    def identified(self) -> bool:
+        """False when the attributes do not identify alpha (see :attr:`identifiability`)."""
+        return self.identifiability.identified
+
     def class_probabilities(self) -> np.ndarray:
         """M_theta(s = a | r_i), shape (N, 2), with P(s = 0) = n0 / N (Algorithm 1's M step)."""
         prior = np.log(np.array([self.n0, self.n1], dtype=float) / self.n)
@@ -296,20 +571,27 @@ class SwapCountEstimate:
     def summary(self) -> str:
         """Estimate, rate, diagnostics and convergence for a person."""
         status = "converged" if self.converged else "NOT converged"
-        return "\n".join(
-            [
-                f"Algorithm 1 (gsc), model {self.model!r}, swap attribute {self.swap_attribute!r}",
-                f"  groups: 0 = {list(self.groups[0])}, 1 = {list(self.groups[1])}",
-                f"  N = {self.n} (n0 = {self.n0}, n1 = {self.n1})",
-                f"  group swap count alpha = {self.group_swap_count:.1f} "
-                f"(SE {self.standard_error:.1f}), alpha/N = {self.group_swap_rate:.4f}",
-                f"  data swap rate rho = {self.rho:.4f} (Lemma 2.3)",
-                f"  estimated changes: 0->1 A1 = {self.a1:.1f}, 1->0 A0 = {self.a0:.1f}; "
-                f"imbalance |A0-A1|/N = {self.imbalance:.4f}",
-                f"  {status} after {self.iterations} iterations ({self.em_iterations} EM steps), "
-                f"log L* = {self.log_likelihood:.2f}",
-            ]
-        )
+        lines = [
+            f"Algorithm 1 (gsc), model {self.model!r}, swap attribute {self.swap_attribute!r}",
+            f"  groups: 0 = {list(self.groups[0])}, 1 = {list(self.groups[1])}",
+            f"  N = {self.n} (n0 = {self.n0}, n1 = {self.n1})",
+        ]
+        if not self.identified:
+            lines.append(
+                "  NOT IDENTIFIED: the swap count cannot be estimated from these attributes; "
+                "the alpha, SE and rho below are artefacts of the model, not estimates"
+            )
+        lines += [
+            f"  group swap count alpha = {self.group_swap_count:.1f} "
+            f"(SE {self.standard_error:.1f}), alpha/N = {self.group_swap_rate:.4f}",
+            f"  data swap rate rho = {self.rho:.4f} (Lemma 2.3)",
+            f"  estimated changes: 0->1 A1 = {self.a1:.1f}, 1->0 A0 = {self.a0:.1f}; "
+            f"imbalance |A0-A1|/N = {self.imbalance:.4f}",
+            f"  {status} after {self.iterations} iterations ({self.em_iterations} EM steps), "
+            f"log L* = {self.log_likelihood:.2f}",
+            self.identifiability.summary(),
+        ]
+        return "\n".join(lines)
 
 
 def _newton_alpha(
@@ -519,6 +801,51 @@ def _em_fixed_alpha(
     return t, _relaxed_terms(alpha, p0, p1, top, s, w, n0, n1)[0], steps
 
 
+def _em_fixed_alpha_accelerated(
+    alpha: float,
+    t: np.ndarray,
+    records: Any,
+    s: np.ndarray,
+    w: np.ndarray,
+    n0: float,
+    n1: float,
+    model: RecordModel,
+    tol: float,
+    max_iter: int,
+) -> float:
+    """max over theta of log L*(alpha, theta) by EM from t, accelerated by SQUAREM.
+
+    The EM map t -> M step -> E step at fixed alpha, extrapolated as in
+    :func:`_run_accelerated` (Varadhan & Roland 2008, scheme S3) with a
+    fall-back to the plain step whenever the extrapolation lowered log L*.
+    A latent-class fit of overlapping classes converges too slowly for plain
+    EM. Returns log L* at the final theta.
+    """
+
+    def step(current: np.ndarray) -> tuple[np.ndarray, float]:
+        log_lik = model.log_likelihood(model.fit(records, _class_weights(current, s, w)), records)
+        top, p0, p1 = _scaled(log_lik)
+        value = _relaxed_terms(alpha, p0, p1, top, s, w, n0, n1)[0]
+        return _change_probabilities(alpha, p0, p1, s, n0, n1), value
+
+    for _ in range(max_iter):
+        t1, _ = step(t)
+        t2, value2 = step(t1)
+        r, v = t1 - t, t2 - 2 * t1 + t
+        denom = float(v @ v)
+        ratio = min(-np.sqrt(float(r @ r) / denom), -1.0) if denom > 0 else -1.0
+        t_x = np.clip(t - 2 * ratio * r + ratio * ratio * v, 0.0, 1.0)
+        t3, value3 = step(t_x)
+        if not np.isfinite(value3) or value3 < value2:
+            t_x = t2
+            t3, value3 = step(t2)
+        done = float(np.max(np.abs(t3 - t_x))) <= tol
+        t = t3
+        if done:
+            break
+    return step(t)[1]
+
+
 def _profile_standard_error(
     fit: _Fit,
     fixed_se: float,
@@ -569,6 +896,9 @@ def fit_swap_model(
     max_em_iter: int = 1,
     profile_se: bool = True,
     accelerate: bool = True,
+    permutations: int = 199,
+    identification_level: float = 0.05,
+    random_state: RandomState = 0,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Algorithm 1 on already encoded records: the numeric core of :func:`estimate_swap_count`.
@@ -576,9 +906,24 @@ def fit_swap_model(
     ``counts`` gives the multiplicity of each row (identical records merged).
     Returns a dict with ``alpha``, ``parameters``, ``t``, ``log_lik`` (rows x
     2), ``iterations``, ``em_iterations``, ``converged``, ``log_likelihood``,
-    ``standard_error``, ``fixed_theta_standard_error``, ``starts`` and
-    ``n0``, ``n1``.
+    ``standard_error``, ``fixed_theta_standard_error``, ``starts``,
+    ``identifiability`` (an :class:`IdentifiabilityCheck`) and ``n0``, ``n1``.
     """
+    permutations = check_int(permutations, "permutations", minimum=0)
+    identification_level = _check_level(identification_level)
+    if 0 < permutations and 1.0 / (permutations + 1) >= identification_level:
+        raise ParameterError(
+            f"permutations = {permutations} cannot give a p-value below identification_level "
+            f"= {identification_level:g} (the smallest is 1 / (permutations + 1)); give at "
+            f"least {int(np.floor(1.0 / identification_level))} permutations"
+        )
+    rng = check_random_state(random_state)
+    df = model.class_parameter_count(records)
+    if df is None and not permutations:
+        raise ParameterError(
+            f"model {model!r} does not count its parameters (class_parameter_count returns "
+            "None), so the association test has no chi-square p-value; give permutations > 0"
+        )
     s = np.asarray(swapped_class, dtype=np.int8)
     w = np.ones(len(s)) if counts is None else np.asarray(counts, dtype=np.float64)
     n1 = float(w[s == 1].sum())
@@ -617,6 +962,9 @@ def fit_swap_model(
         if profile_se and np.isfinite(fixed_se)
         else fixed_se
     )
+    identifiability = _identifiability(
+        best, runs, records, s, w, n0, n1, model, df, tol, permutations, identification_level, rng
+    )
     return {
         "alpha": best.alpha,
         "parameters": best.parameters,
@@ -629,9 +977,54 @@ def fit_swap_model(
         "standard_error": se,
         "fixed_theta_standard_error": fixed_se,
         "starts": tuple((run.start, run.alpha, run.log_likelihood) for run in runs),
+        "identifiability": identifiability,
         "n0": round(n0),
         "n1": round(n1),
     }
+
+
+def _identifiability(
+    best: _Fit,
+    runs: Sequence[_Fit],
+    records: Any,
+    s: np.ndarray,
+    w: np.ndarray,
+    n0: float,
+    n1: float,
+    model: RecordModel,
+    df: int | None,
+    tol: float,
+    permutations: int,
+    level: float,
+    rng: np.random.Generator,
+) -> IdentifiabilityCheck:
+    """The association test and the latent-class comparison of :class:`IdentifiabilityCheck`.
+
+    max_theta log L*(alpha*, theta) is found by (accelerated) EM at alpha*
+    from the t of the run of Algorithm 1 that ended nearest alpha*. When the
+    attributes do not identify alpha that run is the estimate itself, ending
+    close to alpha*; when they do, the statistic is far beyond any threshold
+    and a local maximum at alpha* does not change the verdict.
+    """
+    statistic, df, asymptotic, permutation = _association_test(
+        records, s, w, model, df, permutations, rng
+    )
+    alpha_star = n0 * n1 / (n0 + n1)
+    nearest = min(runs, key=lambda run: abs(run.alpha - alpha_star))
+    independence = _em_fixed_alpha_accelerated(
+        alpha_star, nearest.t, records, s, w, n0, n1, model, tol, 1000
+    )
+    return _judge_identifiability(
+        association_statistic=statistic,
+        degrees_of_freedom=df,
+        asymptotic_p_value=asymptotic,
+        permutations=permutations,
+        permutation_p_value=permutation,
+        independence_count=alpha_star,
+        independence_log_likelihood=independence,
+        latent_class_statistic=max(2.0 * (best.log_likelihood - independence), 0.0),
+        level=level,
+    )
 
 
 def _merge_identical(
@@ -665,6 +1058,9 @@ def estimate_swap_count(
     max_em_iter: int = 1,
     profile_se: bool = True,
     accelerate: bool = True,
+    permutations: int = 199,
+    identification_level: float = 0.05,
+    random_state: RandomState = 0,
     progress: Callable[[int, int], None] | None = None,
 ) -> SwapCountEstimate:
     """Estimate the group swap count alpha of swapped data (Algorithm 1, seed 002 Section 4.1).
@@ -706,6 +1102,17 @@ def estimate_swap_count(
     accelerate : bool, default True
         With ``max_em_iter=1``, extrapolate the alternation by SQUAREM
         (Varadhan & Roland 2008); same fixed point, far fewer steps.
+    permutations : int, default 199
+        Random permutations of s~ for the association test of
+        :class:`IdentifiabilityCheck` (each costs one M step); 0 uses the
+        chi-square p-value instead (not robust to attributes correlated
+        under the model, and unavailable for a plug-in model that does not
+        count its parameters).
+    identification_level : float, default 0.05
+        Significance level of the two identifiability tests.
+    random_state : None, int or numpy Generator, default 0
+        Draws the permutations. Fixed by default so that the same data
+        always get the same verdict.
     progress : callable, optional
         ``progress(iteration, max_iter)`` after each outer iteration.
 
@@ -713,7 +1120,10 @@ def estimate_swap_count(
     -------
     SwapCountEstimate
         alpha, rho (Lemma 2.3), the fitted model, t_i, the imbalance
-        |A0 - A1| / N (Section 4.1.4), iterations and convergence status.
+        |A0 - A1| / N (Section 4.1.4), the identifiability check, iterations
+        and convergence status. When ``identified`` is False the attributes
+        do not identify alpha: the number is reported unchanged but is not
+        an estimate of the swap count (see :class:`IdentifiabilityCheck`).
 
     Notes
     -----
@@ -751,6 +1161,9 @@ def estimate_swap_count(
             max_em_iter=max_em_iter,
             profile_se=profile_se,
             accelerate=accelerate,
+            permutations=permutations,
+            identification_level=identification_level,
+            random_state=random_state,
             progress=progress,
         )
     else:
@@ -767,6 +1180,9 @@ def estimate_swap_count(
             max_em_iter=max_em_iter,
             profile_se=profile_se,
             accelerate=accelerate,
+            permutations=permutations,
+            identification_level=identification_level,
+            random_state=random_state,
             progress=progress,
         )
         fit["t"] = fit["t"][codes]
@@ -820,6 +1236,7 @@ def _estimate_from_fit(
         converged=fit["converged"],
         log_likelihood=fit["log_likelihood"],
         starts=fit["starts"],
+        identifiability=fit["identifiability"],
         record_log_likelihoods=fit["log_lik"],
         swapped_class=s,
     )

@@ -114,6 +114,17 @@ class RecordModel(ABC):
     def log_likelihood(self, parameters: Any, records: Any) -> np.ndarray:
         """``(N, 2)`` array of log P_theta(r_i | s = a), a = 0, 1."""
 
+    def class_parameter_count(self, records: Any) -> int | None:
+        """Free parameters of one class's distribution P_theta(r | s = a), or None if unknown.
+
+        It is the degrees of freedom of the likelihood-ratio test of
+        class-specific against pooled parameters (the association test of
+        :class:`~sdckit.swaprate.gsc.IdentifiabilityCheck`), used for its
+        asymptotic chi-square p-value. A plug-in model may leave it None: the
+        permutation p-value needs no count.
+        """
+        return None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
@@ -322,6 +333,18 @@ class NaiveBayes(RecordModel):
             levels=records.levels,
         )
 
+    def class_parameter_count(self, records: EncodedRecords) -> int:
+        """A mean and a variance per continuous component, K_j - 1 per categorical one.
+
+        K_j counts the levels that occur in the data (an unobserved declared
+        level adds no estimable parameter).
+        """
+        observed = sum(
+            int(np.count_nonzero(np.bincount(records.categorical[:, j], minlength=len(domain)))) - 1
+            for j, domain in enumerate(records.levels)
+        )
+        return 2 * records.continuous.shape[1] + observed
+
     def log_likelihood(
         self, parameters: NaiveBayesParameters, records: EncodedRecords
     ) -> np.ndarray:
@@ -413,6 +436,11 @@ class Gaussian(RecordModel):
             covs[a] = (centred * class_weights[:, a, None]).T @ centred / totals[a]
             covs[a][np.diag_indices(d)] += ridge
         return GaussianParameters(means=means, covariances=covs, names=records.continuous_names)
+
+    def class_parameter_count(self, records: EncodedRecords) -> int:
+        """d means and d (d + 1) / 2 covariances."""
+        d = records.continuous.shape[1]
+        return d + d * (d + 1) // 2
 
     def log_likelihood(self, parameters: GaussianParameters, records: EncodedRecords) -> np.ndarray:
         """Multivariate normal log densities through a Cholesky factor."""
