@@ -146,7 +146,14 @@ def test_metadata_is_public_part_only(service, metadata):
     _, client, tokens, _ = service
     body = client.get("/api/metadata", headers=auth(tokens["alice"])).json()
     assert list(body["variables"]) == list(metadata.names)
-    assert body["variables"]["age"]["bins"] == list(metadata.variable("age").binning.labels)
+    binning = metadata.variable("age").binning
+    assert body["variables"]["age"]["bins"] == list(binning.public_labels)
+    # The outer edges are the data's minimum and maximum: never published.
+    assert body["variables"]["age"]["cutpoints"]["inner_edges"] == list(binning.edges[1:-1])
+    assert body["variables"]["age"]["bins"][0].startswith("< ")
+    assert body["variables"]["age"]["bins"][-1].startswith(">= ")
+    for edge in (binning.edges[0], binning.edges[-1]):
+        assert f"{edge:g}" not in " ".join(body["variables"]["age"]["bins"])
     assert body["variables"]["education"]["levels"][0] == "primary"
     assert body["approved_transformations"] == ["square", "sqrt", "log"]
     text = json.dumps(body)

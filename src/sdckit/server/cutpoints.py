@@ -142,6 +142,20 @@ class Binning:
             out.append(f"[{low:g}, {high:g}{close}")
         return tuple(out)
 
+    @property
+    def public_labels(self) -> tuple[str, ...]:
+        """Bin labels with open outer bins, e.g. ``"< 28000"``, ..., ``">= 91000"``.
+
+        The outermost edges are the minimum and maximum of the data the
+        cutpoints were built on; publishing them would disclose the most
+        extreme units' values, so the public form leaves them out.
+        """
+        if self.n_bins == 1:
+            return ("all values",)
+        inner = self.edges[1:-1]
+        middle = [f"[{lo:g}, {hi:g})" for lo, hi in itertools.pairwise(inner)]
+        return (f"< {inner[0]:g}", *middle, f">= {inner[-1]:g}")
+
     def assign(self, values: Any) -> np.ndarray:
         """Bin index (0..n_bins-1) of every value; -1 for a missing value."""
         arr = np.asarray(values, dtype=np.float64)
@@ -153,9 +167,18 @@ class Binning:
         """The allowed tree nodes (partitioned binning), breadth first; () otherwise."""
         return tuple(self.tree.walk()) if self.tree is not None else ()
 
-    def to_dict(self, *, include_counts: bool = False) -> dict[str, Any]:
-        """Plain mapping (the public form leaves the bin counts out)."""
-        out: dict[str, Any] = {"method": self.method, "edges": list(self.edges), "beta": self.beta}
+    def to_dict(self, *, include_counts: bool = False, public: bool = False) -> dict[str, Any]:
+        """Plain mapping; ``public=True`` gives what an analyst may see.
+
+        The public form has only the inner edges (the outer ones are the
+        data's minimum and maximum) and never the bin counts.
+        """
+        if public:
+            out: dict[str, Any] = {"method": self.method, "inner_edges": list(self.edges[1:-1])}
+            if self.tree is not None:
+                out["tree"] = self.tree.to_dict()
+            return out
+        out = {"method": self.method, "edges": list(self.edges), "beta": self.beta}
         if self.width is not None:
             out["width"] = self.width
         if self.tree is not None:

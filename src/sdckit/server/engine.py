@@ -225,8 +225,12 @@ class AnalysisServer:
             return tuple(self._audit)
 
     def public_metadata(self) -> dict[str, Any]:
-        """What an analyst may see: variables, labels, levels and cutpoint bins (no counts)."""
-        return self._metadata.to_dict(include_counts=False)
+        """What an analyst may see: variables, labels, levels and cutpoint bins.
+
+        No bin counts, and no outer cutpoint edges: the lowest and highest edges
+        are the data's extremes, so the outer bins are published as open-ended.
+        """
+        return self._metadata.to_dict(public=True)
 
     # ----------------------------------------------------------------- plumbing
 

@@ -148,7 +148,7 @@ class Variable:
             )
         return self.binning.assign(values)
 
-    def to_dict(self, *, include_counts: bool = False) -> dict[str, Any]:
+    def to_dict(self, *, include_counts: bool = False, public: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
         if self.label:
             out["label"] = self.label
@@ -157,8 +157,8 @@ class Variable:
             if self.level_labels:
                 out["level_labels"] = dict(self.level_labels)
         else:
-            out["cutpoints"] = self.binning.to_dict(include_counts=include_counts)
-            out["bins"] = list(self.binning.labels)
+            out["cutpoints"] = self.binning.to_dict(include_counts=include_counts, public=public)
+            out["bins"] = list(self.binning.public_labels if public else self.binning.labels)
         return out
 
     @classmethod
@@ -226,11 +226,15 @@ class Metadata:
             raise SchemaError(f"the data lack metadata variable(s) {missing}")
         return {name: var.encode(data[name]) for name, var in self.variables.items()}
 
-    def to_dict(self, *, include_counts: bool = False) -> dict[str, Any]:
-        """Public mapping ``{"variables": {name: {...}}}`` (bin counts left out by default)."""
+    def to_dict(self, *, include_counts: bool = False, public: bool = False) -> dict[str, Any]:
+        """Mapping ``{"variables": {name: {...}}}`` (bin counts left out by default).
+
+        ``public=True`` is what an analyst sees: no counts and no outer
+        cutpoint edges (they would reveal each variable's minimum and maximum).
+        """
         return {
             "variables": {
-                name: var.to_dict(include_counts=include_counts)
+                name: var.to_dict(include_counts=include_counts and not public, public=public)
                 for name, var in self.variables.items()
             }
         }
