@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from sklearn.neighbors import BallTree, KDTree
 
 from sdckit.errors import ParameterError
 
@@ -70,10 +69,13 @@ class TreeBackend:
         self.name = algorithm
         self.metric = metric
         self.leaf_size = leaf_size
-        self._tree: KDTree | BallTree | None = None
+        self._tree = None  # a fitted sklearn KDTree or BallTree
         self._matrix: np.ndarray | None = None
 
     def fit(self, matrix: np.ndarray) -> None:
+        # Imported here: scikit-learn is heavy, and the command line should start fast.
+        from sklearn.neighbors import BallTree, KDTree
+
         cls = KDTree if self.name == "kd_tree" else BallTree
         self._matrix = matrix
         self._tree = cls(matrix, leaf_size=self.leaf_size, metric=self.metric)
