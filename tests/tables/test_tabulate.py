@@ -105,6 +105,19 @@ def test_missing_values_named(census):
         tabulate(broken, ["age"])
 
 
+def test_nullable_integer_codes():
+    # Int64 (nullable) codes: complete ones are tabulated like int64, a missing one is named
+    frame = pd.DataFrame(
+        {"code": pd.array([3, 1, 3, 2], dtype="Int64"), "sex": ["f", "m", "m", "f"]}
+    )
+    table = tabulate(frame, ["code", "sex"])
+    plain = tabulate(frame.astype({"code": "int64"}), ["code", "sex"])
+    assert table["count"].tolist() == plain["count"].tolist()
+    frame.loc[2, "code"] = pd.NA
+    with pytest.raises(DataError, match="'code'.*row 2"):
+        tabulate(frame, ["code", "sex"])
+
+
 def test_every_subtable_sum(census):
     dims = ["district", "age", "sex"]
     table = tabulate(census, dims)

@@ -356,8 +356,7 @@ def _leaf_categories(
 ) -> tuple[list[Any], np.ndarray, bool]:
     """Leaf categories, record codes, and whether unobserved leaves may be dropped."""
     column = data[dim]
-    values = column.to_numpy() if column.dtype.kind in "iu" else None
-    if values is None and column.isna().any():
+    if column.isna().any():
         row = column.index[int(np.flatnonzero(column.isna().to_numpy())[0])]
         raise DataError(
             f"column {dim!r} has missing values (first at row {row!r}); tabulate needs complete categories"
@@ -372,6 +371,8 @@ def _leaf_categories(
             bad = column.iloc[int(np.flatnonzero(codes < 0)[0])]
             raise DataError(f"column {dim!r} has value {bad!r} outside the given categories")
         return leaves, codes, False
+    # nullable integers (Int64) have no missing values here, so they convert exactly
+    values = column.to_numpy(np.int64) if column.dtype.kind in "iu" else None
     if isinstance(column.dtype, pd.CategoricalDtype):
         return list(column.cat.categories), column.cat.codes.to_numpy(np.int64), False
     if values is not None and len(values):
