@@ -28,7 +28,21 @@ def test_counts_come_from_the_subsample(server, people):
 def test_one_way_table_and_continuous_bins(server, people_metadata):
     result = server.crosstab("ALL", "age")
     assert result.col_labels == ("count",)
-    assert result.row_labels == people_metadata.variable("age").binning.labels
+    binning = people_metadata.variable("age").binning
+    assert result.row_labels == binning.public_labels
+    # the outer edges are the data's minimum and maximum: no label shows them
+    outer = (f"{binning.edges[0]:g}", f"{binning.edges[-1]:g}")
+    assert not any(edge in label for label in result.row_labels for edge in outer)
+
+
+def test_refusal_of_a_raw_continuous_value_hides_the_extremes(server, people_metadata):
+    binning = people_metadata.variable("age").binning
+    refusal = server.universe_check("age = 40")
+    assert isinstance(refusal, Refusal)
+    reason = refusal.verdicts[-1].reason
+    assert binning.public_labels[0] in reason
+    assert f"[{binning.edges[0]:g}," not in reason
+    assert f"{binning.edges[-1]:g}]" not in reason
 
 
 def test_no_released_cell_of_one_or_two():

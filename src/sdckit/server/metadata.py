@@ -119,10 +119,14 @@ class Variable:
         return len(self.levels) if self.is_categorical else self.binning.n_bins
 
     def code_labels(self) -> tuple[str, ...]:
-        """Label of every code: the level, or the bin's interval."""
+        """Label of every code: the level, or the bin's public interval.
+
+        Outer bins are open-ended (``"< 28000"``, ``">= 91000"``): their outer
+        edges are the data's minimum and maximum, which no answer may show.
+        """
         if self.is_categorical:
             return self.levels
-        return self.binning.labels
+        return self.binning.public_labels
 
     def encode(self, series: pd.Series) -> np.ndarray:
         """Integer code of every value (level index or bin index); -1 for missing."""

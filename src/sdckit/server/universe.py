@@ -267,7 +267,7 @@ def _resolve(name: str, kind: str, values: Sequence, metadata: Metadata, where: 
     if kind == "levels":
         raise UniverseError(
             f"universe {where}: {name!r} is continuous; a universe may use only its cutpoint "
-            f"bins (0..{var.binning.n_bins - 1}: {', '.join(var.binning.labels)}), "
+            f"bins (0..{var.binning.n_bins - 1}: {', '.join(var.binning.public_labels)}), "
             f"e.g. '{name} in bin 0'"
         )
     bins: set[int] = set()
