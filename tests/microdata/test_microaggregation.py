@@ -203,3 +203,15 @@ def test_weight_role_in_the_schema_is_honoured():
     two = Schema.infer(data, roles={"w": "weight", "y": "weight"})
     with pytest.raises(ParameterError, match="several weight columns"):
         microaggregate(data, ["x"], k=3, schema=two)
+
+
+def test_named_sample_weights_column_is_left_out_of_the_default_columns():
+    rng = np.random.default_rng(5)
+    data = pd.DataFrame(
+        {"x": rng.normal(size=60), "y": rng.normal(size=60), "w": rng.uniform(1, 5, 60)}
+    )
+    result = microaggregate(data, k=3, sample_weights="w")
+    assert result.params["columns"] == ["x", "y"]
+    pd.testing.assert_series_equal(result.data["w"], data["w"])
+    w = data["w"].to_numpy()
+    assert np.isclose(np.average(result.data["x"], weights=w), np.average(data["x"], weights=w))

@@ -273,3 +273,49 @@ def test_weight_role_in_the_schema_is_honoured():
     by_name = multiplicative_noise(data, ["x", "y"], sample_weights="w", random_state=0)
     pd.testing.assert_frame_equal(by_role.data, by_name.data)
     assert by_role.params["sample_weights"] == "w"
+
+
+def test_small_integer_dtype_that_cannot_hold_the_noise_is_a_data_error():
+    rng = np.random.default_rng(3)
+    data = pd.DataFrame(
+        {"count": rng.integers(0, 5, 200).astype("uint8"), "x": rng.normal(size=200)}
+    )
+    with pytest.raises(DataError, match=r"column 'count' has dtype uint8.*-\d"):
+        additive_noise(data, k=2.0, random_state=0)
+    data["count"] = data["count"].astype("UInt8")
+    with pytest.raises(DataError, match="'count' has dtype UInt8"):
+        additive_noise(data, k=2.0, random_state=0)
+    # A wide enough integer dtype is kept.
+    data["count"] = data["count"].astype("Int64")
+    assert additive_noise(data, k=2.0, random_state=0).data["count"].dtype == "Int64"
+
+
+def test_threshold_zones_may_be_empty_when_k_is_given_per_zone():
+    rng = np.random.default_rng(4)
+    data = pd.DataFrame({"a": rng.gamma(2.0, 3.0, 300), "b": rng.gamma(2.0, 2.0, 300)})
+    top = float(data.max(axis=1).max())
+    # Zone 2 (above 10 * top) is empty: k by zone number still refers to zones 0, 1, 2.
+    thresholds = [float(data.max(axis=1).median()), 10 * top]
+    by_list = multiplicative_noise(
+        data, k=[0.15, 0.01, 0.5], zone_thresholds=thresholds, random_state=1
+    )
+    assert by_list.params["k"] == {0: 0.15, 1: 0.01}
+    by_map = multiplicative_noise(
+        data, k={0: 0.15, 1: 0.01}, zone_thresholds=thresholds, random_state=1
+    )
+    pd.testing.assert_frame_equal(by_list.data, by_map.data)
+    with pytest.raises(ParameterError, match=r"k lists 2 value\(s\) but there are 3 zone"):
+        multiplicative_noise(data, k=[0.15, 0.01], zone_thresholds=thresholds)
+    with pytest.raises(ParameterError, match=r"zone\(s\) \[3\], which are not among"):
+        multiplicative_noise(data, k={0: 0.1, 1: 0.1, 3: 0.1}, zone_thresholds=thresholds)
+
+
+def test_text_structural_zero_indicator_is_refused_not_read_as_all_true():
+    data = pd.DataFrame(
+        {"income": [0.0, 5.0, 0.0, 7.0, 3.0, 0.0], "out": ["yes", "no", "yes", "no", "no", "yes"]}
+    )
+    with pytest.raises(SchemaError, match="indicator 'out' must be boolean or numeric"):
+        additive_noise(data, ["income"], structural_zeros={"income": "out"})
+    data["out"] = data["out"] == "yes"
+    result = additive_noise(data, ["income"], structural_zeros={"income": "out"}, random_state=0)
+    assert (result.data.loc[data["out"], "income"] == 0).all()

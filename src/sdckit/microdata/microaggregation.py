@@ -400,6 +400,8 @@ def microaggregate(
     sample_weights = resolve_sample_weights(schema, sample_weights)
     if columns is None:
         cols = [c for c in schema.maskable() if schema[c].kind is Kind.NUMERIC]
+        if sample_weights is not None:
+            cols = [c for c in cols if c != sample_weights]
     else:
         cols = check_columns(data, columns, "columns")
     if not cols:

@@ -220,24 +220,32 @@ def _check_k(value: Any, name: str) -> float:
     return float(value)
 
 
-def _zone_k(k: Any, labels: list) -> dict:
-    """k for every zone label: one number, a mapping {zone: k} or one k per zone in order."""
+def _zone_k(k: Any, labels: list, domain: list | None = None) -> dict:
+    """k for every zone label: one number, a mapping {zone: k} or one k per zone in order.
+
+    ``labels`` are the zones holding records; ``domain`` every zone there can be
+    (with thresholds, zones 0..len(thresholds), some possibly empty): a mapping
+    may name, and a sequence must cover, every zone of the domain.
+    """
+    domain = labels if domain is None else domain
     if isinstance(k, Mapping):
         missing = [z for z in labels if z not in k]
         if missing:
-            raise ParameterError(f"k has no value for zone(s) {missing}; zones are {labels}")
-        extra = [z for z in k if z not in labels]
+            raise ParameterError(f"k has no value for zone(s) {missing}; zones are {domain}")
+        extra = [z for z in k if z not in domain]
         if extra:
-            raise ParameterError(
-                f"k names zone(s) {extra} that no record falls in; zones are {labels}"
-            )
-        return {z: _check_k(k[z], f"k[{z!r}]") for z in labels}
+            raise ParameterError(f"k names zone(s) {extra}, which are not among the zones {domain}")
+        checked = {z: _check_k(v, f"k[{z!r}]") for z, v in k.items()}
+        return {z: checked[z] for z in labels}
     if isinstance(k, Sequence) and not isinstance(k, str):
-        if len(k) != len(labels):
+        if len(k) != len(domain):
             raise ParameterError(
-                f"k lists {len(k)} value(s) but there are {len(labels)} zone(s) {labels}"
+                f"k lists {len(k)} value(s) but there are {len(domain)} zone(s) {domain}"
             )
-        return {z: _check_k(v, f"k[{i}]") for i, (z, v) in enumerate(zip(labels, k, strict=True))}
+        checked = {
+            z: _check_k(v, f"k[{i}]") for i, (z, v) in enumerate(zip(domain, k, strict=True))
+        }
+        return {z: checked[z] for z in labels}
     value = _check_k(k, "k")
     return dict.fromkeys(labels, value)
 
@@ -328,6 +336,14 @@ def _check_structural_zeros(
             pos = int(np.flatnonzero(flags.isna().to_numpy())[0])
             raise DataError(
                 f"structural-zero indicator {indicator!r} is missing at row {data.index[pos]!r}"
+            )
+        if not (
+            pd.api.types.is_bool_dtype(flags.dtype) or pd.api.types.is_numeric_dtype(flags.dtype)
+        ):
+            # astype(bool) would read every non-empty text ("no", "False") as true.
+            raise SchemaError(
+                f"structural-zero indicator {indicator!r} must be boolean or numeric (0/1), "
+                f"got dtype {flags.dtype} (e.g. {flags.iloc[0]!r}); recode it first"
             )
         is_zero = flags.astype(bool).to_numpy()
         values = pd.to_numeric(data[var]).to_numpy(np.float64)
@@ -425,7 +441,9 @@ def _mask(
     zone = _zone_labels(data, x, zones, zone_thresholds)
     zone_values, zone_codes = np.unique(zone, return_inverse=True)
     zone_list = zone_values.tolist()
-    k_by_zone = _zone_k(k, zone_list)
+    # With thresholds the zones are 0..len(thresholds) whether or not records fall in them.
+    domain = None if zone_thresholds is None else list(range(len(list(zone_thresholds)) + 1))
+    k_by_zone = _zone_k(k, zone_list, domain)
     pattern = np.zeros((n, len(cols)), dtype=bool)
     for var, is_zero in zeros.items():
         pattern[:, position[var]] = is_zero
@@ -477,6 +495,7 @@ def _mask(
         values = result[:, j]
         if pd.api.types.is_integer_dtype(data[col].dtype):
             values = np.rint(values)
+            _check_fits(values, data[col], scheme)
         out[col] = pd.Series(values, index=data.index, name=col).astype(data[col].dtype)
 
     final = np.column_stack([out[c].to_numpy(np.float64) for c in cols])
@@ -518,6 +537,25 @@ def _mask(
         params["noise_covariance"] = noise_covariance
     method = f"{scheme}_noise"
     return NoiseResult(data=out, diagnostics=diagnostics, params=params, method=method, stats=stats)
+
+
+def _check_fits(values: np.ndarray, original: pd.Series, scheme: str) -> None:
+    """Raise a DataError when an integer column's dtype cannot hold its masked values."""
+    dtype = original.dtype
+    limits = np.iinfo(getattr(dtype, "numpy_dtype", dtype))
+    low, high = float(values.min()), float(values.max())
+    if low >= limits.min and high <= limits.max:
+        return
+    hint = (
+        " (or use multiplicative_noise, which keeps non-negative variables non-negative)"
+        if scheme == "additive" and low < 0 <= limits.min
+        else ""
+    )
+    raise DataError(
+        f"column {original.name!r} has dtype {dtype}, which holds {limits.min}..{limits.max}, "
+        f"but the masked values range from {low:g} to {high:g}; convert the column to a wider "
+        f"type (int64 or float64) before masking{hint}"
+    )
 
 
 def _moment_stats(x: np.ndarray, final: np.ndarray, w: np.ndarray, cols: list[str]) -> dict:
@@ -575,7 +613,8 @@ def additive_noise(
     k : float, mapping or sequence, default 0.15
         Variance inflation factor k > 0 (0.15 is the value Oganian uses). One
         number for all zones, ``{zone: k}``, or one k per zone in sorted zone
-        order.
+        order. With ``zone_thresholds`` the zones are 0..len(thresholds), and
+        a mapping or sequence refers to them even when some are empty.
     zones : str or array-like, optional
         A column name or one label per record: every zone is masked with
         independent noise calibrated on its own moments, which keeps the
