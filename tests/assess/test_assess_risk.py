@@ -18,7 +18,7 @@ from sdckit.assess import (
     mahalanobis_distances,
     record_linkage,
 )
-from sdckit.errors import ParameterError, SchemaError
+from sdckit.errors import DataError, ParameterError, SchemaError
 
 
 def test_mahalanobis_hand_computed_square():
@@ -179,3 +179,34 @@ def test_key_risk_rejects_continuous_key(numeric_pair):
         key_risk(original, ["a"])
     with pytest.raises(ParameterError, match="also a key"):
         key_risk(original, ["group"], sensitive="group")
+
+
+def test_duplicated_index_is_refused_with_a_clear_error():
+    original = pd.DataFrame({"x": [0.0, 1, 2, 3], "y": [1.0, 0, 1, 0]}, index=[1, 1, 2, 2])
+    masked = original.assign(x=[1.0, 0, 2, 3])
+    with pytest.raises(DataError, match=r"duplicated \(e.g. 1 appears"):
+        compare_mahalanobis(original, masked)
+    with pytest.raises(DataError, match="reset_index"):
+        compare_cooks_distance(original, masked, "x", ["y"])
+
+
+def test_masked_file_with_a_recoded_category_links_and_names_rows_by_label():
+    # Record "d" is recoded to a level the original does not have: it becomes a
+    # level of its own (its own dummy, distance sqrt(2) from "b"), so records a-c
+    # still link to themselves and "d" links to record "b" (x 2/3 apart).
+    original = pd.DataFrame(
+        {"x": [0.0, 1, 2, 3], "k": pd.array(list("abab"), dtype="str")}, index=list("abcd")
+    )
+    masked = original.assign(k=pd.array(list("abaz"), dtype="str"))
+    link = record_linkage(original, masked)
+    assert link.linked.tolist() == [1.0, 1.0, 1.0, 0.0]
+    assert link.distance_to_own["d"] == pytest.approx(math.sqrt(2))
+    # An ordinal value outside the original's order is an error naming the masked row label.
+    levels = pd.CategoricalDtype(["lo", "mid", "hi"], ordered=True)
+    ordinal = pd.DataFrame(
+        {"x": [0.0, 1, 2, 3], "o": pd.Series(["lo", "hi", "mid", "lo"], dtype=levels)},
+        index=list("abcd"),
+    )
+    bad = ordinal.assign(o=pd.Series(["lo", "hi", "top", "lo"], index=list("abcd"), dtype="str"))
+    with pytest.raises(SchemaError, match="'top' at row 'c'"):
+        record_linkage(ordinal, bad)

@@ -8,14 +8,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 from sklearn.neighbors import KDTree
 
-from sdckit._validation import check_columns, check_dataframe
+from sdckit._validation import check_columns, check_dataframe, row_label
 from sdckit.errors import DataError, ParameterError, SchemaError
-from sdckit.schema import Kind, Schema, build_design
+from sdckit.schema import ColumnSpec, Kind, Schema, build_design
 
 __all__ = [
     "categorical_columns",
@@ -49,6 +50,13 @@ def check_pair(original: object, masked: object) -> tuple[pd.DataFrame, pd.DataF
         raise DataError(
             "original and masked have different row indexes; record i of the masked file "
             "must be the masked version of record i of the original (reset or align the indexes)"
+        )
+    if not original.index.is_unique:
+        # Records are named by their index label in every measure and note.
+        label = original.index[original.index.duplicated()][0]
+        raise DataError(
+            f"the row index labels records but is duplicated (e.g. {row_label(label)!r} appears "
+            "more than once); give both files a unique index, e.g. with reset_index(drop=True)"
         )
     return original, masked
 
@@ -114,7 +122,20 @@ def joint_design(
     same thing in both (scaling each file by itself would hide a masking that
     stretches or shrinks a variable).
     """
-    sub = _subschema(schema, columns)
+    for col in columns:
+        spec = schema[col]
+        if spec.kind is Kind.ORDINAL:
+            # An ordinal value must have a place in the original's order.
+            levels = list(spec.categories or ())
+            codes = pd.Categorical(masked[col], categories=levels, ordered=True).codes
+            unknown = (codes < 0) & masked[col].notna().to_numpy()
+            if unknown.any():
+                pos = int(np.flatnonzero(unknown)[0])
+                raise SchemaError(
+                    f"masked data: ordinal column {col!r} has value {masked[col].iloc[pos]!r} at "
+                    f"row {row_label(masked.index[pos])!r}, which is not one of its levels {levels}"
+                )
+    sub = Schema(tuple(_levels_of_both(schema[c], masked[c]) for c in columns))
     stacked = pd.concat(
         [original[columns].reset_index(drop=True), masked[columns].reset_index(drop=True)],
         ignore_index=True,
@@ -124,7 +145,7 @@ def joint_design(
         if isinstance(original[col].dtype, pd.CategoricalDtype):
             stacked[col] = pd.Categorical(
                 stacked[col],
-                categories=original[col].cat.categories,
+                categories=list(sub[col].categories or ()),
                 ordered=original[col].cat.ordered,
             )
     try:
@@ -133,6 +154,22 @@ def joint_design(
         raise SchemaError(f"masked data: {exc}") from exc
     n = len(original)
     return design.matrix[:n], design.matrix[n:]
+
+
+def _levels_of_both(spec: ColumnSpec, masked: pd.Series) -> ColumnSpec:
+    """An unordered categorical's levels extended by values only the masked file has.
+
+    A release may recode or merge categories; such a value is a level of its
+    own in the distances (its own dummy), never an error.
+    """
+    if spec.kind is not Kind.CATEGORICAL:
+        return spec
+    levels = list(spec.categories or ())
+    known = set(levels)
+    extra = [v for v in pd.unique(masked.dropna()) if v not in known]
+    if not extra:
+        return spec
+    return replace(spec, categories=tuple(levels + extra))
 
 
 def _jobs(n_jobs: int | None) -> int:
