@@ -3,7 +3,9 @@
 Prints the time per EM iteration against the floor: one vectorised pass
 computing log P(r | s) for every record under a fitted Naive Bayes model,
 measured in the same run. Also reports the whole estimate (all starts, the
-profile standard error) as a multiple of the floor.
+profile standard error, the identifiability check with its 199-permutation
+association test) as a multiple of the floor, and the same without the
+permutations (``permutations=0``: chi-square p-value).
 
     .venv/bin/python benchmarks/swaprate.py [--quick]
 """
@@ -89,13 +91,24 @@ def main() -> None:
     est = estimate_swap_count(frame, "s", attrs)
     total = time.perf_counter() - start
     per_step = total / est.em_iterations
+    start = time.perf_counter()
+    estimate_swap_count(frame, "s", attrs, permutations=0)
+    total_chi = time.perf_counter() - start
 
     print(f"\nfloor (one P(r|s) pass over {n} records):            1.00")
     print(f"one EM iteration on all records / floor:              {em / floor:.2f}")
     print(f"full estimate per EM step (merged records) / floor:   {per_step / floor:.2f}")
     print(
         f"full estimate / floor:                                {total / floor:.1f} "
-        f"({est.em_iterations} EM steps over {len(est.starts)} starts, profile SE included)"
+        f"({est.em_iterations} EM steps over {len(est.starts)} starts, profile SE and "
+        f"identifiability check with {est.identifiability.permutations} permutations included)"
+    )
+    print(f"full estimate with permutations=0 / floor:            {total_chi / floor:.1f}")
+    check = est.identifiability
+    print(
+        f"identifiability: identified {check.identified}, association G = "
+        f"{check.association_statistic:.0f} (permutation p = {check.permutation_p_value:.3f}), "
+        f"latent-class statistic {check.latent_class_statistic:.0f}"
     )
     print(
         f"\nestimate: alpha = {est.alpha:.1f} (SE {est.standard_error:.1f}), true {released.alpha}; "
@@ -103,7 +116,7 @@ def main() -> None:
     )
     print(
         f"(absolute, for the record only: floor {floor * 1e3:.1f} ms, EM iteration "
-        f"{em * 1e3:.1f} ms, full estimate {total:.1f} s)"
+        f"{em * 1e3:.1f} ms, full estimate {total:.1f} s, with permutations=0 {total_chi:.1f} s)"
     )
 
 

@@ -226,3 +226,26 @@ def test_cli_verdict_says_the_count_cannot_be_estimated(tmp_path, capsys):
     assert main(["swaprate", "estimate", str(good), "-s", "income", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "cannot be estimated" not in " ".join(out[out.index("verdict:") :].split())
+
+
+def test_fitted_log_likelihood_from_sufficient_statistics():
+    rng = np.random.default_rng(0)
+    n = 400
+    data = pd.DataFrame(
+        {
+            "c": rng.choice(["a", "b", "c"], n),
+            "x": rng.lognormal(size=n),
+            "k": pd.Categorical(rng.choice(["u", "v"], n), categories=["u", "v", "z"]),
+        }
+    )
+    share = rng.random((n, 1))
+    weights = np.hstack([share, 1 - share]) * rng.integers(1, 3, (n, 1))
+    for model in (NaiveBayes(), NaiveBayes(min_variance=5.0, smoothing=0.5)):
+        records = model.encode(data)
+        direct = (weights * model.log_likelihood(model.fit(records, weights), records)).sum()
+        assert model.fitted_log_likelihood(records, weights) == pytest.approx(direct, rel=1e-12)
+    data["y"] = data["x"] + rng.normal(size=n)
+    for model in (Gaussian(), Gaussian(ridge=0.5)):
+        records = model.encode(data[["x", "y"]])
+        direct = (weights * model.log_likelihood(model.fit(records, weights), records)).sum()
+        assert model.fitted_log_likelihood(records, weights) == pytest.approx(direct, rel=1e-10)

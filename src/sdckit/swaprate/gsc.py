@@ -430,13 +430,11 @@ def _association_test(
     ``w_i`` identical records receives, per permutation, the number of
     class-1 labels that fell on those records.
     """
-    pooled = model.fit(records, np.column_stack([w, w]))
-    pooled_total = float(w @ model.log_likelihood(pooled, records)[:, 0])
+    # Equal weights in both classes fit the pooled model twice over.
+    pooled_total = 0.5 * model.fitted_log_likelihood(records, np.column_stack([w, w]))
 
     def class_specific_total(ones: np.ndarray) -> float:
-        weights = np.column_stack([w - ones, ones])
-        log_lik = model.log_likelihood(model.fit(records, weights), records)
-        return float((weights * log_lik).sum())
+        return model.fitted_log_likelihood(records, np.column_stack([w - ones, ones]))
 
     observed = class_specific_total(w * s)
     statistic = max(2.0 * (observed - pooled_total), 0.0)
@@ -454,13 +452,19 @@ def _association_test(
             "counts must be whole numbers of records for the permutation test; give "
             "permutations=0 to use the chi-square p-value"
         )
-    owner = np.repeat(np.arange(len(w)), counts)
-    labels = np.zeros(len(owner))
-    labels[: int(counts[s == 1].sum())] = 1.0
+    merged = bool((counts != 1).any())
+    owner = np.repeat(np.arange(len(w)), counts)  # the row of every record
+    labels = np.zeros(len(owner), dtype=bool)
+    labels[: int(counts[s == 1].sum())] = True
     slack = 1e-9 * max(1.0, abs(observed))
     exceed = 0
     for _ in range(permutations):
-        ones = np.bincount(owner, weights=rng.permutation(labels), minlength=len(w))
+        permuted = rng.permutation(labels)
+        ones = (
+            np.bincount(owner[permuted], minlength=len(w)).astype(np.float64)
+            if merged
+            else permuted.astype(np.float64)
+        )
         exceed += class_specific_total(ones) >= observed - slack
     return statistic, df, asymptotic, (1.0 + exceed) / (1.0 + permutations)
 

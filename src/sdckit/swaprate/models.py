@@ -114,6 +114,17 @@ class RecordModel(ABC):
     def log_likelihood(self, parameters: Any, records: Any) -> np.ndarray:
         """``(N, 2)`` array of log P_theta(r_i | s = a), a = 0, 1."""
 
+    def fitted_log_likelihood(self, records: Any, class_weights: np.ndarray) -> float:
+        """sum_i sum_a class_weights[i, a] log P_theta(r_i | s = a) at theta = fit(records, class_weights).
+
+        The maximised weighted log-likelihood, which the association test of
+        :class:`~sdckit.swaprate.gsc.IdentifiabilityCheck` evaluates once per
+        permutation. The default fits and evaluates every record; a model
+        can override it with its sufficient statistics when that is cheaper.
+        """
+        log_lik = self.log_likelihood(self.fit(records, class_weights), records)
+        return float((class_weights * log_lik).sum())
+
     def class_parameter_count(self, records: Any) -> int | None:
         """Free parameters of one class's distribution P_theta(r | s = a), or None if unknown.
 
@@ -305,25 +316,50 @@ class NaiveBayes(RecordModel):
             levels=levels,
         )
 
-    def fit(self, records: EncodedRecords, class_weights: np.ndarray) -> NaiveBayesParameters:
-        """The M step of Example 4.2."""
+    def _m_step(
+        self, records: EncodedRecords, class_weights: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list, list]:
+        """Totals, means, raw and floored variances, level counts and log-probabilities."""
         totals = class_weights.sum(axis=0)
         x = records.continuous
         if x.shape[1]:
             floor = self.min_variance * np.maximum(x.var(axis=0), 1e-300)
-            means, variances = _weighted_moments(x, class_weights, floor)
+            means, raw = _weighted_moments(x, class_weights, np.zeros(x.shape[1]))
+            variances = np.maximum(raw, floor)
         else:
-            means = variances = np.empty((2, 0))
-        log_probs = []
+            means = raw = variances = np.empty((2, 0))
+        counts_list, log_probs = [], []
         for j, domain in enumerate(records.levels):
             k = len(domain)
             codes = records.categorical[:, j]
             counts = np.stack(
                 [np.bincount(codes, weights=class_weights[:, a], minlength=k) for a in (0, 1)]
             )
+            counts_list.append(counts)
             log_probs.append(
                 np.log(counts + self.smoothing) - np.log(totals + self.smoothing * k)[:, None]
             )
+        return totals, means, raw, variances, counts_list, log_probs
+
+    def fitted_log_likelihood(self, records: EncodedRecords, class_weights: np.ndarray) -> float:
+        """The maximised weighted log-likelihood from the sufficient statistics alone.
+
+        Categorical: sum over classes and levels of count x log-probability.
+        Continuous: for class a with total weight W_a, weighted variance v_a
+        and fitted (floored) variance sigma2_a, the weighted sum of the normal
+        log densities is -W_a (v_a / sigma2_a + log(2 pi sigma2_a)) / 2.
+        """
+        totals, _, raw, variances, counts_list, log_probs = self._m_step(records, class_weights)
+        total = sum(float((c * lp).sum()) for c, lp in zip(counts_list, log_probs, strict=True))
+        if variances.shape[1]:
+            total -= 0.5 * float(
+                (totals[:, None] * (raw / variances + _LOG_2PI + np.log(variances))).sum()
+            )
+        return total
+
+    def fit(self, records: EncodedRecords, class_weights: np.ndarray) -> NaiveBayesParameters:
+        """The M step of Example 4.2."""
+        _, means, _, variances, _, log_probs = self._m_step(records, class_weights)
         return NaiveBayesParameters(
             means=means,
             variances=variances,
@@ -436,6 +472,32 @@ class Gaussian(RecordModel):
             covs[a] = (centred * class_weights[:, a, None]).T @ centred / totals[a]
             covs[a][np.diag_indices(d)] += ridge
         return GaussianParameters(means=means, covariances=covs, names=records.continuous_names)
+
+    def fitted_log_likelihood(self, records: EncodedRecords, class_weights: np.ndarray) -> float:
+        """The maximised weighted log-likelihood from the sufficient statistics alone.
+
+        With W_a the class weight, S_a the weighted covariance and Sigma_a =
+        S_a + ridge the fitted one, the weighted sum of the log densities is
+        -W_a (tr(Sigma_a^-1 S_a) + log det(2 pi Sigma_a)) / 2.
+        """
+        parameters = self.fit(records, class_weights)
+        totals = class_weights.sum(axis=0)
+        x = records.continuous
+        d = x.shape[1]
+        ridge = self.ridge * np.maximum(x.var(axis=0), 1e-300)
+        total = 0.0
+        for a in (0, 1):
+            sigma = parameters.covariances[a]
+            sign, logdet = np.linalg.slogdet(sigma)
+            if sign <= 0:
+                raise DataError(
+                    f"the class-{a} covariance of {list(parameters.names)} is singular: an "
+                    "attribute is constant or a linear combination of others; drop it"
+                )
+            raw = sigma - np.diag(ridge)
+            trace = float(np.trace(np.linalg.solve(sigma, raw)))
+            total -= 0.5 * float(totals[a]) * (trace + logdet + d * _LOG_2PI)
+        return total
 
     def class_parameter_count(self, records: EncodedRecords) -> int:
         """d means and d (d + 1) / 2 covariances."""
