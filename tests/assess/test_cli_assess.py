@@ -106,3 +106,47 @@ def test_cli_errors_are_reported(files, capsys):
         == 2
     )
     assert "does not exist" in _err(capsys)
+
+
+def test_cli_sweep_noise_k_is_a_float_and_text_parameters_reach_the_method(files, capsys):
+    tmp_path, original, _ = files
+    table = tmp_path / "noise.csv"
+    args = ["--reps", "1", "--seed", "1", "--quiet", "-o", str(tmp_path / "s.html")]
+    assert (
+        main(
+            [
+                "sweep",
+                "additive_noise",
+                str(original),
+                "--k",
+                "0.05,0.3",
+                "--table",
+                str(table),
+                *args,
+            ]
+        )
+        == 0
+    )
+    assert sorted(pd.read_csv(table)["k"]) == [0.05, 0.3]
+    table = tmp_path / "swap.csv"
+    assert (
+        main(
+            [
+                "sweep",
+                "swap",
+                str(original),
+                "--param",
+                "rate=0.05,0.2",
+                "--param",
+                "swap_attributes=sex",
+                "--table",
+                str(table),
+                *args,
+            ]
+        )
+        == 0
+    )
+    assert sorted(pd.read_csv(table)["rate"]) == [0.05, 0.2]
+    # MDAV's k stays a whole number.
+    assert main(["sweep", "microaggregation", str(original), "--k", "2.5,5", *args]) == 2
+    assert "whole numbers" in _err(capsys)

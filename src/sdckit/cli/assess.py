@@ -2,16 +2,43 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import typer
 
 from sdckit.cli._common import err_console, parse_list, parse_range, progress_bar, read_input
 from sdckit.errors import ParameterError
-from sdckit.microdata.base import available_maskers
+from sdckit.microdata.base import available_maskers, get_masker
 
-#: Parameters whose values are whole numbers (a range like 5:50:5 gives ints).
+#: Parameters whose values are whole numbers (a range like 5:50:5 gives ints),
+#: unless the method's default says otherwise (the k of the noise maskers is a float).
 _INTEGER_PARAMETERS = frozenset({"k", "aggregation", "group_size", "n_groups"})
+
+
+def _integer_parameters(method: str) -> set[str]:
+    """Parameters of ``method`` taking whole numbers: an int default, or a known name."""
+    out = set()
+    for name, parameter in inspect.signature(get_masker(method)).parameters.items():
+        default = parameter.default
+        if isinstance(default, int) and not isinstance(default, bool):
+            out.add(name)
+        elif name in _INTEGER_PARAMETERS and not isinstance(default, float):
+            out.add(name)
+    return out
+
+
+def _parse_values(value: str, option: str) -> list:
+    """Numbers as ``parse_range`` reads them; otherwise a comma list of text (column names...)."""
+    try:
+        return parse_range(value, option)
+    except ParameterError:
+        if ":" in value:
+            raise
+        texts = [v.strip() for v in value.split(",") if v.strip()]
+        if not texts:
+            raise
+        return texts
 
 
 def _schema_options(data, keys: list[str] | None):
@@ -91,7 +118,10 @@ def sweep_command(
     k: str | None = typer.Option(None, "--k", help="k values, START:STOP:STEP or a list."),
     q: str | None = typer.Option(None, "--q", help="q values, START:STOP:STEP or a list."),
     param: list[str] | None = typer.Option(
-        None, "--param", help="Any other parameter, NAME=VALUES (repeatable)."
+        None,
+        "--param",
+        help="Any other parameter, NAME=VALUES: numbers (START:STOP:STEP or a list) or text, "
+        "e.g. swap_attributes=income (repeatable).",
     ),
     replications: int = typer.Option(1, "--reps", help="Masked releases per setting."),
     columns: str | None = typer.Option(
@@ -128,11 +158,12 @@ def sweep_command(
             raise ParameterError(f"--param expects NAME=VALUES, got {item!r}")
         if name in grid:
             raise ParameterError(f"parameter {name!r} is given twice")
-        grid[name] = parse_range(values, f"--param {name}")
+        grid[name] = _parse_values(values, f"--param {name}")
     if not grid:
         raise ParameterError("give at least one parameter to sweep (--eps, --k, --q or --param)")
+    integer = _integer_parameters(method)
     for name, values in grid.items():
-        if name in _INTEGER_PARAMETERS:
+        if name in integer and all(isinstance(v, float) for v in values):
             if any(v != int(v) for v in values):
                 raise ParameterError(f"--{name} takes whole numbers, got {values}")
             grid[name] = [int(v) for v in values]
