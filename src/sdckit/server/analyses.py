@@ -650,6 +650,44 @@ def _logit_deviance_table(
     return out
 
 
+def _dominance_groups(
+    formula: Formula,
+    coded: CodedData,
+    rows: np.ndarray,
+    kept_levels: Mapping[str, list[int]],
+    references: Mapping[str, str],
+) -> list[tuple[str, np.ndarray]]:
+    """Groups whose response means an OLS fit reveals: the universe, the categories
+    of every categorical predictor (absorbed ones pooled with the reference) and
+    the cells of every interaction of categorical predictors."""
+    metadata = coded.metadata
+    pooled: dict[str, np.ndarray] = {}
+    for name, kept in kept_levels.items():
+        var = metadata.variable(name)
+        codes = coded.codes[name][rows]
+        mapping = np.full(len(var.levels), var.levels.index(references[name]), dtype=np.int64)
+        mapping[kept] = kept
+        pooled[name] = np.where(codes >= 0, mapping[np.maximum(codes, 0)], -1)
+    groups = [("the universe", np.zeros(rows.size, dtype=np.int64))]
+    subsets: dict[tuple[str, ...], None] = {}
+    for term in formula.terms:
+        names = sorted(
+            {f.variable for f in term.factors if metadata.variable(f.variable).is_categorical}
+        )
+        for size in range(1, len(names) + 1):
+            subsets.update(dict.fromkeys(itertools.combinations(names, size)))
+    for subset in subsets:
+        joint = np.zeros(rows.size, dtype=np.int64)
+        for name in subset:
+            width = len(metadata.variable(name).levels)
+            joint = joint * width + pooled.get(name, coded.codes[name][rows])
+        where = (
+            f"a category of {subset[0]}" if len(subset) == 1 else f"a cell of {':'.join(subset)}"
+        )
+        groups.append((where, joint))
+    return groups
+
+
 def regression(
     coded: CodedData,
     positions: np.ndarray,
@@ -731,6 +769,19 @@ def regression(
         counts_of[var.name] = counts
         absorb_notes += list(verdict.adjustments)
     verdicts.append(Verdict("category_support", True, "", tuple(absorb_notes)))
+    if family == "ols":
+        verdicts.append(
+            rules.response_dominance(
+                formula.response.to_string(),
+                y,
+                _dominance_groups(formula, coded, rows, kept_levels, references),
+                n=config.dominance_n,
+                k=config.dominance_k,
+                min_size=config.min_category_size,
+            )
+        )
+        if not verdicts[-1].passed:
+            return verdicts, None, None
 
     numeric_mains = {
         f.to_string(): _factor_values(f, coded, rows)

@@ -51,6 +51,7 @@ __all__ = [
     "no_small_cells",
     "r_squared_bound",
     "residual_degrees_of_freedom",
+    "response_dominance",
     "response_variable",
     "universe_gamma",
 ]
@@ -521,3 +522,62 @@ def dominance(
         else []
     )
     return sensitive, _pass("dominance", "", adjustments)
+
+
+def response_dominance(
+    response: str,
+    y: np.ndarray,
+    groups: Sequence[tuple[str, np.ndarray]],
+    *,
+    n: int = 2,
+    k: float = 0.9,
+    min_size: int = 10,
+) -> Verdict:
+    """(n, k) dominance rule for the response of a linear regression.
+
+    An OLS fit passes through the group means of the response: with
+    categorical predictors only, the intercept is the reference group's mean
+    and intercept plus a dummy's coefficient is that category's mean, and in
+    general the universe's mean is the intercept plus the coefficients times
+    the predictors' means (proportions a cross-tabulation of the same
+    universe releases). A regression would thus release the cell means that
+    :func:`dominance` suppresses in a table. Each group (the universe, every
+    category and every cell of an interaction of categorical predictors that
+    holds at least ``min_size`` units) must not be dominated.
+
+    Parameters
+    ----------
+    response : str
+        The response as written (for the reason).
+    y : ndarray
+        Response values of the analysis sample.
+    groups : sequence of (description, codes)
+        Group code of every unit (``-1``: in no group) and what the groups are
+        (e.g. ``"a category of region"``).
+    """
+    rule = "response_dominance"
+    values = np.abs(np.asarray(y, dtype=np.float64))
+    for description, codes in groups:
+        codes = np.asarray(codes, dtype=np.int64)
+        inside = codes >= 0
+        if not inside.any():
+            continue
+        cells, vals = codes[inside], values[inside]
+        ncell = int(cells.max()) + 1
+        size = np.bincount(cells, minlength=ncell)
+        total = np.bincount(cells, weights=vals, minlength=ncell)
+        order = np.lexsort((-vals, cells))
+        ordered = cells[order]
+        rank = np.arange(ordered.size) - np.searchsorted(ordered, ordered, side="left")
+        top = rank < n
+        tops = np.bincount(ordered[top], weights=vals[order][top], minlength=ncell)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.where(total > 0, tops / total, 0.0)
+        if ((share > k) & (size >= min_size)).any():
+            return _refuse(
+                rule,
+                f"a few units dominate the response {response} in {description}, so the fitted "
+                "means would nearly reveal their values; restrict the universe with bins of the "
+                "response, drop or coarsen that predictor, or transform the response (e.g. log)",
+            )
+    return _pass(rule)
