@@ -92,6 +92,11 @@ def test_correlation(server, people):
     assert isinstance(refused, Refusal)
     with pytest.raises(ParameterError):
         server.correlation("ALL", "age")
+    for bad in (None, 5, {"age", "hours"}):
+        logged = len(server.audit)
+        with pytest.raises(ParameterError, match="variables"):
+            server.correlation("ALL", bad)
+        assert server.audit[-1].outcome == "error" and len(server.audit) == logged + 1
 
 
 def test_data_are_never_modified(people, people_metadata):

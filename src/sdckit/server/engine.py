@@ -434,7 +434,9 @@ class AnalysisServer:
         """Pearson correlations of continuous variables (names, or approved transforms like ``log(x)``)."""
         query: dict[str, Any] = {
             "universe": self._universe_query_value(universe),
-            "variables": list(variables) if not isinstance(variables, str) else variables,
+            "variables": list(variables)
+            if isinstance(variables, Sequence) and not isinstance(variables, str)
+            else self._universe_query_value(variables),
         }
 
         def compute():
