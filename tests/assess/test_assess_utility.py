@@ -225,3 +225,51 @@ def test_pair_checks(numeric_pair):
         compare_correlations(original, masked.reset_index(drop=True))
     with pytest.raises(SchemaError, match="lacks"):
         compare_correlations(original, masked.drop(columns="c"))
+
+
+def test_regression_refuses_a_predictor_level_the_original_lacks():
+    rng = np.random.default_rng(21)
+    n = 60
+    original = pd.DataFrame(
+        {"y": rng.normal(size=n), "x": rng.normal(size=n), "g": rng.choice(["a", "b"], n)},
+        index=pd.RangeIndex(10, 10 + n),
+    )
+    masked = original.assign(g=original["g"].where(original.index != 12, "new"))
+    with pytest.raises(SchemaError, match=r"'g' has value 'new' at row 12 \(1 record"):
+        compare_regression(original, masked, "y", ["x", "g"])
+
+
+def test_prediction_check_names_the_predictor_with_missing_values():
+    rng = np.random.default_rng(22)
+    n = 60
+    data = pd.DataFrame(
+        {"g": rng.choice(list("abcd"), n), "x": rng.normal(size=n), "y": rng.normal(size=n)}
+    )
+    data.loc[5, "x"] = np.nan
+    with pytest.raises(DataError, match="in 'x'"):
+        prediction_check(data, data, "y", ["g", "x"], n_replications=1, random_state=0)
+
+
+def test_assess_with_a_categorical_response_runs_the_prediction_check_only():
+    from sdckit.assess import assess
+
+    rng = np.random.default_rng(23)
+    n = 80
+    x = rng.normal(size=(n, 2))
+    original = pd.DataFrame(
+        {"a": x[:, 0], "b": x[:, 1], "label": np.where(x[:, 0] > 0, "pos", "neg")}
+    )
+    masked = original.assign(a=original["a"] + rng.normal(scale=0.1, size=n))
+    with pytest.raises(SchemaError, match="categorical.*prediction=True"):
+        assess(original, masked, response="label")
+    result = assess(
+        original,
+        masked,
+        response="label",
+        prediction=True,
+        prediction_replications=1,
+        holdout=20,
+        random_state=1,
+    )
+    assert result.utility.regression is None and result.risk.cooks is None
+    assert result.utility.prediction.task == "classification"

@@ -293,7 +293,9 @@ def assess(
         A linear regression to compare (coefficients, standard errors,
         confidence-interval overlap, R^2; Cook's distances on the risk
         side), and the response of the prediction check. Predictors default
-        to every other assessed variable.
+        to every other assessed variable. A categorical response has no
+        linear regression: it is used by the prediction check only
+        (classification), which ``prediction=True`` must then ask for.
     keys : iterable of str, optional
         Categorical key variables (quasi-identifiers) for frequency counts,
         sample uniques and k-anonymity; ``sensitive`` adds l-diversity.
@@ -353,6 +355,14 @@ def assess(
         raise ParameterError("predictors were given without a response")
     if prediction and response is None:
         raise ParameterError("prediction=True needs a response")
+    # A categorical response has no linear regression; the prediction check classifies it.
+    linear = response is not None and schema[response].kind is not Kind.CATEGORICAL
+    if response is not None and not linear and not prediction:
+        raise SchemaError(
+            f"response {response!r} is categorical: the linear regression needs a numeric "
+            "response, and a categorical one is used only by the prediction check "
+            "(prediction=True, --prediction on the command line)"
+        )
     if sensitive is not None and not keys:
         raise ParameterError("sensitive needs key variables (keys) to define the groups")
     link_cols = (
@@ -361,7 +371,7 @@ def assess(
         else cols
     )
 
-    steps = 4 + (response is not None) + bool(keys) + prediction
+    steps = 4 + linear + bool(keys) + prediction
     done = 0
 
     def tick() -> None:
@@ -383,7 +393,7 @@ def assess(
         mutual = compare_mutual_information(original, masked, columns=categorical, schema=schema)
     tick()
     cooks = None
-    if response is not None:
+    if linear:
         regression = compare_regression(original, masked, response, preds, schema=schema)
         cooks = ExtremeRecords(
             "Cook's distance",

@@ -36,6 +36,7 @@ from sdckit._validation import (
     check_fraction,
     check_int,
     check_random_state,
+    row_label,
 )
 from sdckit.assess._data import (
     categorical_columns,
@@ -240,6 +241,16 @@ def _regression_frame(
             levels = list(spec.categories or ())
             cat = pd.Categorical(data[col], categories=levels)
             codes = cat.codes
+            unknown = (codes < 0) & data[col].notna().to_numpy()
+            if unknown.any():
+                # Dropping these records would fit the two files on different records.
+                pos = int(np.flatnonzero(unknown)[0])
+                raise SchemaError(
+                    f"categorical predictor {col!r} has value {data[col].iloc[pos]!r} at row "
+                    f"{row_label(data.index[pos])!r} ({int(unknown.sum())} record(s)), which is "
+                    f"not one of the original's levels {levels}; the regressions cannot be "
+                    "compared term by term. Leave the predictor out or recode both files alike"
+                )
             for j, level in enumerate(levels[1:], start=1):  # first level is the baseline
                 dummy = np.where(codes == j, 1.0, 0.0)
                 dummy[codes < 0] = np.nan
@@ -728,9 +739,11 @@ def _is_classification(series: pd.Series, schema: Schema, response: str, task: s
 
 def _features(data: pd.DataFrame, predictors: list[str], schema: Schema) -> np.ndarray:
     sub = Schema(tuple(schema[c] for c in predictors))
-    matrix = build_design(data[predictors], columns=predictors, schema=sub, scale=None).matrix
+    design = build_design(data[predictors], columns=predictors, schema=sub, scale=None)
+    matrix = design.matrix
     if np.isnan(matrix).any():
-        col = predictors[int(np.flatnonzero(np.isnan(matrix).any(axis=0))[0] % len(predictors))]
+        # Design columns are not one per predictor (categoricals give one dummy per level).
+        col = design.feature_sources[int(np.flatnonzero(np.isnan(matrix).any(axis=0))[0])]
         raise DataError(
             f"predictors have missing values (e.g. in {col!r}); random forests here need complete data"
         )
