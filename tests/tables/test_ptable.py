@@ -56,6 +56,19 @@ def test_pstay_and_monotone():
         assert np.all(np.diff(right) <= 1e-9)
 
 
+@pytest.mark.parametrize(("D", "V", "js"), [(2, 3.0, 1), (3, 3.0, 1), (3, 2.01, 2)])
+def test_monotone_across_the_forbidden_counts(D, V, js):
+    # i -> 0 jumps over the forbidden 1..js: it is the nearest move down and may
+    # not be likelier than staying (count 2 with js=1 went to 0 w.p. 1/3 > p_22)
+    P = design_ptable(D, V, js=js, monotone=True)
+    for i in range(1, P.n_rows):
+        j = np.arange(max(0, i - D), i + D + 1)
+        j = j[(j == 0) | (j > js)]
+        for side in (j[j >= i], j[j <= i][::-1]):
+            probs = P.matrix[i, side]
+            assert np.all(np.diff(probs) <= 1e-9), (i, side, probs)
+
+
 def test_js_zero_allows_small_counts():
     P = design_ptable(2, 1.0, js=0)
     _check_rows(P, 1.0)

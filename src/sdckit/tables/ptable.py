@@ -217,10 +217,13 @@ def _row_constraints(
                 ineq.append(e)
         centre = np.flatnonzero(v == 0)
         if len(centre):
-            for nearest in (np.flatnonzero(v == 1), np.flatnonzero(v == -1)):
-                if len(nearest):
+            # the nearest allowed deviation on each side (a jump over the forbidden
+            # counts 1..js, e.g. 2 -> 0, is the nearest one below) stays below p_ii
+            for side in (v > 0, v < 0):
+                idx = np.flatnonzero(side)
+                if len(idx):
                     e = np.zeros(n)
-                    e[nearest[0]], e[centre[0]] = 1.0, -1.0
+                    e[idx[np.argmin(np.abs(v[idx]))]], e[centre[0]] = 1.0, -1.0
                     ineq.append(e)
     return eq_rows, eq_rhs, ineq
 
