@@ -309,6 +309,11 @@ def _check_weights(weights: Mapping[str, float] | None, variables: list[str]) ->
                 f"weights: weight of column {name!r} is negative ({w}); weights must be >= 0"
             )
         out[name] = float(w)
+    if all(w == 0 for w in out.values()):
+        raise ParameterError(
+            f"weights: every distance variable has weight 0 ({variables}); all distances "
+            "would be 0 and neighbourhoods arbitrary — give at least one variable a positive weight"
+        )
     return out
 
 

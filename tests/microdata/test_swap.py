@@ -145,3 +145,15 @@ def test_cli_swap(tmp_path):
     assert (out["county"] == data["county"].astype(str)).all()
     assert pd.read_csv(diag)["swapped"].any()
     assert main(["swap", str(src), "-o", str(dst), "-s", "income", "--rate", "0.7"]) == 2
+
+
+def test_small_strata_report_realised_against_requested_pairs():
+    # 100 strata of 3 records: round(0.2 * 3) = 1 pair per stratum, so 100 pairs
+    # swapped where round(0.2 * 300) = 60 were asked for; with 0.1, none at all.
+    data = pd.DataFrame({"s": np.tile([0, 1, 0], 100), "key": np.repeat(np.arange(100), 3)})
+    result = swap(data, "s", 0.1, strata="key", random_state=1)
+    assert result.stats["pairs_requested"] == 30
+    assert result.stats["pairs_swapped"] == 0
+    assert result.stats["realised_rate"] == 0.0
+    plain = swap(data, "s", 0.1, random_state=1)
+    assert plain.stats["pairs_swapped"] == plain.stats["pairs_requested"] == 30

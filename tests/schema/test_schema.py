@@ -78,6 +78,8 @@ def test_weights_scale_contributions(mixed_data):
         build_design(mixed_data, columns=["height"], weights={"smoker": 1.0})
     with pytest.raises(ParameterError, match="'height'.*negative"):
         build_design(mixed_data, columns=["height"], weights={"height": -0.5})
+    with pytest.raises(ParameterError, match="every distance variable has weight 0"):
+        build_design(mixed_data, columns=["height", "region"], weights={"height": 0, "region": 0})
 
 
 def test_constant_column_kept_and_reported(mixed_data):

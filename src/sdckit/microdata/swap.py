@@ -191,7 +191,11 @@ def swap(
     records_changed = int(changed.sum())
     stats: dict[str, object] = {
         "rate": rate,
+        # round(rho * N): what the rate asks for. Within many small strata the
+        # per-block rounding can swap far fewer pairs; both figures are shown.
+        "pairs_requested": int(np.floor(rate * n + 0.5)),
         "pairs_swapped": len(left),
+        "realised_rate": len(left) / n,
         "records_changed": records_changed,
         "group_swap_count": records_changed // 2,
     }
