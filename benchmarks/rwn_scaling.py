@@ -122,6 +122,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="n = 10^4 only, 1 repeat")
     parser.add_argument("--repeats", type=int, default=3, help="repeats for n < 10^5 (1 above)")
     parser.add_argument("--kinds", default="gaussian,factor", help="comma list of data kinds")
+    parser.add_argument("--sizes", help="comma list of n (overrides --full/--quick)")
+    parser.add_argument("--no-loop", action="store_true", help="skip the n = 5,000 loop comparison")
     args = parser.parse_args()
     if args.child:
         task, kind, n = args.child
@@ -130,6 +132,8 @@ def main() -> None:
 
     repeats = 1 if args.quick else args.repeats
     sizes = [10_000] if args.quick else [10_000, 100_000] + ([1_000_000] if args.full else [])
+    if args.sizes:
+        sizes = [int(v) for v in args.sizes.split(",")]
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     )
@@ -147,6 +151,8 @@ def main() -> None:
                 f"{med(r_rwn, 'peak_mb'):>9.0f}{med(r_knn, 'peak_mb'):>9.0f}",
                 flush=True,
             )
+    if args.no_loop:
+        return
     print()
     for kind in kinds:
         r_loop, r_rwn = compare("loop", "rwn", kind, 5_000, repeats)
