@@ -88,3 +88,6 @@ def test_errors(census, keyed, ptable):
     bad = pd.DataFrame({"count": [1.5], "cell_key": [3]})
     with pytest.raises(DataError):
         cell_key_perturb(bad, ptable)
+    text_keys = pd.DataFrame({"count": [4, 7], "cell_key": ["0.25", "key"]})
+    with pytest.raises(DataError, match="'cell_key'"):
+        cell_key_perturb(text_keys, ptable)

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdckit.errors import ParameterError
+from sdckit.errors import DataError, ParameterError
 from sdckit.tables import PTable, design_ptable
 
 
@@ -102,3 +102,24 @@ def test_frame_errors():
 def test_parameter_errors(kwargs):
     with pytest.raises(ParameterError):
         design_ptable(**kwargs)
+
+
+def test_from_frame_rejects_broken_tables():
+    frame = design_ptable(3, 2.01).to_frame()
+    text = frame.astype({"i": object})
+    text.loc[4, "i"] = "x"
+    with pytest.raises(DataError, match="'i'.*row 4"):
+        PTable.from_frame(text)
+    with pytest.raises(DataError, match="'j'"):
+        PTable.from_frame(frame.assign(j=frame["j"] + 0.5))
+    with pytest.raises(DataError, match="no rows"):
+        PTable.from_frame(frame.iloc[0:0])
+    moved_zero = pd.concat([frame, pd.DataFrame({"i": [0], "j": [3], "p": [1.0]})])
+    moved_zero["p"] = moved_zero["p"].where(moved_zero["i"] != 0, 0.5)
+    with pytest.raises(DataError, match="p_00"):
+        PTable.from_frame(moved_zero)
+    plain = design_ptable(3, 1.0, js=0).to_frame()  # moves counts to 1 and 2
+    assert PTable.from_frame(plain).js == 0
+    with pytest.raises(DataError, match="js=2"):
+        PTable.from_frame(plain, js=2)
+    assert PTable.from_frame(frame, js=2).js == 2

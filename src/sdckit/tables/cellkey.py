@@ -101,7 +101,7 @@ def _uniform_from_cell_keys(keys: pd.Series, name: str) -> np.ndarray:
         if len(values) and (values.min() < 0 or values.max() >= INTEGER_KEY_MODULUS):
             raise DataError(f"integer cell keys in {name!r} must lie in [0, 2^31 - 1)")
         return values.astype(np.float64) / INTEGER_KEY_MODULUS
-    values = values.astype(np.float64)
+    values = pd.to_numeric(keys, errors="coerce").to_numpy(np.float64, na_value=np.nan)
     if not np.isfinite(values).all() or (values < 0).any() or (values >= 1).any():
         raise DataError(
             f"cell keys in {name!r} must be integers in [0, 2^31 - 1) or floats in [0, 1)"

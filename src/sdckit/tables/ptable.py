@@ -132,12 +132,25 @@ class PTable:
         run ``1..js`` of counts that never occur as ``j``; ``V`` the variance
         of the last row.
         """
+        if not isinstance(frame, pd.DataFrame):
+            raise ParameterError(f"frame must be a DataFrame, got {type(frame).__name__}")
         missing = [c for c in ("i", "j", "p") if c not in frame.columns]
         if missing:
             raise DataError(f"perturbation table lacks column(s) {missing}")
-        i = frame["i"].to_numpy(np.int64)
-        j = frame["j"].to_numpy(np.int64)
-        p = frame["p"].to_numpy(np.float64)
+        if len(frame) == 0:
+            raise DataError("perturbation table has no rows")
+        numeric = {c: pd.to_numeric(frame[c], errors="coerce").to_numpy(np.float64) for c in "ijp"}
+        for c in ("i", "j"):
+            bad = ~np.isfinite(numeric[c]) | (numeric[c] != np.round(numeric[c]))
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                raise DataError(
+                    f"perturbation table column {c!r} must hold whole numbers; "
+                    f"row {frame.index[k]!r} has {frame[c].iloc[k]!r}"
+                )
+        i = numeric["i"].astype(np.int64)
+        j = numeric["j"].astype(np.int64)
+        p = numeric["p"]
         if (i < 0).any() or (j < 0).any() or (p < 0).any() or not np.isfinite(p).all():
             raise DataError("perturbation table has negative indices or invalid probabilities")
         L = int(i.max()) + 1
@@ -153,10 +166,22 @@ class PTable:
                 f"row i={int(bad[0])} of the perturbation table sums to {sums[bad[0]]:.6g}, not 1"
             )
         matrix /= sums[:, None]
+        if matrix[0, 0] < 1 - 1e-9:
+            raise DataError(
+                "row i=0 of the perturbation table must keep 0 at 0 (p_00 = 1, condition 6)"
+            )
         if js is None:
             js = 0
             while js + 1 < matrix.shape[1] and not matrix[:, js + 1].any():
                 js += 1
+        else:
+            js = check_int(js, "js", minimum=0)
+            small = np.flatnonzero(matrix[:, 1 : js + 1].sum(axis=1) > 0)
+            if len(small):
+                raise DataError(
+                    f"row i={int(small[0])} of the perturbation table moves counts to 1..{js}, "
+                    f"which js={js} forbids"
+                )
         dev = np.arange(matrix.shape[1])[None, :] - np.arange(L)[:, None]
         variances = (matrix * dev**2).sum(axis=1)
         return cls(matrix, D, float(variances[-1]), int(js), variances, {}, {"source": "frame"})
