@@ -245,7 +245,14 @@ def crosstab(
     shape = (len(row_labels), len(col_labels))
     cell = r[ok] * shape[1] + c[ok]
     table = np.bincount(cell, minlength=shape[0] * shape[1]).reshape(shape)
-    verdict = rules.no_small_cells(table, min_count=config.min_cell_count)
+    # Units with a missing row or column value are left out of the table, but
+    # totals of other tables of the same subsample count them: the missing
+    # values form one more (unreleased) row and column that must not hold 1 or 2.
+    full_shape = (shape[0] + 1, shape[1] + 1)
+    r_all = np.where(r >= 0, r, shape[0])
+    c_all = np.where(c >= 0, c, shape[1])
+    full = np.bincount(r_all * full_shape[1] + c_all, minlength=full_shape[0] * full_shape[1])
+    verdict = rules.no_small_cells(full.reshape(full_shape), min_count=config.min_cell_count)
     verdicts.append(verdict)
     if not verdict.passed:
         return verdicts, None
@@ -739,7 +746,14 @@ def regression(
                 )
             )
             return verdicts, None, None
-    verdicts.append(rules.analysis_sample_size(rows.size, minimum=config.gamma_star))
+    verdicts.append(
+        rules.analysis_sample_size(
+            rows.size,
+            minimum=config.gamma_star,
+            n_excluded=int(positions.size - rows.size),
+            min_cell_count=config.min_cell_count,
+        )
+    )
     if not verdicts[-1].passed:
         return verdicts, None, None
 
@@ -1025,7 +1039,14 @@ def correlation(
     values = np.column_stack([_factor_values(f, coded, positions) for f in factors])
     complete = np.all(np.isfinite(values), axis=1)
     values = values[complete]
-    verdicts.append(rules.analysis_sample_size(values.shape[0], minimum=config.gamma_star))
+    verdicts.append(
+        rules.analysis_sample_size(
+            values.shape[0],
+            minimum=config.gamma_star,
+            n_excluded=int(positions.size - values.shape[0]),
+            min_cell_count=config.min_cell_count,
+        )
+    )
     if not verdicts[-1].passed:
         return verdicts, None
     verdicts.append(

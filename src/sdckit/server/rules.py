@@ -352,17 +352,30 @@ def binary_predictor_support(columns: Mapping[str, np.ndarray], *, min_size: int
     return _pass(rule)
 
 
-def analysis_sample_size(n_complete: int, *, minimum: int) -> Verdict:
+def analysis_sample_size(
+    n_complete: int, *, minimum: int, n_excluded: int = 0, min_cell_count: int = 3
+) -> Verdict:
     """Units with every model variable observed must be at least ``minimum`` (Gamma*).
 
     Missing values shrink the universe the model actually uses; the Gamma
-    protection must hold for that sample, not only for the universe.
+    protection must hold for that sample, not only for the universe. The
+    units left out (``n_excluded``) must not be 1 .. ``min_cell_count`` - 1
+    either: the released number of units, subtracted from the universe's
+    total that a cross-tabulation of the same subsample releases, would
+    count them - a cell of one or two units with a missing value.
     """
     if n_complete < minimum:
         return _refuse(
             "analysis_sample_size",
             "too few units in this universe have every model variable observed; widen the "
             "universe or use variables with fewer missing values",
+        )
+    if 0 < n_excluded < min_cell_count:
+        return _refuse(
+            "analysis_sample_size",
+            "only one or two units of this universe lack a value of the variables used (a "
+            "missing value or one outside a transformation's domain), and the number of units "
+            "would count them; widen the universe or choose other variables",
         )
     return _pass("analysis_sample_size")
 
