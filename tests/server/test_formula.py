@@ -85,3 +85,18 @@ def test_unknown_function_names_parse_but_are_left_to_the_rules():
 def test_bad_mappings(mapping):
     with pytest.raises(FormulaError):
         Formula.from_dict(mapping)
+
+
+@pytest.mark.parametrize(
+    "text", ["wage ~ square(wage)", "log(wage) ~ wage + age", "wage ~ age * sqrt(wage)"]
+)
+def test_response_may_not_reappear_among_predictors(text):
+    # A regression of a variable on a transformation of itself fits almost
+    # perfectly and discloses its values (Bleninger et al.-style leakage).
+    with pytest.raises(FormulaError, match="response variable 'wage' also appears"):
+        parse_formula(text)
+    with pytest.raises(FormulaError, match="response variable 'wage' also appears"):
+        Formula.from_dict(
+            parse_formula("wage ~ age").to_dict()
+            | {"terms": [[{"variable": "wage", "transform": "log"}]]}
+        )

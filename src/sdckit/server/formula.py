@@ -134,12 +134,19 @@ class Formula:
         for raw, term in zip(mapping["terms"], terms, strict=True):
             if len(raw) != len({f.variable for f in term.factors}):
                 raise FormulaError(f"term {term.to_string()} interacts a variable with itself")
-        if any(response in t.factors for t in terms):
-            raise FormulaError(f"the response {response.to_string()} is also a predictor")
+        if _uses_response(response, terms):
+            raise FormulaError(
+                f"the response variable {response.variable!r} also appears among the predictors"
+            )
         return cls(response, tuple(dict.fromkeys(terms)))
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _uses_response(response: Factor, terms: Sequence[Term]) -> bool:
+    """True when any predictor uses the response's variable, in any transformation."""
+    return any(f.variable == response.variable for t in terms for f in t.factors)
 
 
 def _factor_from(obj: Any) -> Factor:
@@ -257,9 +264,11 @@ class _Parser:
         while self.peek() is not None:
             self.expect("op", "+")
             terms += self.term_group()
-        if any(response in t.factors for t in terms):
+        if _uses_response(response, terms):
             raise FormulaError(
-                f"formula {self.text!r}: the response {response.to_string()} is also a predictor"
+                f"formula {self.text!r}: the response variable {response.variable!r} also appears "
+                "among the predictors (transformed or not); a model of a variable on itself "
+                "discloses its values"
             )
         return Formula(response, tuple(dict.fromkeys(terms)))
 
