@@ -103,6 +103,8 @@ def test_pure_radius_leaves_isolated_records_missing_or_original():
     kept = rwn(data, k=0, eps=0.05, distance_columns=["x"], empty="keep", random_state=0)
     pd.testing.assert_frame_equal(kept.data.loc[isolated], data.loc[isolated])
     assert kept.data.dtypes.equals(data.dtypes)
+    assert (kept.diagnostics.loc[isolated, "cells_modified"] == 0).all()
+    assert (res.diagnostics.loc[isolated, "cells_modified"] == 2).all()
 
 
 def test_per_record_eps():

@@ -273,10 +273,12 @@ def rwn(
         flat_pos = np.where(has_nbrs, chunk.indptr[:-1, None] + offset.astype(np.int64), 0)
         donors = chunk.indices[flat_pos] if chunk.indices.size else np.zeros_like(flat_pos)
         donors = np.where(has_nbrs, donors, rows[:, None] if empty == "keep" else -1)
-        source_rows[rows] = np.where(modified, donors, rows[:, None])
+        chosen = np.where(modified, donors, rows[:, None])
+        source_rows[rows] = chosen
         sizes[rows] = chunk.sizes
         nearest[rows] = chunk.nearest_distance
-        cells_modified[rows] = modified.sum(axis=1)
+        # Replaced cells (left missing ones included; kept ones of isolated records not).
+        cells_modified[rows] = (chosen != rows[:, None]).sum(axis=1)
         if progress is not None:
             progress(int(rows[-1]) + 1, n)
 
