@@ -184,3 +184,29 @@ def test_correlation_recovered_as_neighbourhoods_shrink():
     # A wide radius mixes dissimilar records: the relation is destroyed (seed 003 Section 7).
     small = data.iloc[:2000]
     assert error(rwn(small, k=1, eps=0.3, random_state=12).data) > 0.3
+
+
+def test_wide_balls_are_fetched_in_bounded_parts(continuous):
+    """A block whose eps-balls exceed max_entries comes in parts with the same neighbourhoods."""
+    from sdckit.microdata.neighbors import TreeBackend, iter_neighborhoods
+
+    matrix = build_design(continuous).matrix
+    eps = np.full(len(matrix), 0.4)
+
+    def hoods(max_entries):
+        out, parts = {}, 0
+        for _, chunk in iter_neighborhoods(
+            matrix, k=3, eps=eps, backend=TreeBackend(), chunk_size=64, max_entries=max_entries
+        ):
+            parts += 1
+            assert chunk.indices.size <= max(max_entries, int(chunk.sizes.max()))
+            for i, row in enumerate(chunk.rows):
+                out[int(row)] = chunk.indices[chunk.indptr[i] : chunk.indptr[i + 1]].tolist()
+        return out, parts
+
+    whole, whole_parts = hoods(1 << 24)
+    split, split_parts = hoods(200)
+    assert whole == split
+    assert split_parts > whole_parts
+    expected = brute_neighborhoods(matrix, 3, 0.4)
+    assert [set(whole[i]) for i in range(len(matrix))] == expected

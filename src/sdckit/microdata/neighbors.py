@@ -182,7 +182,9 @@ def _chunk_neighborhoods(
     k: int,
     eps: np.ndarray | None,
     n: int,
-) -> NeighborhoodChunk:
+    max_entries: int,
+) -> list[NeighborhoodChunk]:
+    """Neighbourhoods of one block of rows, split so no part holds more than ``max_entries`` indices."""
     m = len(rows)
     # Always query at least one other record: the nearest distance is a diagnostic too.
     k_query = min(max(k, 1) + 1, n)
@@ -195,16 +197,47 @@ def _chunk_neighborhoods(
 
     if eps is None:
         indptr = np.arange(0, m * k + 1, k, dtype=np.int64)
-        return NeighborhoodChunk(rows, indptr, knn_idx.reshape(-1).astype(np.int64), nearest)
+        return [NeighborhoodChunk(rows, indptr, knn_idx.reshape(-1).astype(np.int64), nearest)]
 
     r = eps[rows]
     ball_sizes = backend.radius_counts(rows, r).astype(np.int64) - 1  # minus the record itself
     use_ball = ball_sizes > k
     sizes = np.where(use_ball, ball_sizes, k)
-    indptr = np.zeros(m + 1, dtype=np.int64)
+    # A wide eps can give huge balls: fetch them a few rows at a time, so memory
+    # is bounded by max_entries indices rather than rows x ball size.
+    return [
+        _csr_part(
+            backend, rows[a:b], sizes[a:b], use_ball[a:b], knn_idx[a:b], nearest[a:b], r[a:b], k
+        )
+        for a, b in _split_by_total(sizes, max_entries)
+    ]
+
+
+def _split_by_total(sizes: np.ndarray, budget: int) -> list[tuple[int, int]]:
+    """Consecutive ``(start, stop)`` ranges whose sizes sum to at most ``budget`` (one row at least)."""
+    cumulative = np.cumsum(sizes)
+    bounds, start = [], 0
+    while start < len(sizes):
+        before = cumulative[start - 1] if start else 0
+        stop = max(int(np.searchsorted(cumulative, before + budget, side="right")), start + 1)
+        bounds.append((start, stop))
+        start = stop
+    return bounds
+
+
+def _csr_part(
+    backend: NeighborBackend,
+    rows: np.ndarray,
+    sizes: np.ndarray,
+    use_ball: np.ndarray,
+    knn_idx: np.ndarray,
+    nearest: np.ndarray,
+    radius: np.ndarray,
+    k: int,
+) -> NeighborhoodChunk:
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(sizes, out=indptr[1:])
     indices = np.empty(indptr[-1], dtype=np.int64)
-
     # k-NN rows: write their k neighbours in place.
     knn_rows = np.flatnonzero(~use_ball)
     if k and len(knn_rows):
@@ -213,7 +246,7 @@ def _chunk_neighborhoods(
     # eps-ball rows: fetch the balls and drop the record itself.
     ball_rows = np.flatnonzero(use_ball)
     if len(ball_rows):
-        balls = backend.radius_neighbors(rows[ball_rows], r[ball_rows])
+        balls = backend.radius_neighbors(rows[ball_rows], radius[ball_rows])
         lengths = np.fromiter(map(len, balls), dtype=np.int64, count=len(balls))
         flat = np.concatenate(balls).astype(np.int64)
         owner = np.repeat(rows[ball_rows], lengths)
@@ -242,12 +275,15 @@ def iter_neighborhoods(
     chunk_size: int = 2048,
     n_jobs: int | None = None,
     fitted: bool = False,
-) -> Iterator[tuple[int, NeighborhoodChunk]]:
-    """Yield ``(chunk_number, NeighborhoodChunk)`` for consecutive blocks of records.
+    max_entries: int = 1 << 24,
+) -> Iterator[tuple[tuple[int, int], NeighborhoodChunk]]:
+    """Yield ``((block, part), NeighborhoodChunk)`` for consecutive blocks of records.
 
-    Chunks are computed on ``n_jobs`` threads (the tree queries release the
-    GIL) and yielded in order, at most ``2 * n_jobs`` in flight, so memory
-    stays bounded.
+    Blocks of ``chunk_size`` records are computed on ``n_jobs`` threads (the
+    tree queries release the GIL) and yielded in order, at most ``2 * n_jobs``
+    in flight; a block whose eps-balls together exceed ``max_entries``
+    neighbour indices comes in several parts. Memory therefore stays bounded
+    by about ``2 * n_jobs * max(chunk_size * k, max_entries)`` indices.
     """
     n = matrix.shape[0]
     if not fitted:
@@ -255,13 +291,14 @@ def iter_neighborhoods(
     n_jobs = _resolve_jobs(n_jobs)
     starts = range(0, n, chunk_size)
 
-    def work(start: int) -> NeighborhoodChunk:
+    def work(start: int) -> list[NeighborhoodChunk]:
         rows = np.arange(start, min(start + chunk_size, n), dtype=np.int64)
-        return _chunk_neighborhoods(backend, rows, k, eps, n)
+        return _chunk_neighborhoods(backend, rows, k, eps, n, max_entries)
 
     if n_jobs == 1:
         for number, start in enumerate(starts):
-            yield number, work(start)
+            for part, chunk in enumerate(work(start)):
+                yield (number, part), chunk
         return
     with ThreadPoolExecutor(max_workers=n_jobs) as pool:
         pending = []
@@ -272,7 +309,8 @@ def iter_neighborhoods(
                 break
         while pending:
             number, fut = pending.pop(0)
-            yield number, fut.result()
+            for part, chunk in enumerate(fut.result()):
+                yield (number, part), chunk
             nxt = next(it, None)
             if nxt is not None:
                 pending.append((nxt[0], pool.submit(work, nxt[1])))

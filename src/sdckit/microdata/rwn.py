@@ -259,11 +259,11 @@ def rwn(
     sizes = np.empty(n, dtype=np.int64)
     nearest = np.empty(n, dtype=np.float64)
     cells_modified = np.empty(n, dtype=np.int64)
-    for number, chunk in iter_neighborhoods(
+    for (block, part), chunk in iter_neighborhoods(
         design.matrix, k=k, eps=eps_arr, backend=backend, chunk_size=chunk_size, n_jobs=n_jobs
     ):
         # One generator per block: the output does not depend on thread scheduling.
-        crng = np.random.default_rng([base_seed, number])
+        crng = np.random.default_rng([base_seed, block, part])
         rows = chunk.rows
         csize = chunk.sizes[:, None]
         modified = (crng.random((len(rows), p)) < q) & record_selected[rows, None]
