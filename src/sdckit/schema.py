@@ -287,6 +287,19 @@ class Design:
         return np.isnan(self.matrix).any(axis=1)
 
 
+def category_codes(series: pd.Series, levels: list) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of ``series`` in ``levels`` (-1 for missing) and a mask of values not among them.
+
+    Values outside ``levels`` get code -1 too; the mask tells them from missing
+    values, so callers can name the offending row instead of dropping it.
+    """
+    present = series.notna().to_numpy()
+    known = series.isin(levels).to_numpy()
+    unknown = present & ~known
+    codes = pd.Categorical(series.where(known), categories=levels).codes.astype(np.int64)
+    return codes, unknown
+
+
 def _check_weights(weights: Mapping[str, float] | None, variables: list[str]) -> dict[str, float]:
     out = dict.fromkeys(variables, 1.0)
     if weights is None:
@@ -382,8 +395,8 @@ def build_design(
             block_names = [name]
         elif spec.kind is Kind.ORDINAL:
             levels = list(spec.categories or ())
-            codes = pd.Categorical(series, categories=levels, ordered=True).codes.astype(np.float64)
-            unknown = (codes < 0) & series.notna().to_numpy()
+            int_codes, unknown = category_codes(series, levels)
+            codes = int_codes.astype(np.float64)
             if unknown.any():
                 pos = int(np.flatnonzero(unknown)[0])
                 raise SchemaError(
@@ -394,9 +407,7 @@ def build_design(
             block_names = [name]
         else:
             levels = list(spec.categories or ())
-            cat = pd.Categorical(series, categories=levels)
-            codes = cat.codes
-            unknown = (codes < 0) & series.notna().to_numpy()
+            codes, unknown = category_codes(series, levels)
             if unknown.any():
                 pos = int(np.flatnonzero(unknown)[0])
                 raise SchemaError(

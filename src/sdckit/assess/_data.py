@@ -16,7 +16,7 @@ from sklearn.neighbors import KDTree
 
 from sdckit._validation import check_columns, check_dataframe, row_label
 from sdckit.errors import DataError, ParameterError, SchemaError
-from sdckit.schema import ColumnSpec, Kind, Schema, build_design
+from sdckit.schema import ColumnSpec, Kind, Schema, build_design, category_codes
 
 __all__ = [
     "categorical_columns",
@@ -127,8 +127,7 @@ def joint_design(
         if spec.kind is Kind.ORDINAL:
             # An ordinal value must have a place in the original's order.
             levels = list(spec.categories or ())
-            codes = pd.Categorical(masked[col], categories=levels, ordered=True).codes
-            unknown = (codes < 0) & masked[col].notna().to_numpy()
+            unknown = category_codes(masked[col], levels)[1]
             if unknown.any():
                 pos = int(np.flatnonzero(unknown)[0])
                 raise SchemaError(

@@ -46,7 +46,7 @@ from sdckit.assess._data import (
     resolve_schema,
 )
 from sdckit.errors import DataError, ParameterError, SchemaError
-from sdckit.schema import Kind, Schema, build_design
+from sdckit.schema import Kind, Schema, build_design, category_codes
 
 __all__ = [
     "CorrelationComparison",
@@ -239,9 +239,7 @@ def _regression_frame(
         spec = schema[col]
         if spec.kind is Kind.CATEGORICAL:
             levels = list(spec.categories or ())
-            cat = pd.Categorical(data[col], categories=levels)
-            codes = cat.codes
-            unknown = (codes < 0) & data[col].notna().to_numpy()
+            codes, unknown = category_codes(data[col], levels)
             if unknown.any():
                 # Dropping these records would fit the two files on different records.
                 pos = int(np.flatnonzero(unknown)[0])
