@@ -24,6 +24,7 @@ to brute-force), with the first characters kept to tell tokens apart.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import re
@@ -358,13 +359,11 @@ class Store:
                 sa.select(ServerState.value).where(ServerState.name == "secret")
             ).scalar_one_or_none()
         if value is None:
-            try:
-                with self.engine.begin() as conn:
-                    conn.execute(
-                        sa.insert(ServerState).values(name="secret", value=generate_secret().hex())
-                    )
-            except IntegrityError:
-                pass  # another process stored one first; read it below
+            # If another process stores one first, the insert fails: read theirs below.
+            with contextlib.suppress(IntegrityError), self.engine.begin() as conn:
+                conn.execute(
+                    sa.insert(ServerState).values(name="secret", value=generate_secret().hex())
+                )
             with self.engine.begin() as conn:
                 value = conn.execute(
                     sa.select(ServerState.value).where(ServerState.name == "secret")
