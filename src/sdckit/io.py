@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import os
 import tempfile
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from sdckit.errors import DataError, ParameterError
 
-__all__ = ["atomic_write", "read_table", "write_table"]
+__all__ = ["atomic_write", "check_output_path", "read_table", "write_table"]
 
 _FORMATS = {".csv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -32,33 +34,161 @@ def _format_of(path: Path) -> str:
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
     """Read a CSV or Parquet file into a DataFrame.
 
-    CSV text columns with few distinct values are kept as strings (object);
-    use :mod:`sdckit.schema` to declare categoricals explicitly.
+    CSV text columns are kept as strings; use :mod:`sdckit.schema` to declare
+    categoricals explicitly. CSV files are read so that nothing is lost or
+    shifted silently:
+
+    * the field separator is ``,`` unless the header holds no comma but a
+      ``;``, tab or ``|`` (files written with a decimal comma use ``;``);
+    * a column holding codes with leading zeros (``02134``) stays text, so the
+      codes are written back unchanged;
+    * a row with more fields than the header is an error naming the row
+      (pandas would otherwise turn the first column into the row index and
+      shift every value one column to the left).
     """
     p = Path(path)
     if not p.exists():
         raise DataError(f"input file {str(p)!r} does not exist")
+    if p.is_dir():
+        raise DataError(f"input {str(p)!r} is a directory, not a file")
     fmt = _format_of(p)
     try:
         if fmt == "csv":
-            return pd.read_csv(p)
+            return _read_csv(p)
         return pd.read_parquet(p)
+    except DataError:
+        raise
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise DataError(f"could not read {str(p)!r}: {exc}") from exc
 
 
+_SEPARATORS = (";", "\t", "|")
+_LEADING_ZERO = r"^\s*[+-]?0\d"
+
+
+def _csv_separator(path: Path) -> str:
+    with path.open("r", encoding="utf-8", errors="replace", newline="") as fh:
+        header = fh.readline()
+    if "," in header:
+        return ","
+    counts = {sep: header.count(sep) for sep in _SEPARATORS}
+    best = max(counts, key=counts.get)
+    return best if counts[best] else ","
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    sep = _csv_separator(path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pd.errors.ParserWarning)
+        # index_col=False: never take the first column as the index because
+        # some rows are longer than the header (it would shift every value).
+        data = pd.read_csv(path, sep=sep, index_col=False)
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+        raise DataError(f"could not read {str(path)!r}: {_long_row(path, sep, data.shape[1])}")
+    numeric = [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c].dtype)]
+    numeric = [c for c in numeric if not pd.api.types.is_bool_dtype(data[c].dtype)]
+    if numeric and _may_have_leading_zeros(path, sep):
+        # Codes with leading zeros (postcodes, ids) would lose them as numbers.
+        text = pd.read_csv(
+            path, sep=sep, index_col=False, usecols=numeric, dtype=str, keep_default_na=False
+        )
+        for col in numeric:
+            if text[col].str.contains(_LEADING_ZERO, regex=True).any():
+                values = pd.read_csv(
+                    path, sep=sep, index_col=False, usecols=[col], dtype={col: str}
+                )[col]
+                data[col] = values.to_numpy()
+    return data
+
+
+def _may_have_leading_zeros(path: Path, sep: str) -> bool:
+    """A quick scan of the raw bytes: does any field start with ``0`` and another digit?
+
+    Fields may be quoted, padded with blanks or signed. A hit only costs a
+    second, column-wise pass; no hit (the usual case) costs one vectorised scan.
+    """
+    is_start = np.zeros(256, dtype=bool)  # byte lookup tables
+    is_start[list(f'{sep}\n\r "'.encode())] = True
+    is_sign = np.zeros(256, dtype=bool)
+    is_sign[list(b"+-")] = True
+    block_size = 1 << 24
+    tail = b"\n\n"
+    with path.open("rb") as fh:
+        while block := fh.read(block_size):
+            buf = np.frombuffer(tail + block, dtype=np.uint8)
+            tail = block[-3:]  # a field cut by the block boundary is seen whole next time
+            if len(buf) < 3:
+                continue
+            at = np.flatnonzero(buf[2:-1] == ord("0")) + 2  # a 0 with two bytes before it
+            after = buf[at + 1]
+            before = buf[at - 1]
+            hit = (after >= ord("0")) & (after <= ord("9"))
+            hit &= is_start[before] | (is_sign[before] & is_start[buf[at - 2]])
+            if hit.any():
+                return True
+    return False
+
+
+def _long_row(path: Path, sep: str, width: int) -> str:
+    """Say which data row has more fields than the header (for the error message)."""
+    fields = pd.read_csv(
+        path,
+        sep=sep,
+        header=None,
+        skiprows=1,
+        index_col=False,
+        usecols=[width],
+        on_bad_lines="skip",
+        dtype=str,
+    )
+    rows = np.flatnonzero(fields.iloc[:, 0].notna().to_numpy()) if fields.shape[1] else []
+    where = f"data row {int(rows[0]) + 1} (line {int(rows[0]) + 2})" if len(rows) else "a row"
+    return (
+        f"{where} has more fields than the header's {width} columns "
+        f"(separator {sep!r}); fix the file or its header"
+    )
+
+
+def check_output_path(path: str | os.PathLike) -> Path:
+    """Check before any work that ``path`` can be written: known extension, existing directory."""
+    p = Path(path)
+    _format_of(p)
+    directory = p.parent if str(p.parent) else Path(".")
+    if not directory.is_dir():
+        raise DataError(f"output directory {str(directory)!r} does not exist")
+    if p.is_dir():
+        raise DataError(f"output {str(p)!r} is a directory; give a file name")
+    return p
+
+
 def atomic_write(path: str | os.PathLike, writer: Callable[[Path], None]) -> Path:
-    """Call ``writer(tmp_path)`` then rename ``tmp_path`` onto ``path`` atomically."""
+    """Call ``writer(tmp_path)`` then rename ``tmp_path`` onto ``path`` atomically.
+
+    Raises
+    ------
+    DataError
+        The directory does not exist, ``path`` is a directory, or the file
+        cannot be created or replaced (permissions, full disk). Nothing is
+        left behind: the temporary file is removed on any failure.
+    """
     p = Path(path)
     directory = p.parent if str(p.parent) else Path(".")
-    if not directory.exists():
+    if not directory.is_dir():
         raise DataError(f"output directory {str(directory)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
+    if p.is_dir():
+        raise DataError(f"output {str(p)!r} is a directory; give a file name")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise DataError(f"cannot write into {str(directory)!r}: {exc.strerror or exc}") from exc
     os.close(fd)
     tmp_path = Path(tmp)
     try:
         writer(tmp_path)
         os.replace(tmp_path, p)
+    except OSError as exc:
+        tmp_path.unlink(missing_ok=True)
+        raise DataError(f"could not write {str(p)!r}: {exc.strerror or exc}") from exc
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
@@ -66,9 +196,23 @@ def atomic_write(path: str | os.PathLike, writer: Callable[[Path], None]) -> Pat
 
 
 def write_table(data: pd.DataFrame, path: str | os.PathLike, *, index: bool = False) -> Path:
-    """Write ``data`` to CSV or Parquet (chosen by extension), atomically."""
+    """Write ``data`` to CSV or Parquet (chosen by extension), atomically.
+
+    Raises
+    ------
+    DataError
+        The file cannot be written, or a column cannot be stored in Parquet
+        (e.g. arbitrary Python objects); no partial file is left.
+    """
     p = Path(path)
     fmt = _format_of(p)
     if fmt == "csv":
         return atomic_write(p, lambda t: data.to_csv(t, index=index))
-    return atomic_write(p, lambda t: data.to_parquet(t, index=index))
+    import pyarrow as pa
+
+    try:
+        return atomic_write(p, lambda t: data.to_parquet(t, index=index))
+    except (pa.ArrowException, ValueError) as exc:
+        if isinstance(exc, DataError):
+            raise
+        raise DataError(f"could not write {str(p)!r} as Parquet: {exc}") from exc
