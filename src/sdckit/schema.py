@@ -12,7 +12,7 @@ to [0, 1] for the RWN experiments).
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit._validation import check_columns, check_dataframe, row_label
-from sdckit.errors import ParameterError, SchemaError
+from sdckit.errors import DataError, ParameterError, SchemaError
 
 __all__ = [
     "ColumnSpec",
@@ -63,8 +63,8 @@ class ColumnSpec:
 
     Attributes
     ----------
-    name : str
-        Column name.
+    name : hashable
+        Column label, as in the DataFrame (usually a string).
     kind : Kind
         numeric, categorical or ordinal.
     role : Role
@@ -73,7 +73,7 @@ class ColumnSpec:
         For categorical and ordinal columns, the levels in order.
     """
 
-    name: str
+    name: Hashable
     kind: Kind
     role: Role = Role.OTHER
     categories: tuple | None = None
@@ -179,7 +179,9 @@ class Schema:
                 categories = None
             else:
                 categories = _levels(series)
-            specs.append(ColumnSpec(str(name), kind, role, categories))
+            # The label itself, not str(label): a frame with integer column names
+            # must find its columns again (data[spec.name]).
+            specs.append(ColumnSpec(name, kind, role, categories))
         return cls(tuple(specs))
 
     def __getitem__(self, name: str) -> ColumnSpec:
@@ -231,7 +233,7 @@ class Schema:
         lines = [f"{'column':<24} {'kind':<12} {'role':<10} levels"]
         for c in self.columns:
             levels = "" if c.categories is None else str(len(c.categories))
-            lines.append(f"{c.name:<24} {c.kind.value:<12} {c.role.value:<10} {levels}")
+            lines.append(f"{c.name!s:<24} {c.kind.value:<12} {c.role.value:<10} {levels}")
         return "\n".join(lines)
 
 
@@ -392,6 +394,14 @@ def build_design(
             block = pd.to_numeric(series, errors="coerce").to_numpy(
                 dtype=np.float64, na_value=np.nan
             )[:, None]
+            infinite = np.isinf(block[:, 0])
+            if infinite.any():
+                pos = int(np.flatnonzero(infinite)[0])
+                raise DataError(
+                    f"column {name!r} holds {int(infinite.sum())} infinite value(s), e.g. "
+                    f"{row_label(series.iloc[pos])!r} at row {row_label(series.index[pos])!r}; distances "
+                    "need finite numbers: replace them (or make them missing) first"
+                )
             block_names = [name]
         elif spec.kind is Kind.ORDINAL:
             levels = list(spec.categories or ())

@@ -14,7 +14,9 @@ from sdckit.cli._common import (
     write_mask_result,
 )
 from sdckit.errors import ParameterError
+from sdckit.io import check_output_path
 from sdckit.microdata.rwn import rwn
+from sdckit.schema import Schema
 
 
 def rwn_command(
@@ -43,6 +45,12 @@ def rwn_command(
     exclude: str | None = typer.Option(
         None, "--exclude", help="Comma-separated columns passed through unchanged (e.g. ids)."
     ),
+    categorical: str | None = typer.Option(
+        None,
+        "--categorical",
+        help="Comma-separated columns of codes to treat as categories (one-hot in distances), "
+        "e.g. numeric region or occupation codes.",
+    ),
     keep_isolated: bool = typer.Option(
         False, "--keep-isolated", help="Keep original values where a neighbourhood is empty."
     ),
@@ -56,9 +64,13 @@ def rwn_command(
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
 ) -> None:
     """Mask microdata by Randomization Within Neighborhoods (Perry, Matloff & Tendick 2022)."""
-    data = read_input(input)
     if scale not in ("minmax", "standard", "none"):
         raise ParameterError(f"--scale must be minmax, standard or none, got {scale!r}")
+    # Fail before the work, not after it, on an output that cannot be written.
+    check_output_path(output)
+    if diagnostics is not None:
+        check_output_path(diagnostics)
+    data = read_input(input)
     cols = parse_list(columns)
     excluded = parse_list(exclude) or []
     if excluded:
@@ -66,6 +78,19 @@ def rwn_command(
         if unknown:
             raise ParameterError(f"--exclude: unknown column(s) {unknown}")
         cols = [c for c in (cols or list(data.columns)) if c not in excluded]
+    schema = None
+    declared = parse_list(categorical) or []
+    if declared:
+        unknown = [c for c in declared if c not in data.columns]
+        if unknown:
+            raise ParameterError(f"--categorical: unknown column(s) {unknown}")
+        scope = cols if cols is not None else list(data.columns)
+        outside = [c for c in declared if c not in scope]
+        if outside:
+            raise ParameterError(
+                f"--categorical: column(s) {outside} are not masked (excluded or outside --columns)"
+            )
+        schema = Schema.infer(data[scope], kinds=dict.fromkeys(declared, "categorical"))
     with progress_bar("RWN", quiet=quiet) as callback:
         result = rwn(
             data,
@@ -77,6 +102,7 @@ def rwn_command(
             scale=None if scale == "none" else scale,
             metric=metric,
             columns=cols,
+            schema=schema,
             empty="keep" if keep_isolated else "missing",
             missing="impute" if impute else "error",
             random_state=seed,

@@ -76,11 +76,16 @@ def _check_eps(eps: Any, n: int) -> np.ndarray | None:
         if not np.isfinite(eps) or eps < 0:
             raise ParameterError(f"eps must be a finite number >= 0, got {eps!r}")
         return np.full(n, float(eps))
-    arr = (
-        np.asarray(eps, dtype=np.float64)
-        if not isinstance(eps, pd.Series)
-        else eps.to_numpy(np.float64)
-    )
+    try:
+        arr = (
+            np.asarray(eps, dtype=np.float64)
+            if not isinstance(eps, pd.Series)
+            else eps.to_numpy(np.float64)
+        )
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"eps must be a number or one number per record ({n}); it holds non-numbers"
+        ) from None
     if arr.ndim != 1 or len(arr) != n:
         raise ParameterError(
             f"eps must be a number or one value per record ({n}), got an array of shape {arr.shape}"
@@ -219,16 +224,27 @@ def rwn(
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     rng = check_random_state(random_state)
 
-    schema = schema if schema is not None else Schema.infer(data)
-    schema.check_matches(data)
-    mask_cols = check_columns(
-        data, columns if columns is not None else schema.maskable(), "columns"
-    )
+    if columns is not None:
+        columns = check_columns(data, columns, "columns")
+        if not columns:
+            raise ParameterError("columns is empty: name at least one column to mask")
+    if distance_columns is not None:
+        distance_columns = check_columns(data, distance_columns, "distance_columns")
+        if not distance_columns:
+            raise ParameterError(
+                "distance_columns is empty: name at least one column to define neighbourhoods"
+            )
+    if schema is None:
+        # Only the columns RWN uses need a kind: a column outside `columns` and
+        # `distance_columns` (a date, say) passes through without being judged.
+        used = None if columns is None else [*columns, *(distance_columns or [])]
+        schema = Schema.infer(data if used is None else data[list(dict.fromkeys(used))])
+    else:
+        schema.check_matches(data)
+    mask_cols = columns if columns is not None else schema.maskable()
     if not mask_cols:
         raise ParameterError("no columns to mask: every column is id, weight or ignore")
-    dist_cols = check_columns(
-        data, distance_columns if distance_columns is not None else mask_cols, "distance_columns"
-    )
+    dist_cols = distance_columns if distance_columns is not None else mask_cols
     design_data = data[dist_cols]
     na_counts = design_data.isna().sum()
     if na_counts.any():
@@ -236,7 +252,8 @@ def rwn(
             listed = ", ".join(f"{c!r} ({int(v)})" for c, v in na_counts[na_counts > 0].items())
             raise DataError(
                 f"missing values in distance column(s) {listed}; drop or impute them, or pass "
-                "missing='impute' to compute distances on an imputed copy"
+                "missing='impute' (--impute on the command line) to compute distances on an "
+                "imputed copy"
             )
         design_data = _impute(design_data, schema)
     design = build_design(
