@@ -34,6 +34,7 @@ from sdckit._validation import (
     check_int,
     check_positive,
     check_random_state,
+    row_label,
 )
 from sdckit.errors import DataError, ParameterError
 from sdckit.swaprate.models import RecordModel, make_model
@@ -86,6 +87,8 @@ def binary_swap_attribute(
         values = sorted(uniques)
     except TypeError:
         values = list(uniques)
+    # Plain Python values, so that messages and summaries read 1, not np.int64(1).
+    values = [row_label(v) for v in values]
     if len(values) < 2:
         raise DataError(
             f"swap attribute {name!r} takes one value only ({values}); a swap cannot change "
@@ -95,7 +98,7 @@ def binary_swap_attribute(
         if len(values) != 2:
             raise ParameterError(
                 f"swap attribute {name!r} takes {len(values)} values ({values[:8]}); say which "
-                "values form group 1 with `positive` (Section 4.1.3 splits a multi-valued "
+                "values form group 1 with `positive` (--positive on the command line; Section 4.1.3 splits a multi-valued "
                 "attribute into two groups), or compare several splits with split_concordance"
             )
         ones: list = [values[1]]

@@ -79,6 +79,13 @@ class EncodedRecords:
     levels : tuple of tuples
         The domain of every categorical component (its size K_j is the
         Laplace-smoothing denominator of Example 4.2).
+    resolution_variance : ndarray of shape (dc,), optional
+        delta_j^2 / 12 for each continuous component, delta_j the smallest gap
+        between its distinct values: the variance of rounding to the
+        resolution the values are recorded at (Sheppard's correction). The
+        built-in models never let a class variance fall below it, so that a
+        class concentrated on one recorded value (an integer code, say) has a
+        bounded density instead of an unbounded likelihood.
     """
 
     continuous: np.ndarray
@@ -86,6 +93,7 @@ class EncodedRecords:
     continuous_names: tuple[str, ...]
     categorical_names: tuple[str, ...]
     levels: tuple[tuple, ...]
+    resolution_variance: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -204,6 +212,16 @@ def _split_kinds(
     return sorted(cat, key=order.get), sorted(con, key=order.get)
 
 
+def _resolution_variance(x: np.ndarray) -> np.ndarray:
+    """delta^2 / 12 per column, delta the smallest gap between distinct values (0 if constant)."""
+    out = np.zeros(x.shape[1])
+    for j in range(x.shape[1]):
+        gaps = np.diff(np.unique(x[:, j]))
+        if len(gaps):
+            out[j] = float(gaps.min()) ** 2 / 12.0
+    return out
+
+
 def _weighted_moments(
     x: np.ndarray, class_weights: np.ndarray, min_variance: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -308,12 +326,14 @@ class NaiveBayes(RecordModel):
         _check_no_missing(data)
         cat, con = _split_kinds(data, self.categorical, self.continuous)
         codes, levels = _categorical_codes(data, cat)
+        x = _continuous_matrix(data, con)
         return EncodedRecords(
-            continuous=_continuous_matrix(data, con),
+            continuous=x,
             categorical=codes,
             continuous_names=tuple(con),
             categorical_names=tuple(cat),
             levels=levels,
+            resolution_variance=_resolution_variance(x),
         )
 
     def _m_step(
@@ -324,6 +344,8 @@ class NaiveBayes(RecordModel):
         x = records.continuous
         if x.shape[1]:
             floor = self.min_variance * np.maximum(x.var(axis=0), 1e-300)
+            if records.resolution_variance is not None:
+                floor = np.maximum(floor, records.resolution_variance)
             means, raw = _weighted_moments(x, class_weights, np.zeros(x.shape[1]))
             variances = np.maximum(raw, floor)
         else:
@@ -447,13 +469,22 @@ class Gaussian(RecordModel):
         """Every attribute must be numeric."""
         _check_no_missing(data)
         names = list(data.columns)
+        x = _continuous_matrix(data, names)
         return EncodedRecords(
-            continuous=_continuous_matrix(data, names),
+            continuous=x,
             categorical=np.empty((len(data), 0), dtype=np.intp),
             continuous_names=tuple(names),
             categorical_names=(),
             levels=(),
+            resolution_variance=_resolution_variance(x),
         )
+
+    def _ridge(self, records: EncodedRecords) -> np.ndarray:
+        """What is added to each covariance diagonal: the relative ridge and the rounding variance."""
+        ridge = self.ridge * np.maximum(records.continuous.var(axis=0), 1e-300)
+        if records.resolution_variance is not None:
+            ridge = ridge + records.resolution_variance
+        return ridge
 
     def fit(self, records: EncodedRecords, class_weights: np.ndarray) -> GaussianParameters:
         """Weighted mean and covariance per class."""
@@ -465,7 +496,7 @@ class Gaussian(RecordModel):
             )
         means = (class_weights.T @ x) / totals[:, None]
         d = x.shape[1]
-        ridge = self.ridge * np.maximum(x.var(axis=0), 1e-300)
+        ridge = self._ridge(records)
         covs = np.empty((2, d, d))
         for a in (0, 1):
             centred = x - means[a]
@@ -484,7 +515,7 @@ class Gaussian(RecordModel):
         totals = class_weights.sum(axis=0)
         x = records.continuous
         d = x.shape[1]
-        ridge = self.ridge * np.maximum(x.var(axis=0), 1e-300)
+        ridge = self._ridge(records)
         total = 0.0
         for a in (0, 1):
             sigma = parameters.covariances[a]
