@@ -89,6 +89,12 @@ def _coerce_enum(enum: type, value: object, what: str, column: str):
         ) from None
 
 
+def _is_temporal(series: pd.Series) -> bool:
+    return pd.api.types.is_datetime64_any_dtype(series.dtype) or pd.api.types.is_timedelta64_dtype(
+        series.dtype
+    )
+
+
 def _infer_kind(series: pd.Series) -> Kind:
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
@@ -165,6 +171,10 @@ class Schema:
         for name in data.columns:
             series = data[name]
             role = _coerce_enum(Role, roles.get(name, Role.OTHER), "role", name)
+            if name not in roles and name not in kinds and _is_temporal(series):
+                # Dates and durations pass through untouched unless the user
+                # says otherwise; build_design refuses them if asked to use one.
+                role = Role.IGNORE
             if name in kinds:
                 kind = _coerce_enum(Kind, kinds[name], "kind", name)
             elif role in PASSTHROUGH_ROLES and not (
@@ -380,6 +390,11 @@ def build_design(
         )
     for name in variables:
         schema[name]  # every variable must be described
+        if _is_temporal(data[name]):
+            raise SchemaError(
+                f"column {name!r} holds dates/times ({data[name].dtype}); it cannot define "
+                "distances: convert it to a number (e.g. days since an origin) or leave it out"
+            )
     weights_used = _check_weights(weights, variables)
 
     blocks: list[np.ndarray] = []

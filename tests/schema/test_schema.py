@@ -47,9 +47,15 @@ def test_errors_name_the_column(mixed_data):
         Schema.infer(mixed_data, kinds={"height": "float"})
     with pytest.raises(SchemaError, match="'id'.*unknown role"):
         Schema.infer(mixed_data, roles={"id": "identifier"})
-    dates = pd.DataFrame({"when": pd.date_range("2020-01-01", periods=3)})
+    dates = pd.DataFrame({"when": pd.date_range("2020-01-01", periods=3), "x": [1.0, 2.0, 3.0]})
+    # A date column passes through by default (role ignore) ...
+    assert Schema.infer(dates)["when"].role is Role.IGNORE
+    assert build_design(dates).variables == ["x"]
+    # ... and is refused, by name, when asked to define distances.
     with pytest.raises(SchemaError, match="'when'.*dates"):
-        Schema.infer(dates)
+        build_design(dates, columns=["when", "x"])
+    with pytest.raises(SchemaError, match="'when'.*dates"):
+        Schema.infer(dates, roles={"when": "key"})
 
 
 def test_minmax_design_and_dummies(mixed_data):
