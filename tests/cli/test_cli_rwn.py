@@ -89,3 +89,37 @@ def test_debug_shows_traceback(tmp_path, mixed_data):
 def test_help_lists_groups(capsys):
     assert main(["--help"]) == 0
     assert "rwn" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["rwn"],
+        ["swap", "-s", "smoker", "--rate", "0.1"],
+        ["rankswap", "--columns", "height", "--p", "5"],
+        ["noise", "additive", "--columns", "height,weight", "--k", "0.1"],
+        ["noise", "multiplicative", "--columns", "height,weight", "--k", "0.1"],
+        ["microaggregate", "--columns", "height,weight", "--k", "3"],
+    ],
+)
+def test_masker_commands_refuse_a_bad_output_before_the_work(tmp_path, capsys, command):
+    # The input does not exist: an output check made first is the only error shown.
+    missing_input = str(tmp_path / "absent.csv")
+    bad_output = str(tmp_path / "no-such-dir" / "out.csv")
+    code = main([*command, missing_input, "-o", bad_output, "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "output directory" in err and "does not exist" in err
+    bad_diag = str(tmp_path / "diag.xlsx")
+    code = main(
+        [
+            *command,
+            missing_input,
+            "-o",
+            str(tmp_path / "o.csv"),
+            "--diagnostics",
+            bad_diag,
+            "--quiet",
+        ]
+    )
+    assert code == 2 and ".csv or .parquet" in capsys.readouterr().err

@@ -12,12 +12,13 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from sdckit.errors import ParameterError
-from sdckit.io import read_table, write_table
+from sdckit.io import check_output_path, read_table, write_table
 
 console = Console()
 err_console = Console(stderr=True)
 
 __all__ = [
+    "check_outputs",
     "console",
     "err_console",
     "parse_assignments",
@@ -64,6 +65,13 @@ def progress_bar(
             bar.update(task, completed=done, total=total)
 
         yield update
+
+
+def check_outputs(*paths: Path | None) -> None:
+    """Refuse unusable output paths before any work is done (None entries are skipped)."""
+    for path in paths:
+        if path is not None:
+            check_output_path(path)
 
 
 def write_mask_result(result, output: Path, diagnostics: Path | None, *, quiet: bool) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from sdckit.cli._common import (
+    check_outputs,
     parse_assignments,
     parse_list,
     progress_bar,
@@ -53,6 +54,7 @@ def microaggregate_command(
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
 ) -> None:
     """Microaggregate: replace values by the means of groups of at least k similar records."""
+    check_outputs(output, diagnostics)
     data = read_input(input)
     if scale not in ("standard", "minmax", "none"):
         raise ParameterError(f"--scale must be standard, minmax or none, got {scale!r}")

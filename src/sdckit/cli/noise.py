@@ -10,6 +10,7 @@ import pandas as pd
 import typer
 
 from sdckit.cli._common import (
+    check_outputs,
     parse_assignments,
     parse_list,
     parse_range,
@@ -88,10 +89,6 @@ def _zone_setup(
     return per_zone, zones, limits
 
 
-def _finish(result: Any, output: Path, diagnostics: Path | None, quiet: bool) -> None:
-    write_mask_result(result, output, diagnostics, quiet=quiet)
-
-
 @noise_app.command("additive")
 def additive_command(
     input: Path = _INPUT,
@@ -108,6 +105,7 @@ def additive_command(
     quiet: bool = _QUIET,
 ) -> None:
     """Additive correlated noise: X_m = mean + ((X - mean) + E)/sqrt(1+k), E ~ N(0, k Sigma)."""
+    check_outputs(output, diagnostics)
     data = read_input(input)
     k_value, zone_col, limits = _zone_setup(data, k, zone_k, zones, zone_thresholds)
     with progress_bar("additive noise (zones)", quiet=quiet) as callback:
@@ -122,7 +120,7 @@ def additive_command(
             random_state=seed,
             progress=callback,
         )
-    _finish(result, output, diagnostics, quiet)
+    write_mask_result(result, output, diagnostics, quiet=quiet)
 
 
 @noise_app.command("multiplicative")
@@ -152,6 +150,7 @@ def multiplicative_command(
     quiet: bool = _QUIET,
 ) -> None:
     """Multiplicative noise keeping positivity, inequalities, means and covariances."""
+    check_outputs(output, diagnostics)
     data = read_input(input)
     k_value, zone_col, limits = _zone_setup(data, k, zone_k, zones, zone_thresholds)
     chains = [[c.strip() for c in re.split(r">=|>", item)] for item in constraint or []]
@@ -173,7 +172,7 @@ def multiplicative_command(
             random_state=seed,
             progress=callback,
         )
-    _finish(result, output, diagnostics, quiet)
+    write_mask_result(result, output, diagnostics, quiet=quiet)
 
 
 def register(app: typer.Typer) -> None:

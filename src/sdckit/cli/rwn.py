@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from sdckit.cli._common import (
+    check_outputs,
     parse_assignments,
     parse_list,
     progress_bar,
@@ -14,7 +15,6 @@ from sdckit.cli._common import (
     write_mask_result,
 )
 from sdckit.errors import ParameterError
-from sdckit.io import check_output_path
 from sdckit.microdata.rwn import rwn
 from sdckit.schema import Schema
 
@@ -67,9 +67,7 @@ def rwn_command(
     if scale not in ("minmax", "standard", "none"):
         raise ParameterError(f"--scale must be minmax, standard or none, got {scale!r}")
     # Fail before the work, not after it, on an output that cannot be written.
-    check_output_path(output)
-    if diagnostics is not None:
-        check_output_path(diagnostics)
+    check_outputs(output, diagnostics)
     data = read_input(input)
     cols = parse_list(columns)
     excluded = parse_list(exclude) or []

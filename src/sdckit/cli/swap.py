@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from sdckit.cli._common import parse_list, read_input, write_mask_result
+from sdckit.cli._common import check_outputs, parse_list, read_input, write_mask_result
 from sdckit.errors import ParameterError
 from sdckit.microdata.swap import swap
 
@@ -33,6 +33,7 @@ def swap_command(
     quiet: bool = typer.Option(False, "--quiet", help="No summary."),
 ) -> None:
     """Swap the values of the swap attribute(s) between random pairs of records."""
+    check_outputs(output, diagnostics)
     data = read_input(input)
     attributes = parse_list(swap_attribute)
     if not attributes:
