@@ -647,6 +647,43 @@ class _Fit:
     start: float
 
 
+def _m_step(
+    t: np.ndarray, records: Any, s: np.ndarray, w: np.ndarray, model: RecordModel
+) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """M step for the change probabilities t: theta, log P(r | s), and its scaled form."""
+    parameters = model.fit(records, _class_weights(t, s, w))
+    log_lik = model.log_likelihood(parameters, records)
+    top, p0, p1 = _scaled(log_lik)
+    return parameters, log_lik, top, p0, p1
+
+
+def _squarem_ratio(r: np.ndarray, v: np.ndarray) -> float:
+    """SQUAREM step length (Varadhan & Roland 2008, scheme S3), at most -1."""
+    denom = float(v @ v)
+    return min(-np.sqrt(float(r @ r) / denom), -1.0) if denom > 0 else -1.0
+
+
+def _final_fit(
+    alpha: float,
+    t: np.ndarray,
+    records: Any,
+    s: np.ndarray,
+    w: np.ndarray,
+    n0: float,
+    n1: float,
+    model: RecordModel,
+    iterations: int,
+    em_total: int,
+    converged: bool,
+    start: float,
+) -> _Fit:
+    """theta consistent with the final t, and the fit statistics there."""
+    parameters, log_lik, top, p0, p1 = _m_step(t, records, s, w, model)
+    t = _change_probabilities(alpha, p0, p1, s, n0, n1)
+    value, _, _ = _relaxed_terms(alpha, p0, p1, top, s, w, n0, n1)
+    return _Fit(alpha, parameters, t, log_lik, iterations, em_total, converged, value, start)
+
+
 def _run_from(
     alpha: float,
     records: Any,
@@ -671,9 +708,7 @@ def _run_from(
         # EM for theta with alpha fixed (lines 4-13); the first block runs to
         # convergence whatever max_em_iter says (see _run_accelerated).
         for _ in range(max_em_iter if iteration > 1 else max(max_em_iter, 1000)):
-            parameters = model.fit(records, _class_weights(t, s, w))  # M step
-            log_lik = model.log_likelihood(parameters, records)
-            _, p0, p1 = _scaled(log_lik)
+            _, _, _, p0, p1 = _m_step(t, records, s, w, model)  # M step
             t_new = _change_probabilities(alpha, p0, p1, s, n0, n1)  # E step
             em_change = float(np.max(np.abs(t_new - t)))
             t = t_new
@@ -690,13 +725,7 @@ def _run_from(
         if moved <= alpha_tol and em_change <= tol:
             converged = True
             break
-    # theta consistent with the final t, and the fit statistics there.
-    parameters = model.fit(records, _class_weights(t, s, w))
-    log_lik = model.log_likelihood(parameters, records)
-    top, p0, p1 = _scaled(log_lik)
-    t = _change_probabilities(alpha, p0, p1, s, n0, n1)
-    value, _, _ = _relaxed_terms(alpha, p0, p1, top, s, w, n0, n1)
-    return _Fit(alpha, parameters, t, log_lik, iteration, em_total, converged, value, start)
+    return _final_fit(alpha, t, records, s, w, n0, n1, model, iteration, em_total, converged, start)
 
 
 def _run_accelerated(
@@ -726,9 +755,7 @@ def _run_accelerated(
     upper = min(n0, n1)
 
     def step(t: np.ndarray, a: float) -> tuple[np.ndarray, float, float]:
-        parameters = model.fit(records, _class_weights(t, s, w))
-        log_lik = model.log_likelihood(parameters, records)
-        top, p0, p1 = _scaled(log_lik)
+        _, _, top, p0, p1 = _m_step(t, records, s, w, model)
         a = _newton_alpha(a, p0, p1, s, w, n0, n1, alpha_tol)
         value = _relaxed_terms(a, p0, p1, top, s, w, n0, n1)[0]
         return _change_probabilities(a, p0, p1, s, n0, n1), a, value
@@ -748,9 +775,7 @@ def _run_accelerated(
         em_total += 2
         r_t, v_t = t1 - t0, t2 - 2 * t1 + t0
         r_a, v_a = a1 - a0, a2 - 2 * a1 + a0
-        denom = float(v_t @ v_t)
-        ratio = -np.sqrt(float(r_t @ r_t) / denom) if denom > 0 else -1.0
-        ratio = min(ratio, -1.0)
+        ratio = _squarem_ratio(r_t, v_t)
         t_x = np.clip(t0 - 2 * ratio * r_t + ratio * ratio * v_t, 0.0, 1.0)
         a_x = a0 - 2 * ratio * r_a + ratio * ratio * v_a
         if a_x <= 0:
@@ -770,12 +795,7 @@ def _run_accelerated(
         if done:
             converged = True
             break
-    parameters = model.fit(records, _class_weights(t0, s, w))
-    log_lik = model.log_likelihood(parameters, records)
-    top, p0, p1 = _scaled(log_lik)
-    t = _change_probabilities(a0, p0, p1, s, n0, n1)
-    value, _, _ = _relaxed_terms(a0, p0, p1, top, s, w, n0, n1)
-    return _Fit(a0, parameters, t, log_lik, iteration, em_total, converged, value, start)
+    return _final_fit(a0, t0, records, s, w, n0, n1, model, iteration, em_total, converged, start)
 
 
 def _em_fixed_alpha(
@@ -797,9 +817,7 @@ def _em_fixed_alpha(
     """
     steps = 0
     for steps in range(1, max_em_iter + 1):  # noqa: B007 - the count is returned
-        parameters = model.fit(records, _class_weights(t, s, w))
-        log_lik = model.log_likelihood(parameters, records)
-        top, p0, p1 = _scaled(log_lik)
+        _, _, top, p0, p1 = _m_step(t, records, s, w, model)
         t_new = _change_probabilities(alpha, p0, p1, s, n0, n1)
         done = float(np.max(np.abs(t_new - t))) <= tol
         t = t_new
@@ -830,8 +848,7 @@ def _em_fixed_alpha_accelerated(
     """
 
     def step(current: np.ndarray) -> tuple[np.ndarray, float]:
-        log_lik = model.log_likelihood(model.fit(records, _class_weights(current, s, w)), records)
-        top, p0, p1 = _scaled(log_lik)
+        _, _, top, p0, p1 = _m_step(current, records, s, w, model)
         value = _relaxed_terms(alpha, p0, p1, top, s, w, n0, n1)[0]
         return _change_probabilities(alpha, p0, p1, s, n0, n1), value
 
@@ -839,8 +856,7 @@ def _em_fixed_alpha_accelerated(
         t1, _ = step(t)
         t2, value2 = step(t1)
         r, v = t1 - t, t2 - 2 * t1 + t
-        denom = float(v @ v)
-        ratio = min(-np.sqrt(float(r @ r) / denom), -1.0) if denom > 0 else -1.0
+        ratio = _squarem_ratio(r, v)
         t_x = np.clip(t - 2 * ratio * r + ratio * ratio * v, 0.0, 1.0)
         t3, value3 = step(t_x)
         if not np.isfinite(value3) or value3 < value2:
