@@ -7,7 +7,13 @@ A masking method is a function ``method(data, **params) -> MaskResult``:
 * ``result.diagnostics`` is a DataFrame with one row per record (same index);
 * ``result.params`` records every parameter actually used (defaults included),
   so a run can be repeated;
-* ``result.summary()`` is text for a person.
+* ``result.column_changes`` is one row per masked column: the share of its
+  cells that changed, the share a masking of that strength would be expected
+  to change, and (numeric columns) the masked/original mean and variance
+  ratios — computed here, once, for every registered method;
+* ``result.summary()`` is text for a person, ending with that table and a
+  warning line for every column masked much less than expected or whose mean
+  or variance moved by more than 10%.
 
 Registering a method (``@register_masker("name")``) lets the command line,
 :func:`sdckit.assess.sweep` and anything else run it by name through
@@ -16,11 +22,13 @@ Registering a method (``@register_masker("name")``) lets the command line,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from sdckit.errors import ParameterError
@@ -29,6 +37,7 @@ __all__ = [
     "MaskResult",
     "Masker",
     "available_maskers",
+    "column_changes",
     "get_masker",
     "mask",
     "register_masker",
@@ -55,6 +64,9 @@ class MaskResult:
         Registered name of the method.
     stats : mapping
         Whole-dataset figures (e.g. share of cells changed).
+    column_changes : DataFrame or None
+        One row per masked column (see :func:`column_changes`); filled in for
+        every method registered with :func:`register_masker`.
     """
 
     data: pd.DataFrame
@@ -62,10 +74,39 @@ class MaskResult:
     params: Mapping[str, Any] = field(default_factory=dict)
     method: str = ""
     stats: Mapping[str, Any] = field(default_factory=dict)
+    column_changes: pd.DataFrame | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", _freeze(self.params))
         object.__setattr__(self, "stats", _freeze(self.stats))
+
+    def expected_selection_share(self) -> float | None:
+        """Share of each masked column's cells the method replaces or perturbs.
+
+        The expected changed share of a column is this times the chance that a
+        replacement differs from the original value (see :func:`column_changes`).
+        1 for methods that perturb every selected cell (noise,
+        microaggregation, rank swapping); methods that select cells at random
+        override it; None where no such figure exists (then no expected share
+        is shown and no under-masking warning is given).
+        """
+        return 1.0
+
+    @property
+    def masked_columns(self) -> list[str]:
+        """The columns the method was asked to mask (from its parameters)."""
+        for key in ("columns", "swap_attributes"):
+            value = self.params.get(key)
+            if value:
+                return list(value)
+        return list(self.data.columns)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Warning lines about the masked columns (empty when all is as expected)."""
+        if self.column_changes is None:
+            return []
+        return _column_warnings(self.column_changes)
 
     def summary(self) -> str:
         """A short report of the run for a person."""
@@ -80,6 +121,9 @@ class MaskResult:
                 lines.append(f"  {key.replace('_', ' ')}: {value:.4g}")
             else:
                 lines.append(f"  {key.replace('_', ' ')}: {value}")
+        if self.column_changes is not None and len(self.column_changes):
+            lines.append(_format_column_changes(self.column_changes))
+            lines.extend(f"  WARNING: {w}" for w in self.warnings)
         return "\n".join(lines)
 
 
@@ -98,6 +142,150 @@ def _short(value: Any, limit: int = 4) -> str:
 
 Masker = Callable[..., MaskResult]
 
+#: A masked column's mean or variance ratio outside this band gets a warning line.
+RATIO_BAND = (0.9, 1.1)
+#: A column changed in under this fraction of its expected share gets a warning line.
+UNDER_MASKED_FRACTION = 0.1
+
+
+def column_changes(
+    original: pd.DataFrame,
+    masked: pd.DataFrame,
+    columns: list,
+    *,
+    selection_share: float | None = 1.0,
+) -> pd.DataFrame:
+    """What masking did to each column: changed share, expected share, mean and variance ratios.
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The input and the masked output (same index and columns).
+    columns : list
+        The masked columns.
+    selection_share : float or None
+        Share of each column's cells the method replaces (e.g. RWN's q). The
+        *expected* changed share is ``selection_share * (1 - sum_v p_v^2)``,
+        with p_v the shares of the column's values in the original data: the
+        chance that a replacement value drawn at random from the column differs
+        from the value it replaces. It is the share a masking that ignored the
+        column's relations would change; a method that keeps relations changes
+        less, but a column changed in under a tenth of it is practically
+        unmasked (e.g. a categorical column whose neighbours always share its
+        value). None: no expected share.
+
+    Returns
+    -------
+    DataFrame
+        Indexed by column: ``kind`` (numeric or categorical), ``changed_share``,
+        ``expected_share``, and for numeric columns ``mean_ratio`` and
+        ``variance_ratio`` (masked / original, unweighted, missing values left
+        out; NaN where the original is 0) and ``mean_shift_sd`` (the change of
+        the mean in original standard deviations).
+    """
+    rows = []
+    for col in columns:
+        before = original[col]
+        after = masked[col]
+        codes_before = pd.factorize(before, use_na_sentinel=True)[0]
+        joint = pd.concat([before, after], ignore_index=True)
+        codes = pd.factorize(joint, use_na_sentinel=True)[0]
+        n = len(before)
+        changed = float(np.mean(codes[:n] != codes[n:])) if n else 0.0
+        if selection_share is None:
+            expected = np.nan
+        else:
+            counts = np.bincount(codes_before + 1)  # missing values form one value of their own
+            shares = counts / max(n, 1)
+            expected = float(selection_share) * float(1.0 - np.sum(shares**2))
+        numeric = pd.api.types.is_numeric_dtype(before) and not pd.api.types.is_bool_dtype(before)
+        mean_ratio = variance_ratio = shift = np.nan
+        if numeric:
+            x = pd.to_numeric(before, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+            y = pd.to_numeric(after, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+            with np.errstate(all="ignore"):
+                mx, my = np.nanmean(x), np.nanmean(y)
+                vx = np.nanvar(x, ddof=1) if np.isfinite(x).sum() > 1 else np.nan
+                vy = np.nanvar(y, ddof=1) if np.isfinite(y).sum() > 1 else np.nan
+                mean_ratio = my / mx if mx != 0 else np.nan
+                variance_ratio = vy / vx if vx and vx > 0 else np.nan
+                shift = (my - mx) / np.sqrt(vx) if vx and vx > 0 else np.nan
+        rows.append(
+            {
+                "column": col,
+                "kind": "numeric" if numeric else "categorical",
+                "changed_share": changed,
+                "expected_share": expected,
+                "mean_ratio": float(mean_ratio),
+                "variance_ratio": float(variance_ratio),
+                "mean_shift_sd": float(shift),
+            }
+        )
+    table = pd.DataFrame(
+        rows,
+        columns=[
+            "column",
+            "kind",
+            "changed_share",
+            "expected_share",
+            "mean_ratio",
+            "variance_ratio",
+            "mean_shift_sd",
+        ],
+    )
+    return table.set_index("column")
+
+
+def _column_warnings(table: pd.DataFrame) -> list[str]:
+    out = []
+    low, high = RATIO_BAND
+    for col, row in table.iterrows():
+        expected = row["expected_share"]
+        if np.isfinite(expected) and expected > 0:
+            if row["changed_share"] < UNDER_MASKED_FRACTION * expected:
+                out.append(
+                    f"column {col!r} changed in {_pct(row['changed_share'])} of its cells, under a "
+                    f"tenth of the {_pct(expected)} expected: it is practically unmasked"
+                )
+        ratio = row["mean_ratio"]
+        # A ratio of a mean close to zero says nothing; the shift in standard deviations does.
+        near_zero = np.isfinite(row["mean_shift_sd"]) and np.isnan(ratio)
+        if np.isfinite(ratio) and not (low <= ratio <= high) and abs(row["mean_shift_sd"]) >= 0.01:
+            out.append(f"column {col!r}: its mean is {ratio:.3g} times the original")
+        elif near_zero and abs(row["mean_shift_sd"]) > 0.1:
+            out.append(
+                f"column {col!r}: its mean moved by {row['mean_shift_sd']:.2g} standard deviations"
+            )
+        vr = row["variance_ratio"]
+        if np.isfinite(vr) and not (low <= vr <= high):
+            out.append(f"column {col!r}: its variance is {vr:.3g} times the original")
+    return out
+
+
+def _pct(share: float) -> str:
+    return f"{100 * share:.3g}%"
+
+
+def _format_column_changes(table: pd.DataFrame) -> str:
+    """The per-column table as aligned text."""
+    width = max(6, *(len(str(c)) for c in table.index))
+    lines = [
+        "  per column: "
+        + f"{'column':<{width}}  {'changed':>8}  {'expected':>8}  {'mean ratio':>10}  {'var ratio':>9}"
+    ]
+    pad = " " * len("  per column: ")
+
+    def fmt(value: float, spec: str, blank: int) -> str:
+        return format(value, spec) if np.isfinite(value) else " " * (blank - 1) + "-"
+
+    for col, row in table.iterrows():
+        lines.append(
+            f"{pad}{col!s:<{width}}  {_pct(row['changed_share']):>8}  "
+            f"{(_pct(row['expected_share']) if np.isfinite(row['expected_share']) else '-'):>8}  "
+            f"{fmt(row['mean_ratio'], '>10.4g', 10)}  {fmt(row['variance_ratio'], '>9.4g', 9)}"
+        )
+    return "\n".join(lines)
+
 
 @dataclass(frozen=True)
 class _Entry:
@@ -113,11 +301,27 @@ def register_masker(name: str, description: str = "") -> Callable[[Masker], Mask
     """Decorator registering a masking method under ``name``."""
 
     def decorator(func: Masker) -> Masker:
-        if name in _REGISTRY and _REGISTRY[name].func is not func:
+        if name in _REGISTRY and getattr(_REGISTRY[name].func, "__wrapped__", None) is not func:
             raise ParameterError(f"a masking method named {name!r} is already registered")
+
+        @functools.wraps(func)
+        def with_column_changes(data: pd.DataFrame, *args: Any, **kwargs: Any) -> MaskResult:
+            result = func(data, *args, **kwargs)
+            if not isinstance(result, MaskResult) or result.column_changes is not None:
+                return result
+            table = column_changes(
+                data,
+                result.data,
+                [c for c in result.masked_columns if c in data.columns],
+                selection_share=result.expected_selection_share(),
+            )
+            return replace(result, column_changes=table)
+
         doc_lines = (func.__doc__ or "").strip().splitlines()
-        _REGISTRY[name] = _Entry(name, func, description or (doc_lines[0] if doc_lines else ""))
-        return func
+        _REGISTRY[name] = _Entry(
+            name, with_column_changes, description or (doc_lines[0] if doc_lines else "")
+        )
+        return with_column_changes
 
     return decorator
 

@@ -55,6 +55,10 @@ class SwapResult(MaskResult):
     ``expected_group_swap_count`` (Lemma 2.3).
     """
 
+    def expected_selection_share(self) -> float | None:
+        """None: a swap moves whole records of the chosen pairs, no per-cell share applies."""
+        return None
+
     @property
     def rho(self) -> float:
         """The data swap rate rho used (Definition 2.1)."""

@@ -1,0 +1,114 @@
+"""Every masker reports, per masked column, what changed; RWN really masks categorical columns."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdckit import rwn
+from sdckit.microdata import available_maskers, mask
+from sdckit.microdata.base import column_changes
+from shared_data import shared_csv
+
+
+def _mixed(n: int = 600, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    sex = rng.integers(0, 2, n)
+    region = rng.integers(0, 4, n)
+    age = rng.normal(45, 12, n) + 3 * sex
+    income = np.exp(rng.normal(10, 0.5, n)) * (1 + 0.2 * region)
+    return pd.DataFrame(
+        {
+            "age": age,
+            "income": income,
+            "sex": pd.Categorical(np.where(sex == 1, "F", "M")),
+            "region": pd.Categorical([f"R{r}" for r in region]),
+        }
+    )
+
+
+_PARAMS = {
+    "rwn": {"k": 5},
+    "swap": {"swap_attributes": ["sex"], "rate": 0.2},
+    "rank_swap": {"columns": ["age", "income"], "p": 10},
+    "additive_noise": {"columns": ["age", "income"], "k": 0.1},
+    "multiplicative_noise": {"columns": ["age", "income"], "k": 0.1},
+    "microaggregation": {"columns": ["age", "income"], "k": 3},
+}
+
+
+@pytest.mark.parametrize("method", sorted(available_maskers()))
+def test_every_masker_reports_each_masked_column(method: str) -> None:
+    if method not in _PARAMS:
+        pytest.fail(f"add parameters for the new masker {method!r} to this test")
+    data = _mixed()
+    result = mask(method, data, random_state=3, **_PARAMS[method])
+    table = result.column_changes
+    assert table is not None
+    assert list(table.index) == list(result.masked_columns)
+    for col in table.index:
+        truth = float((data[col].astype(str) != result.data[col].astype(str)).mean())
+        assert table.loc[col, "changed_share"] == pytest.approx(truth)
+    text = result.summary()
+    assert "per column:" in text
+    for col in table.index:
+        assert col in text.split("per column:")[1]
+
+
+def test_column_changes_ratios_and_expected_share() -> None:
+    original = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "c": ["a", "a", "b", "b"]})
+    masked = pd.DataFrame({"x": [2.0, 4.0, 6.0, 8.0], "c": ["a", "b", "b", "b"]})
+    table = column_changes(original, masked, ["x", "c"], selection_share=0.5)
+    assert table.loc["x", "mean_ratio"] == pytest.approx(2.0)
+    assert table.loc["x", "variance_ratio"] == pytest.approx(4.0)
+    assert table.loc["c", "changed_share"] == pytest.approx(0.25)
+    # 1 - (0.5^2 + 0.5^2) = 0.5, times the selection share 0.5
+    assert table.loc["c", "expected_share"] == pytest.approx(0.25)
+    assert np.isnan(table.loc["c", "mean_ratio"])
+
+
+def test_warning_lines_for_unmasked_and_shifted_columns() -> None:
+    data = _mixed(800)
+    plain = rwn(data, k=5, balance_steps=False, random_state=1)
+    # Plain one-hot dummies: a category mismatch outweighs any numeric difference.
+    assert plain.column_changes.loc["sex", "changed_share"] < 0.1 * 0.5
+    assert any("'sex'" in w and "practically unmasked" in w for w in plain.warnings)
+    assert "WARNING: column 'sex'" in plain.summary()
+
+
+def test_balanced_steps_mask_categorical_columns() -> None:
+    data = _mixed(800)
+    result = rwn(data, k=5, random_state=1)
+    table = result.column_changes
+    for col in ("sex", "region"):
+        assert table.loc[col, "changed_share"] >= 0.1 * table.loc[col, "expected_share"], col
+    assert not any("practically unmasked" in w for w in result.warnings)
+    assert set(result.stats["balanced_variables"]) == {"sex", "region"}
+    # An explicit weight is the user's decision: it is not rebalanced.
+    kept = rwn(data, k=5, random_state=1, weights={"sex": 1.0})
+    assert "sex" not in kept.stats["balanced_variables"]
+
+
+def test_balance_steps_is_validated() -> None:
+    from sdckit.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="balance_steps"):
+        rwn(_mixed(50), balance_steps="yes")
+
+
+@pytest.mark.slow
+def test_adult_categorical_columns_masked_in_proportion_to_q() -> None:
+    adult = shared_csv("adult.csv").dropna().head(3000)
+    cats = ["sex", "race", "marital_status", "occupation"]
+    data = adult[["age", "education_num", "hours_per_week", *cats]].copy()
+    for c in cats:
+        data[c] = pd.Categorical(data[c])
+    for q in (1.0, 0.5):
+        result = rwn(data, k=5, q=q, random_state=2)
+        table = result.column_changes
+        for c in cats:
+            share, expected = table.loc[c, "changed_share"], table.loc[c, "expected_share"]
+            assert share >= 0.1 * expected, (q, c, share, expected)
+            assert share <= expected * 1.05, (q, c, share, expected)
+        assert not any("practically unmasked" in w for w in result.warnings)
