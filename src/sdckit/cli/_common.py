@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pandas as pd
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from sdckit.errors import ParameterError
+from sdckit.errors import DataError, ParameterError
 from sdckit.io import check_output_path, read_table, write_table
 
 console = Console()
@@ -67,11 +68,56 @@ def progress_bar(
         yield update
 
 
-def check_outputs(*paths: Path | None) -> None:
-    """Refuse unusable output paths before any work is done (None entries are skipped)."""
-    for path in paths:
-        if path is not None:
-            check_output_path(path)
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (symbolic links, ``./`` and hard links resolved)."""
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def check_outputs(
+    *paths: Path | None,
+    inputs: Iterable[Path | None] = (),
+    reports: Iterable[Path | None] = (),
+) -> None:
+    """Refuse unusable output paths before any work is done (None entries are skipped).
+
+    ``paths`` are data files (CSV or Parquet: the extension must say which);
+    ``reports`` are other outputs (an HTML report), whose extension is free.
+    An output must have an existing directory and not be a directory, must not
+    be one of the command's ``inputs`` (sdckit never overwrites its input) and
+    must not be the same file as another output of the same command (the
+    second write would replace the first).
+    """
+    outputs = [Path(p) for p in paths if p is not None]
+    for path in outputs:
+        check_output_path(path)
+    other = [Path(p) for p in reports if p is not None]
+    for path in other:
+        directory = path.parent if str(path.parent) else Path(".")
+        if not directory.is_dir():
+            raise DataError(f"output directory {str(directory)!r} does not exist")
+        if path.is_dir():
+            raise DataError(f"output {str(path)!r} is a directory; give a file name")
+    outputs += other
+    sources = [Path(p) for p in inputs if p is not None]
+    for path in outputs:
+        for source in sources:
+            if _same_file(path, source):
+                raise ParameterError(
+                    f"the output {str(path)!r} is the input file {str(source)!r}: sdckit never "
+                    "overwrites its input; write to another file"
+                )
+    for i, path in enumerate(outputs):
+        for other in outputs[i + 1 :]:
+            if _same_file(path, other):
+                raise ParameterError(
+                    f"two outputs of this command are the same file ({str(path)!r} and "
+                    f"{str(other)!r}): the second would replace the first; give each its own name"
+                )
 
 
 def write_mask_result(result, output: Path, diagnostics: Path | None, *, quiet: bool) -> None:

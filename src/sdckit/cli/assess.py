@@ -7,7 +7,15 @@ from pathlib import Path
 
 import typer
 
-from sdckit.cli._common import err_console, parse_list, parse_range, progress_bar, read_input
+from sdckit.cli._common import (
+    check_outputs,
+    err_console,
+    parse_list,
+    parse_range,
+    progress_bar,
+    read_input,
+    write_output,
+)
 from sdckit.errors import ParameterError
 from sdckit.microdata.base import available_maskers, get_masker
 
@@ -83,6 +91,7 @@ def assess_command(
     # Imported here: statsmodels and matplotlib would slow every other command's start.
     from sdckit.assess import assess, report
 
+    check_outputs(reports=[output], inputs=[original, masked])
     data = read_input(original)
     release = read_input(masked)
     key_list = parse_list(keys)
@@ -147,6 +156,8 @@ def sweep_command(
         raise ParameterError(
             f"unknown masking method {method!r}; available: {sorted(available_maskers())}"
         )
+    # Every output is checked before the sweep, which may take long.
+    check_outputs(table, reports=[output], inputs=[input])
     data = read_input(input)
     grid: dict[str, list] = {}
     for name, value in (("eps", eps), ("k", k), ("q", q)):
@@ -196,8 +207,6 @@ def sweep_command(
     with progress_bar("drawing the report", quiet=quiet) as callback:
         page = report(sweep=result, path=output, title=title, progress=callback)
     if table is not None:
-        from sdckit.cli._common import write_output
-
         write_output(result.table, table)
     if not quiet:
         err_console.print(result.summary(), highlight=False)

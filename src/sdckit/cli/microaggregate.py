@@ -54,7 +54,7 @@ def microaggregate_command(
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
 ) -> None:
     """Microaggregate: replace values by the means of groups of at least k similar records."""
-    check_outputs(output, diagnostics)
+    check_outputs(output, diagnostics, inputs=[input])
     data = read_input(input)
     if scale not in ("standard", "minmax", "none"):
         raise ParameterError(f"--scale must be standard, minmax or none, got {scale!r}")

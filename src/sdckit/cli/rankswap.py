@@ -36,7 +36,7 @@ def rankswap_command(
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
 ) -> None:
     """Rank swapping: values move at most p percent of the records in rank."""
-    check_outputs(output, diagnostics)
+    check_outputs(output, diagnostics, inputs=[input])
     data = read_input(input)
     with progress_bar("rank swapping (variables)", quiet=quiet) as callback:
         result = rank_swap(data, parse_list(columns), p=p, random_state=seed, progress=callback)

@@ -67,7 +67,7 @@ def rwn_command(
     if scale not in ("minmax", "standard", "none"):
         raise ParameterError(f"--scale must be minmax, standard or none, got {scale!r}")
     # Fail before the work, not after it, on an output that cannot be written.
-    check_outputs(output, diagnostics)
+    check_outputs(output, diagnostics, inputs=[input])
     data = read_input(input)
     cols = parse_list(columns)
     excluded = parse_list(exclude) or []

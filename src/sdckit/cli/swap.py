@@ -33,7 +33,7 @@ def swap_command(
     quiet: bool = typer.Option(False, "--quiet", help="No summary."),
 ) -> None:
     """Swap the values of the swap attribute(s) between random pairs of records."""
-    check_outputs(output, diagnostics)
+    check_outputs(output, diagnostics, inputs=[input])
     data = read_input(input)
     attributes = parse_list(swap_attribute)
     if not attributes:
