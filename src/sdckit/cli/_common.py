@@ -9,8 +9,18 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from sdckit.errors import DataError, ParameterError
 from sdckit.io import check_output_path, read_table, write_table
@@ -19,28 +29,159 @@ console = Console()
 err_console = Console(stderr=True)
 
 __all__ = [
+    "check_known",
+    "check_not_passthrough",
     "check_outputs",
+    "column_roles",
     "console",
     "err_console",
+    "id_option",
+    "na_values_option",
     "parse_assignments",
     "parse_list",
     "parse_range",
     "progress_bar",
     "read_input",
+    "refuse_suspect_columns",
+    "weight_column_option",
     "write_mask_result",
     "write_output",
 ]
 
 
-def read_input(path: Path) -> pd.DataFrame:
-    """Read a CSV or Parquet input file."""
-    return read_table(path)
+#: Files larger than this show a status line while they are read.
+_LARGE_INPUT_BYTES = 16 * 1024 * 1024
+
+
+def na_values_option() -> typer.models.OptionInfo:
+    """The ``--na-values`` option every command reading microdata offers."""
+    return typer.Option(
+        None,
+        "--na-values",
+        help="Comma-separated words read as missing in a CSV file, in every column, besides the "
+        "empty field. Default: only an empty field is missing in a text column (NA, null, N/A "
+        "are values there); NA, NaN, null... are missing in a numeric column.",
+    )
+
+
+def id_option() -> typer.models.OptionInfo:
+    """The ``--id`` option: identifier columns that pass through."""
+    return typer.Option(
+        None,
+        "--id",
+        help="Comma-separated identifier columns (record, person or household numbers): passed "
+        "through unchanged, never masked, never used in distances or risk measures.",
+    )
+
+
+def weight_column_option() -> typer.models.OptionInfo:
+    """The ``--weight-column`` option: survey weights that pass through."""
+    return typer.Option(
+        None,
+        "--weight-column",
+        help="Survey-weight column(s), comma-separated: passed through unchanged, never masked, "
+        "never used in distances.",
+    )
+
+
+def column_roles(
+    data: pd.DataFrame,
+    *,
+    ids: str | None = None,
+    weights: str | None = None,
+    exclude: str | None = None,
+) -> dict[str, str]:
+    """``{column: "id" | "weight" | "ignore"}`` from ``--id``, ``--weight-column``, ``--exclude``.
+
+    Every named column must exist, and no column may have two roles.
+    """
+    roles: dict[str, str] = {}
+    for option, value, role in (
+        ("--id", ids, "id"),
+        ("--weight-column", weights, "weight"),
+        ("--exclude", exclude, "ignore"),
+    ):
+        names = parse_list(value) or []
+        unknown = [c for c in names if c not in data.columns]
+        if unknown:
+            raise ParameterError(
+                f"{option}: unknown column(s) {unknown}; the file has {list(data.columns)}"
+            )
+        for name in names:
+            if name in roles and roles[name] != role:
+                raise ParameterError(f"column {name!r} is given two roles ({roles[name]}, {role})")
+            roles[name] = role
+    return roles
+
+
+def check_known(data: pd.DataFrame, columns: list[str] | None, option: str) -> None:
+    """Refuse column names ``option`` gives that the file does not have."""
+    unknown = [c for c in columns or [] if c not in data.columns]
+    if unknown:
+        raise ParameterError(
+            f"{option}: unknown column(s) {unknown}; the file has {list(data.columns)}"
+        )
+
+
+def check_not_passthrough(
+    data: pd.DataFrame, columns: list[str] | None, roles: dict[str, str], option: str
+) -> None:
+    """Refuse a column ``option`` (e.g. ``--columns``) names that is unknown, an id, a weight or excluded."""
+    check_known(data, columns, option)
+    clash = [c for c in columns or [] if c in roles]
+    if clash:
+        described = ", ".join(f"{c!r} ({roles[c]})" for c in clash)
+        raise ParameterError(
+            f"{option} names column(s) declared to pass through unchanged: {described}; "
+            "remove them from one of the two options"
+        )
+
+
+def refuse_suspect_columns(data: pd.DataFrame, columns: list[str], *, hint: str) -> None:
+    """Refuse to mask, untold, columns that look like identifiers or codes (see :mod:`sdckit._roles`).
+
+    ``hint`` says how to tell the command what they are (its own options).
+    """
+    from sdckit._roles import suspect_columns
+
+    found = suspect_columns(data, columns)
+    if not found:
+        return
+    listed = "; ".join(f"{s.name!r} ({s.reason})" for s in found)
+    raise ParameterError(
+        f"not masking without being told: column(s) that look like identifiers or codes would "
+        f"be masked: {listed}. {hint}"
+    )
+
+
+def read_input(path: Path, *, na_values: str | None = None, quiet: bool = False) -> pd.DataFrame:
+    """Read a CSV or Parquet input file (a status line while a large file is read)."""
+    words = None if na_values is None else [v.strip() for v in na_values.split(",")]
+    try:
+        large = Path(path).stat().st_size > _LARGE_INPUT_BYTES
+    except OSError:
+        large = False  # read_table says what is wrong with the path
+    if large and not quiet:
+        with err_console.status(f"reading {path} ..."):
+            data = read_table(path, na_values=words)
+        err_console.print(f"read {len(data)} rows x {data.shape[1]} columns from {path}")
+        return data
+    return read_table(path, na_values=words)
 
 
 def write_output(data: pd.DataFrame, path: Path) -> None:
     """Write a CSV or Parquet output atomically and say where it went."""
     write_table(data, path)
     err_console.print(f"wrote {len(data)} rows x {data.shape[1]} columns to {path}")
+
+
+class _DoneOfTotalColumn(ProgressColumn):
+    """``done/total`` once the total is known; nothing before (never ``0/None``)."""
+
+    def render(self, task: Task) -> Text:
+        if task.total is None:
+            return Text("")
+        return Text(f"{int(task.completed)}/{int(task.total)}")
 
 
 @contextmanager
@@ -54,7 +195,7 @@ def progress_bar(
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
+        _DoneOfTotalColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=err_console,

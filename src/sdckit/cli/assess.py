@@ -8,12 +8,18 @@ from pathlib import Path
 import typer
 
 from sdckit.cli._common import (
+    check_not_passthrough,
     check_outputs,
+    column_roles,
     err_console,
+    id_option,
+    na_values_option,
     parse_list,
     parse_range,
     progress_bar,
     read_input,
+    refuse_suspect_columns,
+    weight_column_option,
     write_output,
 )
 from sdckit.errors import ParameterError
@@ -36,6 +42,10 @@ def _integer_parameters(method: str) -> set[str]:
     return out
 
 
+def _takes(method: str, parameter: str) -> bool:
+    return parameter in inspect.signature(get_masker(method)).parameters
+
+
 def _parse_values(value: str, option: str) -> list:
     """Numbers as ``parse_range`` reads them; otherwise a comma list of text (column names...)."""
     try:
@@ -49,12 +59,51 @@ def _parse_values(value: str, option: str) -> list:
         return texts
 
 
-def _schema_options(data, keys: list[str] | None):
+def _role_options() -> dict:
+    """The options declaring column kinds and roles, shared by ``assess`` and ``sweep``."""
+    return {
+        "categorical": typer.Option(
+            None,
+            "--categorical",
+            help="Comma-separated columns of codes to treat as categories (numeric region or "
+            "occupation codes).",
+        ),
+        "exclude": typer.Option(
+            None, "--exclude", help="Comma-separated columns left out of every measure."
+        ),
+        "ids": id_option(),
+        "weight_column": weight_column_option(),
+    }
+
+
+_ASSESS_ROLE = _role_options()
+_SWEEP_ROLE = _role_options()
+
+
+def _schema_options(
+    data,
+    keys: list[str] | None,
+    *,
+    categorical: str | None = None,
+    roles: dict[str, str] | None = None,
+):
+    """The schema of the original: declared categoricals and keys as categories, roles set."""
     from sdckit.schema import Schema
 
+    declared = parse_list(categorical) or []
+    unknown = [c for c in declared if c not in data.columns]
+    if unknown:
+        raise ParameterError(f"--categorical: unknown column(s) {unknown}")
+    roles = dict(roles or {})
     # Keys are categorical by nature, even when coded as numbers.
-    kinds = {k: "categorical" for k in keys or [] if k in data.columns}
-    return Schema.infer(data, kinds=kinds)
+    kinds = {k: "categorical" for k in [*declared, *(keys or [])] if k in data.columns}
+    passthrough = [k for k in keys or [] if k in roles]
+    if passthrough:
+        raise ParameterError(
+            f"--keys names column(s) declared to pass through ({passthrough}); a key is a "
+            "variable an intruder knows and must be assessed"
+        )
+    return Schema.infer(data, kinds=kinds, roles=roles)
 
 
 def assess_command(
@@ -83,6 +132,11 @@ def assess_command(
         False, "--prediction", help="Also run the random-forest prediction check."
     ),
     replications: int = typer.Option(5, "--reps", help="Replications of the prediction check."),
+    categorical: str | None = _ASSESS_ROLE["categorical"],
+    exclude: str | None = _ASSESS_ROLE["exclude"],
+    ids: str | None = _ASSESS_ROLE["ids"],
+    weight_column: str | None = _ASSESS_ROLE["weight_column"],
+    na_values: str | None = na_values_option(),
     seed: int | None = typer.Option(None, "--seed", help="Random seed for the prediction check."),
     title: str | None = typer.Option(None, "--title", help="Title of the report."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
@@ -92,10 +146,13 @@ def assess_command(
     from sdckit.assess import assess, report
 
     check_outputs(reports=[output], inputs=[original, masked])
-    data = read_input(original)
-    release = read_input(masked)
+    data = read_input(original, na_values=na_values, quiet=quiet)
+    release = read_input(masked, na_values=na_values, quiet=quiet)
     key_list = parse_list(keys)
-    schema = _schema_options(data, key_list)
+    roles = column_roles(data, ids=ids, weights=weight_column, exclude=exclude)
+    for option, value in (("--columns", columns), ("--linkage-columns", linkage_columns)):
+        check_not_passthrough(data, parse_list(value), roles, option)
+    schema = _schema_options(data, key_list, categorical=categorical, roles=roles)
     with progress_bar("assessing", quiet=quiet) as callback:
         result = assess(
             data,
@@ -145,6 +202,11 @@ def sweep_command(
     table: Path | None = typer.Option(
         None, "--table", help="Also write the per-run figures here (.csv or .parquet)."
     ),
+    categorical: str | None = _SWEEP_ROLE["categorical"],
+    exclude: str | None = _SWEEP_ROLE["exclude"],
+    ids: str | None = _SWEEP_ROLE["ids"],
+    weight_column: str | None = _SWEEP_ROLE["weight_column"],
+    na_values: str | None = na_values_option(),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same sweep)."),
     title: str | None = typer.Option(None, "--title", help="Title of the report."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
@@ -158,7 +220,7 @@ def sweep_command(
         )
     # Every output is checked before the sweep, which may take long.
     check_outputs(table, reports=[output], inputs=[input])
-    data = read_input(input)
+    data = read_input(input, na_values=na_values, quiet=quiet)
     grid: dict[str, list] = {}
     for name, value in (("eps", eps), ("k", k), ("q", q)):
         if value is not None:
@@ -186,8 +248,20 @@ def sweep_command(
     fixed = {name: values[0] for name, values in grid.items() if name not in varying}
     key_list = parse_list(keys)
     cols = parse_list(columns)
+    roles = column_roles(data, ids=ids, weights=weight_column, exclude=exclude)
+    check_not_passthrough(data, cols, roles, "--columns")
+    schema = _schema_options(data, key_list, categorical=categorical, roles=roles)
     if cols is not None:
         fixed["columns"] = cols
+    elif "columns" not in grid and _takes(method, "columns"):
+        declared = set(parse_list(categorical) or [])
+        refuse_suspect_columns(
+            data,
+            [c for c in schema.maskable() if c not in declared],
+            hint="Say what they are: --id or --weight-column to pass them through, "
+            "--categorical for codes, --exclude to leave a column out, or --columns to name "
+            "the columns to mask.",
+        )
     with progress_bar(f"sweeping {method}", quiet=quiet) as callback:
         result = sweep(
             method,
@@ -200,7 +274,7 @@ def sweep_command(
             predictors=parse_list(predictors),
             keys=key_list,
             sensitive=sensitive,
-            schema=_schema_options(data, key_list),
+            schema=schema,
             random_state=seed,
             progress=callback,
         )
