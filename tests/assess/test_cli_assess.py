@@ -27,8 +27,19 @@ def test_cli_assess_writes_report(files, capsys):
     masked = tmp_path / "masked.csv"
     assert (
         main(
-            ["rwn", str(original), "-o", str(masked), "--k", "5", "--seed", "1", "--quiet"]
-            + ["--categorical", "sex"]
+            [
+                "rwn",
+                str(original),
+                "-o",
+                str(masked),
+                "--k",
+                "5",
+                "--seed",
+                "1",
+                "--quiet",
+                "--categorical",
+                "sex",
+            ]
         )
         == 0
     )

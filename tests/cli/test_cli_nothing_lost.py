@@ -77,8 +77,19 @@ def test_diagnostics_equal_to_output_or_input_is_refused(survey, tmp_path, capsy
     assert "never overwrites its input" in capsys.readouterr().err
     assert _bytes(survey) == before and not out.exists()
     code = main(
-        ["swap", str(survey), "-o", str(out), "-s", "region", "--rate", "0.1"]
-        + ["--diagnostics", str(out), "--quiet"]
+        [
+            "swap",
+            str(survey),
+            "-o",
+            str(out),
+            "-s",
+            "region",
+            "--rate",
+            "0.1",
+            "--diagnostics",
+            str(out),
+            "--quiet",
+        ]
     )
     assert code == 2 and not out.exists()
 
@@ -184,8 +195,21 @@ def test_na_values_option(tmp_path):
     path.write_text("region,income\n-9,10.5\nn,11.5\ns,-9\nn,12.0\ns,13.5\nn,9.0\n")
     out = tmp_path / "out.csv"
     code = main(
-        ["rankswap", str(path), "-o", str(out), "--columns", "income", "--na-values", "-9"]
-        + ["--seed", "1", "--p", "50", "--quiet"]
+        [
+            "rankswap",
+            str(path),
+            "-o",
+            str(out),
+            "--columns",
+            "income",
+            "--na-values",
+            "-9",
+            "--seed",
+            "1",
+            "--p",
+            "50",
+            "--quiet",
+        ]
     )
     assert code == 0
     back = pd.read_csv(out, keep_default_na=False, dtype=str)
