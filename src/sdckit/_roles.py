@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["SuspectColumn", "suspect_columns"]
+__all__ = ["SuspectColumn", "TextInNumbers", "suspect_columns", "text_in_numbers"]
 
 #: A name that says "identifier": id, ID, person_id, id_person, hhid, ori_hid, record.id.
 _ID_NAME = re.compile(
@@ -134,4 +134,56 @@ def suspect_columns(
         found = _looks_like(data[name], max_levels)
         if found is not None:
             out.append(SuspectColumn(str(name), *found))
+    return out
+
+
+@dataclass(frozen=True)
+class TextInNumbers:
+    """A text column whose values are mostly numbers, with some that are not.
+
+    Attributes
+    ----------
+    name : str
+        The column.
+    position : int
+        0-based position of the first value that is not a number.
+    value : str
+        That value, as written.
+    count : int
+        How many values are not numbers.
+    """
+
+    name: str
+    position: int
+    value: str
+    count: int
+
+
+def text_in_numbers(
+    data: pd.DataFrame, columns: Iterable[str] | None = None
+) -> list[TextInNumbers]:
+    """Text columns that hold numbers with a few words among them (``"12.5"``, ``"n/k"``, ``"8"``).
+
+    Read from a CSV file, such a column is text; masked as it is, its numbers
+    would be treated as categories (or the words as missing values), never
+    said. A column counts when at least half of its non-missing values are
+    numbers and at least one is not; a column of codes with letters is
+    declared categorical to be used as it is.
+    """
+    names = list(data.columns) if columns is None else list(columns)
+    out = []
+    for name in names:
+        series = data[name]
+        dtype = series.dtype
+        if not (pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)):
+            continue
+        present = series.notna().to_numpy()
+        if not present.any():
+            continue
+        text = series.astype(str).str.strip()
+        numbers = pd.to_numeric(text.where(present), errors="coerce").notna().to_numpy()
+        words = present & ~numbers
+        if words.any() and numbers.sum() >= 0.5 * present.sum():
+            pos = int(np.flatnonzero(words)[0])
+            out.append(TextInNumbers(str(name), pos, str(series.iloc[pos]), int(words.sum())))
     return out

@@ -87,6 +87,13 @@ def read_table(path: str | os.PathLike, *, na_values: Iterable[str] | None = Non
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise DataError(f"could not read {str(p)!r}: {exc}") from exc
     _check_unique_names(list(data.columns), p)
+    if not data.index.is_unique:
+        label = data.index[data.index.duplicated()][0]
+        label = label.item() if isinstance(label, np.generic) else label
+        raise DataError(
+            f"{str(p)!r} has a row index that is not unique (label {label!r} appears more than "
+            "once); records must be told apart: reset the index before writing the file"
+        )
     return data
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "progress_bar",
     "read_input",
     "refuse_suspect_columns",
+    "refuse_text_in_numbers",
     "weight_column_option",
     "write_mask_result",
     "write_output",
@@ -151,6 +152,23 @@ def refuse_suspect_columns(data: pd.DataFrame, columns: list[str], *, hint: str)
     raise ParameterError(
         f"not masking without being told: column(s) that look like identifiers or codes would "
         f"be masked: {listed}. {hint}"
+    )
+
+
+def refuse_text_in_numbers(data: pd.DataFrame, columns: list[str], *, hint: str = "") -> None:
+    """Refuse columns of numbers holding a few words, naming the first (1-based row, value)."""
+    from sdckit._roles import text_in_numbers
+
+    found = text_in_numbers(data, columns)
+    if not found:
+        return
+    first = found[0]
+    others = f" (also in {[f.name for f in found[1:]]})" if len(found) > 1 else ""
+    raise DataError(
+        f"column {first.name!r} holds numbers and text: {first.value!r} in data row "
+        f"{first.position + 1} (line {first.position + 2} of the file) is not a number "
+        f"({first.count} such value(s)){others}. Fix the file, name the words that mean "
+        f"missing with --na-values{hint}"
     )
 
 

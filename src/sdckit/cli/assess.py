@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import pandas as pd
 import typer
 
 from sdckit.cli._common import (
@@ -19,6 +20,7 @@ from sdckit.cli._common import (
     progress_bar,
     read_input,
     refuse_suspect_columns,
+    refuse_text_in_numbers,
     weight_column_option,
     write_output,
 )
@@ -95,8 +97,28 @@ def _schema_options(
     if unknown:
         raise ParameterError(f"--categorical: unknown column(s) {unknown}")
     roles = dict(roles or {})
-    # Keys are categorical by nature, even when coded as numbers.
-    kinds = {k: "categorical" for k in [*declared, *(keys or [])] if k in data.columns}
+    # Keys are categorical by nature, even when coded as numbers; but a numeric
+    # key with many values (an income) is refused by the risk measures unless
+    # the user declares it categorical: it would make nearly every record unique.
+    from sdckit.assess.risk import max_numeric_key_levels
+
+    limit = max_numeric_key_levels(len(data))
+    coded = [
+        k
+        for k in keys or []
+        if k in data.columns
+        and not (
+            pd.api.types.is_numeric_dtype(data[k].dtype)
+            and not pd.api.types.is_bool_dtype(data[k].dtype)
+            and data[k].nunique() > limit
+        )
+    ]
+    kinds = dict.fromkeys([*declared, *coded], "categorical")
+    refuse_text_in_numbers(
+        data,
+        [c for c in data.columns if c not in roles and c not in kinds],
+        hint=", or declare the column categorical with --categorical",
+    )
     passthrough = [k for k in keys or [] if k in roles]
     if passthrough:
         raise ParameterError(

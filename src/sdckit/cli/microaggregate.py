@@ -17,6 +17,7 @@ from sdckit.cli._common import (
     progress_bar,
     read_input,
     refuse_suspect_columns,
+    refuse_text_in_numbers,
     weight_column_option,
     write_mask_result,
 )
@@ -86,6 +87,9 @@ def microaggregate_command(
             "--sample-weights (the others pass through unchanged)"
         )
     check_not_passthrough(data, cols, roles, "--columns")
+    refuse_text_in_numbers(
+        data, cols or [c for c in data.columns if c not in roles], hint=", or leave it out"
+    )
     schema = Schema.infer(data, roles=roles)
     if cols is None:
         defaults = [c for c in schema.maskable() if schema[c].kind is Kind.NUMERIC]

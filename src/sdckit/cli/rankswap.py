@@ -16,6 +16,7 @@ from sdckit.cli._common import (
     progress_bar,
     read_input,
     refuse_suspect_columns,
+    refuse_text_in_numbers,
     weight_column_option,
     write_mask_result,
 )
@@ -51,6 +52,9 @@ def rankswap_command(
     cols = parse_list(columns)
     roles = column_roles(data, ids=ids, weights=weight_column)
     check_not_passthrough(data, cols, roles, "--columns")
+    refuse_text_in_numbers(
+        data, cols or [c for c in data.columns if c not in roles], hint=", or leave it out"
+    )
     schema = Schema.infer(data, roles=roles)
     if cols is None:
         rankable = (Kind.NUMERIC, Kind.ORDINAL)

@@ -18,6 +18,7 @@ from sdckit.cli._common import (
     progress_bar,
     read_input,
     refuse_suspect_columns,
+    refuse_text_in_numbers,
     weight_column_option,
     write_mask_result,
 )
@@ -104,6 +105,11 @@ def rwn_command(
         raise ParameterError(
             f"--categorical: column(s) {outside} are not masked (excluded or outside --columns)"
         )
+    refuse_text_in_numbers(
+        data,
+        [c for c in cols if c not in declared],
+        hint=", or declare the column categorical with --categorical",
+    )
     if not told:
         refuse_suspect_columns(
             data,
