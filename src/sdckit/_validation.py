@@ -20,6 +20,9 @@ __all__ = [
     "check_int",
     "check_positive",
     "check_random_state",
+    "describe_row",
+    "plain_value",
+    "row_number",
 ]
 
 
@@ -42,8 +45,15 @@ def check_random_state(random_state: RandomState) -> np.random.Generator:
     )
 
 
-def check_dataframe(data: object, name: str = "data", *, min_rows: int = 1) -> pd.DataFrame:
-    """Check that ``data`` is a DataFrame with at least ``min_rows`` rows."""
+def check_dataframe(
+    data: object, name: str = "data", *, min_rows: int = 1, unique_index: bool = False
+) -> pd.DataFrame:
+    """Check that ``data`` is a DataFrame with at least ``min_rows`` rows and unique column names.
+
+    With ``unique_index``, a row index holding a label twice is refused too:
+    a masking method's per-record diagnostics and messages name records by
+    their index label.
+    """
     if not isinstance(data, pd.DataFrame):
         raise ParameterError(f"{name} must be a pandas DataFrame, got {type(data).__name__}")
     if len(data) < min_rows:
@@ -51,6 +61,14 @@ def check_dataframe(data: object, name: str = "data", *, min_rows: int = 1) -> p
     if not data.columns.is_unique:
         dup = data.columns[data.columns.duplicated()].tolist()
         raise SchemaError(f"{name} has duplicated column names: {dup}")
+    if unique_index and not data.index.is_unique:
+        duplicated = data.index.duplicated()
+        pos = int(np.flatnonzero(duplicated)[0])
+        raise DataError(
+            f"{name}'s row index is not unique: label {plain_value(data.index[pos])!r} appears "
+            f"again at row {pos + 1}; records must be told apart (reset_index(drop=True) numbers "
+            "them 0, 1, ...)"
+        )
     return data
 
 
@@ -105,6 +123,25 @@ def check_int(value: int, name: str, *, minimum: int | None = None) -> int:
     if minimum is not None and value < minimum:
         raise ParameterError(f"{name} must be >= {minimum}, got {value}")
     return int(value)
+
+
+def plain_value(value: object) -> object:
+    """A value as a person writes it: numpy scalars become Python ones (3.0, not np.float64(3.0))."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def row_number(position: int) -> int:
+    """A 0-based row position as a spreadsheet shows it (the first data row is 1)."""
+    return int(position) + 1
+
+
+def describe_row(index: pd.Index, position: int) -> str:
+    """``"row 5"`` for the fifth row (1-based, as a spreadsheet shows it), with its index
+    label when the index is not the default 0, 1, 2, ... (``"row 5 (index 'p17')"``)."""
+    text = f"row {row_number(position)}"
+    if not (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1):
+        text += f" (index {plain_value(index[position])!r})"
+    return text
 
 
 def row_label(label: object) -> object:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +32,7 @@ def _format_of(path: Path) -> str:
     return _FORMATS[suffix]
 
 
-def read_table(path: str | os.PathLike) -> pd.DataFrame:
+def read_table(path: str | os.PathLike, *, na_values: Iterable[str] | None = None) -> pd.DataFrame:
     """Read a CSV or Parquet file into a DataFrame.
 
     CSV text columns are kept as strings; use :mod:`sdckit.schema` to declare
@@ -40,11 +41,32 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
 
     * the field separator is ``,`` unless the header holds no comma but a
       ``;``, tab or ``|`` (files written with a decimal comma use ``;``);
+    * only an empty field is missing in a text column: ``NA`` (Namibia),
+      ``null`` or ``N/A`` there are values and are written back unchanged. In
+      a column whose other values are all numbers, the usual missing-value
+      words (``NA``, ``NaN``, ``null``, ``N/A``...) are missing, as R and
+      pandas write them. ``na_values`` replaces this rule: the empty field and
+      exactly those words are missing, in every column;
     * a column holding codes with leading zeros (``02134``) stays text, so the
       codes are written back unchanged;
+    * duplicated column names are an error naming them (pandas would rename
+      the second ``income`` to ``income.1`` and a release would carry both);
     * a row with more fields than the header is an error naming the row
       (pandas would otherwise turn the first column into the row index and
       shift every value one column to the left).
+
+    Parameters
+    ----------
+    path : path
+        A ``.csv`` (or ``.txt``) or ``.parquet`` (``.pq``) file.
+    na_values : iterable of str, optional
+        Words read as missing in a CSV file, besides the empty field.
+
+    Raises
+    ------
+    DataError
+        The file does not exist, cannot be parsed, or has duplicated column
+        names.
     """
     p = Path(path)
     if not p.exists():
@@ -52,14 +74,42 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     if p.is_dir():
         raise DataError(f"input {str(p)!r} is a directory, not a file")
     fmt = _format_of(p)
+    if na_values is not None:
+        if isinstance(na_values, str):
+            na_values = [na_values]
+        na_values = [str(v) for v in na_values]
     try:
         if fmt == "csv":
-            return _read_csv(p)
-        return pd.read_parquet(p)
+            return _read_csv(p, na_values)
+        data = pd.read_parquet(p)
     except DataError:
         raise
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise DataError(f"could not read {str(p)!r}: {exc}") from exc
+    _check_unique_names(list(data.columns), p)
+    if not data.index.is_unique:
+        label = data.index[data.index.duplicated()][0]
+        label = label.item() if isinstance(label, np.generic) else label
+        raise DataError(
+            f"{str(p)!r} has a row index that is not unique (label {label!r} appears more than "
+            "once); records must be told apart: reset the index before writing the file"
+        )
+    return data
+
+
+def _check_unique_names(names: list, path: Path) -> None:
+    seen: set = set()
+    duplicated: list = []
+    for name in names:
+        if name in seen and name not in duplicated:
+            duplicated.append(name)
+        seen.add(name)
+    if duplicated:
+        listed = ", ".join(repr(str(n)) for n in duplicated)
+        raise DataError(
+            f"{str(path)!r} has duplicated column name(s) {listed}; every column needs its own "
+            "name (rename them in the file)"
+        )
 
 
 _SEPARATORS = (";", "\t", "|")
@@ -76,15 +126,64 @@ def _csv_separator(path: Path) -> str:
     return best if counts[best] else ","
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
+def _header_names(path: Path, sep: str) -> list[str]:
+    """The header's field names as written (pandas would rename duplicates)."""
+    import csv
+
+    with path.open("r", encoding="utf-8", errors="replace", newline="") as fh:
+        row = next(csv.reader(fh, delimiter=sep), [])
+    if row and row[0].startswith("\ufeff"):
+        row[0] = row[0][1:]
+    return row
+
+
+#: Words pandas reads as missing by default; sdckit does so only in numeric columns.
+_NUMERIC_NA_WORDS = frozenset(
+    {
+        "#N/A",
+        "#N/A N/A",
+        "#NA",
+        "-1.#IND",
+        "-1.#QNAN",
+        "-NaN",
+        "-nan",
+        "1.#IND",
+        "1.#QNAN",
+        "<NA>",
+        "N/A",
+        "NA",
+        "NULL",
+        "NaN",
+        "None",
+        "n/a",
+        "nan",
+        "null",
+    }
+)
+
+
+def _read_csv(path: Path, na_values: list[str] | None = None) -> pd.DataFrame:
     sep = _csv_separator(path)
+    _check_unique_names(_header_names(path, sep), path)
+    missing = ["", *(na_values or [])]
+    options = {"sep": sep, "index_col": False, "keep_default_na": False, "na_values": missing}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pd.errors.ParserWarning)
         # index_col=False: never take the first column as the index because
         # some rows are longer than the header (it would shift every value).
-        data = pd.read_csv(path, sep=sep, index_col=False)
+        data = pd.read_csv(path, **options)
     if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
         raise DataError(f"could not read {str(path)!r}: {_long_row(path, sep, data.shape[1])}")
+    if na_values is None:
+        # A numeric column with R's or pandas' missing-value words (NA, NaN,
+        # null...) is numeric with missing values; a text column keeps them.
+        numeric_with_na = [
+            col for col in data.columns if _is_text(data[col]) and _numbers_and_na_words(data[col])
+        ]
+        if numeric_with_na:
+            reread = pd.read_csv(path, sep=sep, index_col=False, usecols=numeric_with_na)
+            for col in numeric_with_na:
+                data[col] = reread[col].to_numpy()
     numeric = [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c].dtype)]
     numeric = [c for c in numeric if not pd.api.types.is_bool_dtype(data[c].dtype)]
     if numeric and _may_have_leading_zeros(path, sep):
@@ -94,11 +193,23 @@ def _read_csv(path: Path) -> pd.DataFrame:
         )
         for col in numeric:
             if text[col].str.contains(_LEADING_ZERO, regex=True).any():
-                values = pd.read_csv(
-                    path, sep=sep, index_col=False, usecols=[col], dtype={col: str}
-                )[col]
-                data[col] = values.to_numpy()
+                values = pd.read_csv(path, **{**options, "usecols": [col], "dtype": {col: str}})
+                data[col] = values[col].to_numpy()
     return data
+
+
+def _is_text(column: pd.Series) -> bool:
+    dtype = column.dtype
+    return pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+
+
+def _numbers_and_na_words(column: pd.Series) -> bool:
+    """Whether a text column holds numbers and missing-value words only (at least one of each)."""
+    values = column.dropna().astype(str)
+    words = values.str.strip().isin(_NUMERIC_NA_WORDS)
+    if not words.any() or words.all():
+        return False
+    return bool(pd.to_numeric(values[~words], errors="coerce").notna().all())
 
 
 def _may_have_leading_zeros(path: Path, sep: str) -> bool:
@@ -161,6 +272,17 @@ def check_output_path(path: str | os.PathLike) -> Path:
     return p
 
 
+_UMASK_LOCK = threading.Lock()
+
+
+def _current_umask() -> int:
+    """The process's umask (reading it means setting it: done under a lock, restored at once)."""
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike, writer: Callable[[Path], None]) -> Path:
     """Call ``writer(tmp_path)`` then rename ``tmp_path`` onto ``path`` atomically.
 
@@ -181,8 +303,15 @@ def atomic_write(path: str | os.PathLike, writer: Callable[[Path], None]) -> Pat
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
     except OSError as exc:
         raise DataError(f"cannot write into {str(directory)!r}: {exc.strerror or exc}") from exc
-    os.close(fd)
     tmp_path = Path(tmp)
+    try:
+        # mkstemp creates the file readable by its owner only; a release must
+        # get the permissions any new file of the user gets (0666 less the umask).
+        os.fchmod(fd, 0o666 & ~_current_umask())
+    except OSError:  # a file system without permissions (some network shares)
+        pass
+    finally:
+        os.close(fd)
     try:
         writer(tmp_path)
         os.replace(tmp_path, p)

@@ -19,7 +19,13 @@ from enum import StrEnum
 import numpy as np
 import pandas as pd
 
-from sdckit._validation import check_columns, check_dataframe, row_label
+from sdckit._validation import (
+    check_columns,
+    check_dataframe,
+    describe_row,
+    plain_value,
+    row_label,
+)
 from sdckit.errors import DataError, ParameterError, SchemaError
 
 __all__ = [
@@ -258,7 +264,7 @@ def _check_numeric(series: pd.Series) -> None:
         pos = int(np.flatnonzero(bad.to_numpy())[0])
         raise SchemaError(
             f"column {series.name!r} is declared numeric but holds non-numeric values, "
-            f"e.g. {series.iloc[pos]!r} at row {row_label(series.index[pos])!r} "
+            f"e.g. {plain_value(series.iloc[pos])!r} at {describe_row(series.index, pos)} "
             f"({int(bad.sum())} such value(s))"
         )
 

@@ -235,7 +235,7 @@ def test_regression_refuses_a_predictor_level_the_original_lacks():
         index=pd.RangeIndex(10, 10 + n),
     )
     masked = original.assign(g=original["g"].where(original.index != 12, "new"))
-    with pytest.raises(SchemaError, match=r"'g' has value 'new' at row 12 \(1 record"):
+    with pytest.raises(SchemaError, match=r"'g' has value 'new' at row 3 \(index 12\) \(1 record"):
         compare_regression(original, masked, "y", ["x", "g"])
 
 

@@ -26,7 +26,22 @@ def test_cli_assess_writes_report(files, capsys):
     tmp_path, original, data = files
     masked = tmp_path / "masked.csv"
     assert (
-        main(["rwn", str(original), "-o", str(masked), "--k", "5", "--seed", "1", "--quiet"]) == 0
+        main(
+            [
+                "rwn",
+                str(original),
+                "-o",
+                str(masked),
+                "--k",
+                "5",
+                "--seed",
+                "1",
+                "--quiet",
+                "--categorical",
+                "sex",
+            ]
+        )
+        == 0
     )
     out = tmp_path / "report.html"
     code = main(
@@ -76,6 +91,8 @@ def test_cli_sweep_rwn(files, capsys):
             str(table),
             "-o",
             str(out),
+            "--categorical",
+            "sex",
             "--quiet",
         ]
     )
@@ -112,6 +129,7 @@ def test_cli_sweep_noise_k_is_a_float_and_text_parameters_reach_the_method(files
     tmp_path, original, _ = files
     table = tmp_path / "noise.csv"
     args = ["--reps", "1", "--seed", "1", "--quiet", "-o", str(tmp_path / "s.html")]
+    args += ["--categorical", "sex"]
     assert (
         main(
             [

@@ -23,8 +23,10 @@ def test_rwn_csv_roundtrip(tmp_path, mixed_data, capsys):
             "4",
             "--seed",
             "3",
-            "--exclude",
+            "--id",
             "id",
+            "--columns",
+            "height,weight,children,smoker",
             "--weight",
             "children=0.5",
             "--diagnostics",
@@ -68,7 +70,19 @@ def test_rwn_parquet(tmp_path, mixed_data):
 def test_errors_are_one_line(tmp_path, mixed_data, capsys):
     src = tmp_path / "in.csv"
     mixed_data.to_csv(src, index=False)
-    code = main(["rwn", str(src), "-o", str(tmp_path / "o.csv"), "--q", "2", "--quiet"])
+    code = main(
+        [
+            "rwn",
+            str(src),
+            "-o",
+            str(tmp_path / "o.csv"),
+            "--q",
+            "2",
+            "--columns",
+            "height",
+            "--quiet",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert "q must be in" in err and "Traceback" not in err
@@ -83,7 +97,20 @@ def test_debug_shows_traceback(tmp_path, mixed_data):
     src = tmp_path / "in.csv"
     mixed_data.to_csv(src, index=False)
     with pytest.raises(Exception, match="q must be in"):
-        main(["--debug", "rwn", str(src), "-o", str(tmp_path / "o.csv"), "--q", "2", "--quiet"])
+        main(
+            [
+                "--debug",
+                "rwn",
+                str(src),
+                "-o",
+                str(tmp_path / "o.csv"),
+                "--q",
+                "2",
+                "--columns",
+                "height",
+                "--quiet",
+            ]
+        )
 
 
 def test_help_lists_groups(capsys):

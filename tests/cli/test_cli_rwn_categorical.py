@@ -37,8 +37,10 @@ def test_categorical_codes_give_the_categorical_design(tmp_path):
     pd.testing.assert_frame_equal(masked, expected.data)
     assert masked["region"].dtype == data["region"].dtype
     assert set(masked["region"]) <= {1, 2, 9}
-    # Without the declaration the codes are numbers (9 far from 1): another design.
-    assert main([*args]) == 0
+    # Without the declaration the codes would be masked as numbers: refused, naming them.
+    assert main([*args]) == 2
+    # Named with --columns, they are numbers (9 far from 1): another design.
+    assert main([*args, "--columns", "region,income,age"]) == 0
     assert not pd.read_csv(out).equals(masked)
 
 

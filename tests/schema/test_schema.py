@@ -39,7 +39,7 @@ def test_overrides_and_roles(mixed_data):
 def test_errors_name_the_column(mixed_data):
     bad = mixed_data.assign(weight=mixed_data["weight"].astype(object))
     bad.loc[bad.index[4], "weight"] = "heavy"
-    with pytest.raises(SchemaError, match=r"'weight'.*'heavy'.*row 19"):
+    with pytest.raises(SchemaError, match=r"'weight'.*'heavy'.*row 5 \(index 19\)"):
         Schema.infer(bad, kinds={"weight": "numeric"})
     with pytest.raises(SchemaError, match="unknown column"):
         Schema.infer(mixed_data, kinds={"nope": "numeric"})

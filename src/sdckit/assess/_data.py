@@ -14,7 +14,13 @@ import numpy as np
 import pandas as pd
 from sklearn.neighbors import KDTree
 
-from sdckit._validation import check_columns, check_dataframe, row_label
+from sdckit._validation import (
+    check_columns,
+    check_dataframe,
+    describe_row,
+    plain_value,
+    row_label,
+)
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.schema import ColumnSpec, Kind, Schema, build_design, category_codes
 
@@ -46,6 +52,12 @@ def check_pair(original: object, masked: object) -> tuple[pd.DataFrame, pd.DataF
     missing = [c for c in original.columns if c not in masked.columns]
     if missing:
         raise SchemaError(f"masked lacks column(s) {missing} of the original")
+    extra = [c for c in masked.columns if c not in original.columns]
+    if extra:
+        raise SchemaError(
+            f"masked has column(s) {extra} that the original lacks; a masked release holds the "
+            "original's columns (is it the release of another file?)"
+        )
     if not original.index.equals(masked.index):
         raise DataError(
             "original and masked have different row indexes; record i of the masked file "
@@ -131,8 +143,9 @@ def joint_design(
             if unknown.any():
                 pos = int(np.flatnonzero(unknown)[0])
                 raise SchemaError(
-                    f"masked data: ordinal column {col!r} has value {masked[col].iloc[pos]!r} at "
-                    f"row {row_label(masked.index[pos])!r}, which is not one of its levels {levels}"
+                    f"masked data: ordinal column {col!r} has value "
+                    f"{plain_value(masked[col].iloc[pos])!r} at {describe_row(masked.index, pos)}, "
+                    f"which is not one of its levels {[plain_value(v) for v in levels]}"
                 )
     sub = Schema(tuple(_levels_of_both(schema[c], masked[c]) for c in columns))
     stacked = pd.concat(

@@ -333,9 +333,12 @@ class RecordLinkage:
         )
 
     def summary(self) -> str:
+        # n_linked is an expected count (a tie among m nearest records counts 1/m):
+        # shown rounded, as a person counts records.
+        n = int(self.linked.notna().sum())
         return (
             f"distance-based record linkage on {len(self.columns)} variable(s): "
-            f"{self.rate:.4f} of records re-identified ({self.n_linked:.1f} records)"
+            f"{self.rate:.4f} of records re-identified (about {self.n_linked:.0f} of {n} records)"
         )
 
 
@@ -629,6 +632,15 @@ def _group_codes(data: pd.DataFrame, columns: list[str]) -> np.ndarray:
     return inverse.reshape(-1)
 
 
+#: A numeric key with more distinct values than this is refused (see key_risk).
+NUMERIC_KEY_LEVELS = 100
+
+
+def max_numeric_key_levels(n_records: int) -> int:
+    """Most distinct values a numeric key may take: 100, and at most half the records."""
+    return int(min(NUMERIC_KEY_LEVELS, n_records / 2))
+
+
 def key_risk(
     data: pd.DataFrame,
     keys: Iterable[str],
@@ -640,8 +652,10 @@ def key_risk(
 
     A missing key value counts as a category of its own. Key variables are
     expected to be categorical or ordinal; a numeric key is accepted only if
-    it takes few distinct values (at most half the number of records), since
-    every value of a continuous variable is unique.
+    it takes few distinct values (:func:`max_numeric_key_levels`: at most 100,
+    and at most half the number of records), since nearly every value of a
+    continuous variable is unique. Declare such a column categorical in the
+    schema to use its values as categories anyway.
     """
     check_dataframe(data)
     schema = resolve_schema(data, schema)
@@ -649,10 +663,13 @@ def key_risk(
     if not keys:
         raise ParameterError("keys: give at least one key variable")
     for key in keys:
-        if schema[key].kind is Kind.NUMERIC and data[key].nunique() > len(data) / 2:
+        distinct = int(data[key].nunique())
+        if schema[key].kind is Kind.NUMERIC and distinct > max_numeric_key_levels(len(data)):
             raise SchemaError(
-                f"key {key!r} is numeric with {data[key].nunique()} distinct values in "
-                f"{len(data)} records; recode it into categories before using it as a key"
+                f"key {key!r} is numeric with {distinct} distinct values in {len(data)} records "
+                f"(more than {max_numeric_key_levels(len(data))}): nearly every value points at "
+                "few records. Recode it into categories (bands) before using it as a key, or "
+                "declare it categorical to use its values as they are"
             )
     if sensitive is not None:
         check_columns(data, [sensitive], "sensitive")

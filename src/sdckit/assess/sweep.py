@@ -238,6 +238,12 @@ def sweep(
         raise ParameterError(f"parameter(s) {clash} are both in the grid and fixed")
     if "random_state" in names:
         raise ParameterError("grid: random_state cannot be a grid parameter; use n_replications")
+    unknown = [k for k in [*names, *fixed] if not _accepts(method, k)]
+    if unknown:
+        raise ParameterError(
+            f"the masking method {_method_label(method)!r} takes no parameter(s) {unknown}; "
+            f"its parameters are {_parameter_names(method)}"
+        )
     rng = check_random_state(random_state)
     schema = resolve_schema(data, schema)
     method_name = method if isinstance(method, str) else getattr(method, "__name__", "masker")
@@ -309,3 +315,26 @@ def _accepts(method: str | Masker, parameter: str) -> bool:
     return parameter in sig.parameters or any(
         p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()
     )
+
+
+def _method_label(method: str | Masker) -> str:
+    return method if isinstance(method, str) else getattr(method, "__name__", "masker")
+
+
+def _parameter_names(method: str | Masker) -> list[str]:
+    """The keyword parameters a masking method accepts (for error messages)."""
+    import inspect
+
+    from sdckit.microdata.base import get_masker
+
+    func = get_masker(method) if isinstance(method, str) else method
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return []
+    skip = {"data", "random_state", "progress"}
+    return [
+        name
+        for name, p in sig.parameters.items()
+        if name not in skip and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]

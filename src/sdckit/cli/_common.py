@@ -2,44 +2,204 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
-from sdckit.errors import ParameterError
+from sdckit.errors import DataError, ParameterError
 from sdckit.io import check_output_path, read_table, write_table
 
 console = Console()
 err_console = Console(stderr=True)
 
 __all__ = [
+    "check_known",
+    "check_not_passthrough",
     "check_outputs",
+    "column_roles",
     "console",
     "err_console",
+    "id_option",
+    "na_values_option",
     "parse_assignments",
     "parse_list",
     "parse_range",
     "progress_bar",
     "read_input",
+    "refuse_suspect_columns",
+    "refuse_text_in_numbers",
+    "weight_column_option",
     "write_mask_result",
     "write_output",
 ]
 
 
-def read_input(path: Path) -> pd.DataFrame:
-    """Read a CSV or Parquet input file."""
-    return read_table(path)
+#: Files larger than this show a status line while they are read.
+_LARGE_INPUT_BYTES = 16 * 1024 * 1024
+
+
+def na_values_option() -> typer.models.OptionInfo:
+    """The ``--na-values`` option every command reading microdata offers."""
+    return typer.Option(
+        None,
+        "--na-values",
+        help="Comma-separated words read as missing in a CSV file, in every column, besides the "
+        "empty field. Default: only an empty field is missing in a text column (NA, null, N/A "
+        "are values there); NA, NaN, null... are missing in a numeric column.",
+    )
+
+
+def id_option() -> typer.models.OptionInfo:
+    """The ``--id`` option: identifier columns that pass through."""
+    return typer.Option(
+        None,
+        "--id",
+        help="Comma-separated identifier columns (record, person or household numbers): passed "
+        "through unchanged, never masked, never used in distances or risk measures.",
+    )
+
+
+def weight_column_option() -> typer.models.OptionInfo:
+    """The ``--weight-column`` option: survey weights that pass through."""
+    return typer.Option(
+        None,
+        "--weight-column",
+        help="Survey-weight column(s), comma-separated: passed through unchanged, never masked, "
+        "never used in distances.",
+    )
+
+
+def column_roles(
+    data: pd.DataFrame,
+    *,
+    ids: str | None = None,
+    weights: str | None = None,
+    exclude: str | None = None,
+) -> dict[str, str]:
+    """``{column: "id" | "weight" | "ignore"}`` from ``--id``, ``--weight-column``, ``--exclude``.
+
+    Every named column must exist, and no column may have two roles.
+    """
+    roles: dict[str, str] = {}
+    for option, value, role in (
+        ("--id", ids, "id"),
+        ("--weight-column", weights, "weight"),
+        ("--exclude", exclude, "ignore"),
+    ):
+        names = parse_list(value) or []
+        unknown = [c for c in names if c not in data.columns]
+        if unknown:
+            raise ParameterError(
+                f"{option}: unknown column(s) {unknown}; the file has {list(data.columns)}"
+            )
+        for name in names:
+            if name in roles and roles[name] != role:
+                raise ParameterError(f"column {name!r} is given two roles ({roles[name]}, {role})")
+            roles[name] = role
+    return roles
+
+
+def check_known(data: pd.DataFrame, columns: list[str] | None, option: str) -> None:
+    """Refuse column names ``option`` gives that the file does not have."""
+    unknown = [c for c in columns or [] if c not in data.columns]
+    if unknown:
+        raise ParameterError(
+            f"{option}: unknown column(s) {unknown}; the file has {list(data.columns)}"
+        )
+
+
+def check_not_passthrough(
+    data: pd.DataFrame, columns: list[str] | None, roles: dict[str, str], option: str
+) -> None:
+    """Refuse a column ``option`` (e.g. ``--columns``) names that is unknown, an id, a weight or excluded."""
+    check_known(data, columns, option)
+    clash = [c for c in columns or [] if c in roles]
+    if clash:
+        described = ", ".join(f"{c!r} ({roles[c]})" for c in clash)
+        raise ParameterError(
+            f"{option} names column(s) declared to pass through unchanged: {described}; "
+            "remove them from one of the two options"
+        )
+
+
+def refuse_suspect_columns(data: pd.DataFrame, columns: list[str], *, hint: str) -> None:
+    """Refuse to mask, untold, columns that look like identifiers or codes (see :mod:`sdckit._roles`).
+
+    ``hint`` says how to tell the command what they are (its own options).
+    """
+    from sdckit._roles import suspect_columns
+
+    found = suspect_columns(data, columns)
+    if not found:
+        return
+    listed = "; ".join(f"{s.name!r} ({s.reason})" for s in found)
+    raise ParameterError(
+        f"not masking without being told: column(s) that look like identifiers or codes would "
+        f"be masked: {listed}. {hint}"
+    )
+
+
+def refuse_text_in_numbers(data: pd.DataFrame, columns: list[str], *, hint: str = "") -> None:
+    """Refuse columns of numbers holding a few words, naming the first (1-based row, value)."""
+    from sdckit._roles import text_in_numbers
+
+    found = text_in_numbers(data, columns)
+    if not found:
+        return
+    first = found[0]
+    others = f" (also in {[f.name for f in found[1:]]})" if len(found) > 1 else ""
+    raise DataError(
+        f"column {first.name!r} holds numbers and text: {first.value!r} in data row "
+        f"{first.position + 1} (line {first.position + 2} of the file) is not a number "
+        f"({first.count} such value(s)){others}. Fix the file, name the words that mean "
+        f"missing with --na-values{hint}"
+    )
+
+
+def read_input(path: Path, *, na_values: str | None = None, quiet: bool = False) -> pd.DataFrame:
+    """Read a CSV or Parquet input file (a status line while a large file is read)."""
+    words = None if na_values is None else [v.strip() for v in na_values.split(",")]
+    try:
+        large = Path(path).stat().st_size > _LARGE_INPUT_BYTES
+    except OSError:
+        large = False  # read_table says what is wrong with the path
+    if large and not quiet:
+        with err_console.status(f"reading {path} ..."):
+            data = read_table(path, na_values=words)
+        err_console.print(f"read {len(data)} rows x {data.shape[1]} columns from {path}")
+        return data
+    return read_table(path, na_values=words)
 
 
 def write_output(data: pd.DataFrame, path: Path) -> None:
     """Write a CSV or Parquet output atomically and say where it went."""
     write_table(data, path)
     err_console.print(f"wrote {len(data)} rows x {data.shape[1]} columns to {path}")
+
+
+class _DoneOfTotalColumn(ProgressColumn):
+    """``done/total`` once the total is known; nothing before (never ``0/None``)."""
+
+    def render(self, task: Task) -> Text:
+        if task.total is None:
+            return Text("")
+        return Text(f"{int(task.completed)}/{int(task.total)}")
 
 
 @contextmanager
@@ -53,7 +213,7 @@ def progress_bar(
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
+        _DoneOfTotalColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=err_console,
@@ -67,11 +227,56 @@ def progress_bar(
         yield update
 
 
-def check_outputs(*paths: Path | None) -> None:
-    """Refuse unusable output paths before any work is done (None entries are skipped)."""
-    for path in paths:
-        if path is not None:
-            check_output_path(path)
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (symbolic links, ``./`` and hard links resolved)."""
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def check_outputs(
+    *paths: Path | None,
+    inputs: Iterable[Path | None] = (),
+    reports: Iterable[Path | None] = (),
+) -> None:
+    """Refuse unusable output paths before any work is done (None entries are skipped).
+
+    ``paths`` are data files (CSV or Parquet: the extension must say which);
+    ``reports`` are other outputs (an HTML report), whose extension is free.
+    An output must have an existing directory and not be a directory, must not
+    be one of the command's ``inputs`` (sdckit never overwrites its input) and
+    must not be the same file as another output of the same command (the
+    second write would replace the first).
+    """
+    outputs = [Path(p) for p in paths if p is not None]
+    for path in outputs:
+        check_output_path(path)
+    other = [Path(p) for p in reports if p is not None]
+    for path in other:
+        directory = path.parent if str(path.parent) else Path(".")
+        if not directory.is_dir():
+            raise DataError(f"output directory {str(directory)!r} does not exist")
+        if path.is_dir():
+            raise DataError(f"output {str(path)!r} is a directory; give a file name")
+    outputs += other
+    sources = [Path(p) for p in inputs if p is not None]
+    for path in outputs:
+        for source in sources:
+            if _same_file(path, source):
+                raise ParameterError(
+                    f"the output {str(path)!r} is the input file {str(source)!r}: sdckit never "
+                    "overwrites its input; write to another file"
+                )
+    for i, path in enumerate(outputs):
+        for other in outputs[i + 1 :]:
+            if _same_file(path, other):
+                raise ParameterError(
+                    f"two outputs of this command are the same file ({str(path)!r} and "
+                    f"{str(other)!r}): the second would replace the first; give each its own name"
+                )
 
 
 def write_mask_result(result, output: Path, diagnostics: Path | None, *, quiet: bool) -> None:

@@ -5,9 +5,25 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import pandas as pd
 import typer
 
-from sdckit.cli._common import err_console, parse_list, parse_range, progress_bar, read_input
+from sdckit.cli._common import (
+    check_not_passthrough,
+    check_outputs,
+    column_roles,
+    err_console,
+    id_option,
+    na_values_option,
+    parse_list,
+    parse_range,
+    progress_bar,
+    read_input,
+    refuse_suspect_columns,
+    refuse_text_in_numbers,
+    weight_column_option,
+    write_output,
+)
 from sdckit.errors import ParameterError
 from sdckit.microdata.base import available_maskers, get_masker
 
@@ -28,6 +44,10 @@ def _integer_parameters(method: str) -> set[str]:
     return out
 
 
+def _takes(method: str, parameter: str) -> bool:
+    return parameter in inspect.signature(get_masker(method)).parameters
+
+
 def _parse_values(value: str, option: str) -> list:
     """Numbers as ``parse_range`` reads them; otherwise a comma list of text (column names...)."""
     try:
@@ -41,12 +61,71 @@ def _parse_values(value: str, option: str) -> list:
         return texts
 
 
-def _schema_options(data, keys: list[str] | None):
+def _role_options() -> dict:
+    """The options declaring column kinds and roles, shared by ``assess`` and ``sweep``."""
+    return {
+        "categorical": typer.Option(
+            None,
+            "--categorical",
+            help="Comma-separated columns of codes to treat as categories (numeric region or "
+            "occupation codes).",
+        ),
+        "exclude": typer.Option(
+            None, "--exclude", help="Comma-separated columns left out of every measure."
+        ),
+        "ids": id_option(),
+        "weight_column": weight_column_option(),
+    }
+
+
+_ASSESS_ROLE = _role_options()
+_SWEEP_ROLE = _role_options()
+
+
+def _schema_options(
+    data,
+    keys: list[str] | None,
+    *,
+    categorical: str | None = None,
+    roles: dict[str, str] | None = None,
+):
+    """The schema of the original: declared categoricals and keys as categories, roles set."""
     from sdckit.schema import Schema
 
-    # Keys are categorical by nature, even when coded as numbers.
-    kinds = {k: "categorical" for k in keys or [] if k in data.columns}
-    return Schema.infer(data, kinds=kinds)
+    declared = parse_list(categorical) or []
+    unknown = [c for c in declared if c not in data.columns]
+    if unknown:
+        raise ParameterError(f"--categorical: unknown column(s) {unknown}")
+    roles = dict(roles or {})
+    # Keys are categorical by nature, even when coded as numbers; but a numeric
+    # key with many values (an income) is refused by the risk measures unless
+    # the user declares it categorical: it would make nearly every record unique.
+    from sdckit.assess.risk import max_numeric_key_levels
+
+    limit = max_numeric_key_levels(len(data))
+    coded = [
+        k
+        for k in keys or []
+        if k in data.columns
+        and not (
+            pd.api.types.is_numeric_dtype(data[k].dtype)
+            and not pd.api.types.is_bool_dtype(data[k].dtype)
+            and data[k].nunique() > limit
+        )
+    ]
+    kinds = dict.fromkeys([*declared, *coded], "categorical")
+    refuse_text_in_numbers(
+        data,
+        [c for c in data.columns if c not in roles and c not in kinds],
+        hint=", or declare the column categorical with --categorical",
+    )
+    passthrough = [k for k in keys or [] if k in roles]
+    if passthrough:
+        raise ParameterError(
+            f"--keys names column(s) declared to pass through ({passthrough}); a key is a "
+            "variable an intruder knows and must be assessed"
+        )
+    return Schema.infer(data, kinds=kinds, roles=roles)
 
 
 def assess_command(
@@ -75,6 +154,11 @@ def assess_command(
         False, "--prediction", help="Also run the random-forest prediction check."
     ),
     replications: int = typer.Option(5, "--reps", help="Replications of the prediction check."),
+    categorical: str | None = _ASSESS_ROLE["categorical"],
+    exclude: str | None = _ASSESS_ROLE["exclude"],
+    ids: str | None = _ASSESS_ROLE["ids"],
+    weight_column: str | None = _ASSESS_ROLE["weight_column"],
+    na_values: str | None = na_values_option(),
     seed: int | None = typer.Option(None, "--seed", help="Random seed for the prediction check."),
     title: str | None = typer.Option(None, "--title", help="Title of the report."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
@@ -83,10 +167,14 @@ def assess_command(
     # Imported here: statsmodels and matplotlib would slow every other command's start.
     from sdckit.assess import assess, report
 
-    data = read_input(original)
-    release = read_input(masked)
+    check_outputs(reports=[output], inputs=[original, masked])
+    data = read_input(original, na_values=na_values, quiet=quiet)
+    release = read_input(masked, na_values=na_values, quiet=quiet)
     key_list = parse_list(keys)
-    schema = _schema_options(data, key_list)
+    roles = column_roles(data, ids=ids, weights=weight_column, exclude=exclude)
+    for option, value in (("--columns", columns), ("--linkage-columns", linkage_columns)):
+        check_not_passthrough(data, parse_list(value), roles, option)
+    schema = _schema_options(data, key_list, categorical=categorical, roles=roles)
     with progress_bar("assessing", quiet=quiet) as callback:
         result = assess(
             data,
@@ -136,6 +224,11 @@ def sweep_command(
     table: Path | None = typer.Option(
         None, "--table", help="Also write the per-run figures here (.csv or .parquet)."
     ),
+    categorical: str | None = _SWEEP_ROLE["categorical"],
+    exclude: str | None = _SWEEP_ROLE["exclude"],
+    ids: str | None = _SWEEP_ROLE["ids"],
+    weight_column: str | None = _SWEEP_ROLE["weight_column"],
+    na_values: str | None = na_values_option(),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same sweep)."),
     title: str | None = typer.Option(None, "--title", help="Title of the report."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
@@ -147,7 +240,9 @@ def sweep_command(
         raise ParameterError(
             f"unknown masking method {method!r}; available: {sorted(available_maskers())}"
         )
-    data = read_input(input)
+    # Every output is checked before the sweep, which may take long.
+    check_outputs(table, reports=[output], inputs=[input])
+    data = read_input(input, na_values=na_values, quiet=quiet)
     grid: dict[str, list] = {}
     for name, value in (("eps", eps), ("k", k), ("q", q)):
         if value is not None:
@@ -175,8 +270,20 @@ def sweep_command(
     fixed = {name: values[0] for name, values in grid.items() if name not in varying}
     key_list = parse_list(keys)
     cols = parse_list(columns)
+    roles = column_roles(data, ids=ids, weights=weight_column, exclude=exclude)
+    check_not_passthrough(data, cols, roles, "--columns")
+    schema = _schema_options(data, key_list, categorical=categorical, roles=roles)
     if cols is not None:
         fixed["columns"] = cols
+    elif "columns" not in grid and _takes(method, "columns"):
+        declared = set(parse_list(categorical) or [])
+        refuse_suspect_columns(
+            data,
+            [c for c in schema.maskable() if c not in declared],
+            hint="Say what they are: --id or --weight-column to pass them through, "
+            "--categorical for codes, --exclude to leave a column out, or --columns to name "
+            "the columns to mask.",
+        )
     with progress_bar(f"sweeping {method}", quiet=quiet) as callback:
         result = sweep(
             method,
@@ -189,15 +296,13 @@ def sweep_command(
             predictors=parse_list(predictors),
             keys=key_list,
             sensitive=sensitive,
-            schema=_schema_options(data, key_list),
+            schema=schema,
             random_state=seed,
             progress=callback,
         )
     with progress_bar("drawing the report", quiet=quiet) as callback:
         page = report(sweep=result, path=output, title=title, progress=callback)
     if table is not None:
-        from sdckit.cli._common import write_output
-
         write_output(result.table, table)
     if not quiet:
         err_console.print(result.summary(), highlight=False)

@@ -54,12 +54,52 @@ def _register_groups() -> None:
 _register_groups()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the exit code."""
-    args = sys.argv[1:] if argv is None else argv
-    debug = "--debug" in args
+def _usage_error_types() -> tuple[type[BaseException], ...]:
+    """The exception types of command-line usage mistakes (unknown option, bad number...).
+
+    Recent typer releases ship their own copy of click, whose exceptions derive
+    from ``typer.exceptions.TyperException``, not from ``click.ClickException``;
+    older ones use click itself. Both are usage errors.
+    """
+    types: list[type[BaseException]] = []
     try:
-        app(args=args, prog_name="sdckit", standalone_mode=False)
+        from typer.exceptions import TyperException
+
+        types.append(TyperException)
+    except ImportError:  # pragma: no cover - typer < 0.16
+        pass
+    import click
+
+    types.append(click.ClickException)
+    return tuple(types)
+
+
+def _show_usage_error(exc: BaseException) -> None:
+    """Print a usage error the way typer does in standalone mode (usage line, hint, message)."""
+    try:
+        from typer import rich_utils
+
+        rich_utils.rich_format_error(exc)  # type: ignore[arg-type]
+    except Exception:  # pragma: no cover - a typer without rich formatting
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            err_console.print(f"error: {escape(str(exc))}", highlight=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit code.
+
+    Exit codes: 0 success; 2 an error sdckit raised on purpose (bad input or
+    parameters) or a usage mistake (unknown option or command, missing or
+    malformed value); 1 an unexpected internal error (a bug: please report it).
+    """
+    args = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in args
+    usage_errors = _usage_error_types()
+    try:
+        returned = app(args=args, prog_name="sdckit", standalone_mode=False)
     except SDCError as exc:
         if debug:
             raise
@@ -72,12 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Abort:
         err_console.print("aborted")
         return 1
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return exc.exit_code
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        return 130
+    except usage_errors as exc:
+        _show_usage_error(exc)
+        return int(getattr(exc, "exit_code", 2))
+    except Exception as exc:
         if debug:
             raise
         err_console.print(
@@ -87,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
             soft_wrap=True,
         )
         return 1
+    # In non-standalone mode typer returns the code of a typer.Exit raised by a command.
+    if isinstance(returned, int) and not isinstance(returned, bool):
+        return returned
     return 0
 
 

@@ -7,15 +7,23 @@ from pathlib import Path
 import typer
 
 from sdckit.cli._common import (
+    check_not_passthrough,
     check_outputs,
+    column_roles,
+    id_option,
+    na_values_option,
     parse_assignments,
     parse_list,
     progress_bar,
     read_input,
+    refuse_suspect_columns,
+    refuse_text_in_numbers,
+    weight_column_option,
     write_mask_result,
 )
 from sdckit.errors import ParameterError
 from sdckit.microdata.microaggregation import microaggregate
+from sdckit.schema import Kind, Schema
 
 
 def microaggregate_command(
@@ -38,8 +46,12 @@ def microaggregate_command(
         None, "--weight", help="Variable weight in distances, COL=W (repeatable)."
     ),
     sample_weights: str | None = typer.Option(
-        None, "--sample-weights", help="Survey-weight column: weighted group means."
+        None,
+        "--sample-weights",
+        help="Survey-weight column: weighted group means (default: the --weight-column, if one).",
     ),
+    ids: str | None = id_option(),
+    weight_column: str | None = weight_column_option(),
     block_size: int = typer.Option(
         10_000,
         "--block-size",
@@ -51,25 +63,53 @@ def microaggregate_command(
     diagnostics: Path | None = typer.Option(
         None, "--diagnostics", help="Also write per-record groups here."
     ),
+    na_values: str | None = na_values_option(),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
 ) -> None:
     """Microaggregate: replace values by the means of groups of at least k similar records."""
-    check_outputs(output, diagnostics)
-    data = read_input(input)
+    check_outputs(output, diagnostics, inputs=[input])
+    data = read_input(input, na_values=na_values, quiet=quiet)
     if scale not in ("standard", "minmax", "none"):
         raise ParameterError(f"--scale must be standard, minmax or none, got {scale!r}")
     if block_size < 0:
         raise ParameterError(f"--block-size must be >= 0, got {block_size}")
+    cols = parse_list(columns)
+    roles = column_roles(data, ids=ids, weights=weight_column)
+    if sample_weights is not None:
+        if sample_weights not in data.columns:
+            raise ParameterError(f"--sample-weights: unknown column {sample_weights!r}")
+        if roles.get(sample_weights) == "id":
+            raise ParameterError(f"--sample-weights: column {sample_weights!r} is also an --id")
+        roles[sample_weights] = "weight"
+    elif sum(r == "weight" for r in roles.values()) > 1:
+        raise ParameterError(
+            "several --weight-column columns: say which one weights the group means with "
+            "--sample-weights (the others pass through unchanged)"
+        )
+    check_not_passthrough(data, cols, roles, "--columns")
+    refuse_text_in_numbers(
+        data, cols or [c for c in data.columns if c not in roles], hint=", or leave it out"
+    )
+    schema = Schema.infer(data, roles=roles)
+    if cols is None:
+        defaults = [c for c in schema.maskable() if schema[c].kind is Kind.NUMERIC]
+        refuse_suspect_columns(
+            data,
+            defaults,
+            hint="Say what they are: --id or --weight-column to pass them through, or "
+            "--columns to name the columns to average (codes are not numbers: leave them out).",
+        )
     with progress_bar("microaggregation (records)", quiet=quiet) as callback:
         result = microaggregate(
             data,
-            parse_list(columns),
+            cols,
             k,
             method=method.replace("-", "_"),
             categorical=categorical,
             scale=None if scale == "none" else scale,
             weights=parse_assignments(weight, "--weight") or None,
             sample_weights=sample_weights,
+            schema=schema,
             block_size=block_size or None,
             random_state=seed,
             progress=callback,

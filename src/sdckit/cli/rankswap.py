@@ -7,13 +7,21 @@ from pathlib import Path
 import typer
 
 from sdckit.cli._common import (
+    check_not_passthrough,
     check_outputs,
+    column_roles,
+    id_option,
+    na_values_option,
     parse_list,
     progress_bar,
     read_input,
+    refuse_suspect_columns,
+    refuse_text_in_numbers,
+    weight_column_option,
     write_mask_result,
 )
 from sdckit.microdata.rankswap import rank_swap
+from sdckit.schema import Kind, Schema
 
 
 def rankswap_command(
@@ -29,17 +37,36 @@ def rankswap_command(
         "--columns",
         help="Comma-separated numeric or ordinal columns (default: all of them).",
     ),
+    ids: str | None = id_option(),
+    weight_column: str | None = weight_column_option(),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same output)."),
     diagnostics: Path | None = typer.Option(
         None, "--diagnostics", help="Also write per-record rank shifts here."
     ),
+    na_values: str | None = na_values_option(),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
 ) -> None:
     """Rank swapping: values move at most p percent of the records in rank."""
-    check_outputs(output, diagnostics)
-    data = read_input(input)
+    check_outputs(output, diagnostics, inputs=[input])
+    data = read_input(input, na_values=na_values, quiet=quiet)
+    cols = parse_list(columns)
+    roles = column_roles(data, ids=ids, weights=weight_column)
+    check_not_passthrough(data, cols, roles, "--columns")
+    refuse_text_in_numbers(
+        data, cols or [c for c in data.columns if c not in roles], hint=", or leave it out"
+    )
+    schema = Schema.infer(data, roles=roles)
+    if cols is None:
+        rankable = (Kind.NUMERIC, Kind.ORDINAL)
+        defaults = [c for c in schema.maskable() if schema[c].kind in rankable]
+        refuse_suspect_columns(
+            data,
+            defaults,
+            hint="Say what they are: --id or --weight-column to pass them through, or "
+            "--columns to name the columns to swap.",
+        )
     with progress_bar("rank swapping (variables)", quiet=quiet) as callback:
-        result = rank_swap(data, parse_list(columns), p=p, random_state=seed, progress=callback)
+        result = rank_swap(data, cols, p=p, schema=schema, random_state=seed, progress=callback)
     write_mask_result(result, output, diagnostics, quiet=quiet)
 
 

@@ -4,19 +4,32 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import typer
 
 from sdckit.cli._common import (
+    check_not_passthrough,
     check_outputs,
+    column_roles,
+    id_option,
+    na_values_option,
     parse_assignments,
     parse_list,
     progress_bar,
     read_input,
+    refuse_suspect_columns,
+    refuse_text_in_numbers,
+    weight_column_option,
     write_mask_result,
 )
 from sdckit.errors import ParameterError
 from sdckit.microdata.rwn import rwn
 from sdckit.schema import Schema
+
+
+def _is_temporal(series: pd.Series) -> bool:
+    dtype = series.dtype
+    return pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype)
 
 
 def rwn_command(
@@ -43,8 +56,10 @@ def rwn_command(
         None, "--columns", help="Comma-separated columns to mask (default: all)."
     ),
     exclude: str | None = typer.Option(
-        None, "--exclude", help="Comma-separated columns passed through unchanged (e.g. ids)."
+        None, "--exclude", help="Comma-separated columns passed through unchanged."
     ),
+    ids: str | None = id_option(),
+    weight_column: str | None = weight_column_option(),
     categorical: str | None = typer.Option(
         None,
         "--categorical",
@@ -61,34 +76,51 @@ def rwn_command(
     diagnostics: Path | None = typer.Option(
         None, "--diagnostics", help="Also write per-record diagnostics here."
     ),
+    na_values: str | None = na_values_option(),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
 ) -> None:
     """Mask microdata by Randomization Within Neighborhoods (Perry, Matloff & Tendick 2022)."""
     if scale not in ("minmax", "standard", "none"):
         raise ParameterError(f"--scale must be minmax, standard or none, got {scale!r}")
     # Fail before the work, not after it, on an output that cannot be written.
-    check_outputs(output, diagnostics)
-    data = read_input(input)
+    check_outputs(output, diagnostics, inputs=[input])
+    data = read_input(input, na_values=na_values, quiet=quiet)
     cols = parse_list(columns)
-    excluded = parse_list(exclude) or []
-    if excluded:
-        unknown = [c for c in excluded if c not in data.columns]
-        if unknown:
-            raise ParameterError(f"--exclude: unknown column(s) {unknown}")
-        cols = [c for c in (cols or list(data.columns)) if c not in excluded]
-    schema = None
+    roles = column_roles(data, ids=ids, weights=weight_column, exclude=exclude)
+    check_not_passthrough(
+        data, cols, {c: r for c, r in roles.items() if r != "ignore"}, "--columns"
+    )
     declared = parse_list(categorical) or []
-    if declared:
-        unknown = [c for c in declared if c not in data.columns]
-        if unknown:
-            raise ParameterError(f"--categorical: unknown column(s) {unknown}")
-        scope = cols if cols is not None else list(data.columns)
-        outside = [c for c in declared if c not in scope]
-        if outside:
-            raise ParameterError(
-                f"--categorical: column(s) {outside} are not masked (excluded or outside --columns)"
-            )
-        schema = Schema.infer(data[scope], kinds=dict.fromkeys(declared, "categorical"))
+    unknown = [c for c in declared if c not in data.columns]
+    if unknown:
+        raise ParameterError(f"--categorical: unknown column(s) {unknown}")
+    told = cols is not None
+    if cols is None:
+        # Dates and durations pass through (as the library does by default).
+        cols = [c for c in data.columns if c not in roles and not _is_temporal(data[c])]
+    else:
+        cols = [c for c in cols if c not in roles]
+    outside = [c for c in declared if c not in cols]
+    if outside:
+        raise ParameterError(
+            f"--categorical: column(s) {outside} are not masked (excluded or outside --columns)"
+        )
+    refuse_text_in_numbers(
+        data,
+        [c for c in cols if c not in declared],
+        hint=", or declare the column categorical with --categorical",
+    )
+    if not told:
+        refuse_suspect_columns(
+            data,
+            [c for c in cols if c not in declared],
+            hint="Say what they are: --id or --weight-column to pass them through, "
+            "--categorical for codes, --exclude to leave a column alone, or --columns to "
+            "name the columns to mask.",
+        )
+    if not cols:
+        raise ParameterError("no columns to mask: every column is an id, a weight or excluded")
+    schema = Schema.infer(data[cols], kinds=dict.fromkeys(declared, "categorical"))
     with progress_bar("RWN", quiet=quiet) as callback:
         result = rwn(
             data,

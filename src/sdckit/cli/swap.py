@@ -6,7 +6,17 @@ from pathlib import Path
 
 import typer
 
-from sdckit.cli._common import check_outputs, parse_list, read_input, write_mask_result
+from sdckit.cli._common import (
+    check_not_passthrough,
+    check_outputs,
+    column_roles,
+    id_option,
+    na_values_option,
+    parse_list,
+    read_input,
+    weight_column_option,
+    write_mask_result,
+)
 from sdckit.errors import ParameterError
 from sdckit.microdata.swap import swap
 
@@ -26,18 +36,24 @@ def swap_command(
     strata: str | None = typer.Option(
         None, "--strata", help="Comma-separated key columns; swaps stay within equal keys."
     ),
+    ids: str | None = id_option(),
+    weight_column: str | None = weight_column_option(),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same output)."),
     diagnostics: Path | None = typer.Option(
         None, "--diagnostics", help="Also write per-record diagnostics (swapped, partner, changed)."
     ),
+    na_values: str | None = na_values_option(),
     quiet: bool = typer.Option(False, "--quiet", help="No summary."),
 ) -> None:
     """Swap the values of the swap attribute(s) between random pairs of records."""
-    check_outputs(output, diagnostics)
-    data = read_input(input)
+    check_outputs(output, diagnostics, inputs=[input])
+    data = read_input(input, na_values=na_values, quiet=quiet)
     attributes = parse_list(swap_attribute)
     if not attributes:
         raise ParameterError("--swap-attribute names no column")
+    # Identifiers and weights pass through: swapping one would pair a record with another's.
+    roles = column_roles(data, ids=ids, weights=weight_column)
+    check_not_passthrough(data, attributes, roles, "--swap-attribute")
     result = swap(data, attributes, rate, strata=parse_list(strata), random_state=seed)
     write_mask_result(result, output, diagnostics, quiet=quiet)
 

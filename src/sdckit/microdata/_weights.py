@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sdckit._validation import check_columns
+from sdckit._validation import check_columns, describe_row, plain_value
 from sdckit.errors import DataError, ParameterError
 from sdckit.schema import Role, Schema
 
@@ -45,6 +45,6 @@ def sample_weight_vector(data: pd.DataFrame, sample_weights: str | None) -> np.n
         pos = int(np.flatnonzero(bad)[0])
         raise DataError(
             f"sample_weights column {sample_weights!r} must hold finite numbers > 0; "
-            f"row {data.index[pos]!r} has {data[sample_weights].iloc[pos]!r}"
+            f"{describe_row(data.index, pos)} has {plain_value(data[sample_weights].iloc[pos])!r}"
         )
     return w

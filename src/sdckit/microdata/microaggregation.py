@@ -385,7 +385,7 @@ def microaggregate(
         ``group_<column>`` (individual ranking); stats with ``sse_ratio`` =
         within-group SSE / total SSE on the scaled variables.
     """
-    check_dataframe(data)
+    check_dataframe(data, unique_index=True)
     n = len(data)
     if method not in _METHODS:
         raise ParameterError(f"method must be one of {list(_METHODS)}, got {method!r}")

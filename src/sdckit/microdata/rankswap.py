@@ -143,7 +143,7 @@ def rank_swap(
         Same index, columns and dtypes; every column keeps its multiset of
         values; missing values stay where they are.
     """
-    check_dataframe(data, min_rows=2)
+    check_dataframe(data, min_rows=2, unique_index=True)
     p = _check_p(p)
     if sample_weights is not None:
         raise ParameterError(

@@ -152,7 +152,7 @@ def swap(
         every column), per-record diagnostics, rho, the number of pairs swapped
         and the realised group swap count alpha.
     """
-    check_dataframe(data, min_rows=1)
+    check_dataframe(data, min_rows=1, unique_index=True)
     attrs = check_columns(data, swap_attributes, "swap_attributes")
     if not attrs:
         raise ParameterError("swap_attributes is empty: name at least one column to swap")
