@@ -66,6 +66,12 @@ def rwn_command(
         help="Comma-separated columns of codes to treat as categories (one-hot in distances), "
         "e.g. numeric region or occupation codes.",
     ),
+    balance_steps: bool = typer.Option(
+        True,
+        "--balance-steps/--no-balance-steps",
+        help="Shrink the distance weight of categories and coarse codes so that they are "
+        "really masked (default); --no-balance-steps uses plain 0/1 dummies (docs/rwn.md).",
+    ),
     keep_isolated: bool = typer.Option(
         False, "--keep-isolated", help="Keep original values where a neighbourhood is empty."
     ),
@@ -131,6 +137,7 @@ def rwn_command(
             weights=parse_assignments(weight, "--weight") or None,
             scale=None if scale == "none" else scale,
             metric=metric,
+            balance_steps=balance_steps,
             columns=cols,
             schema=schema,
             empty="keep" if keep_isolated else "missing",
