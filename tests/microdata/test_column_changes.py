@@ -112,3 +112,17 @@ def test_adult_categorical_columns_masked_in_proportion_to_q() -> None:
             assert share >= 0.1 * expected, (q, c, share, expected)
             assert share <= expected * 1.05, (q, c, share, expected)
         assert not any("practically unmasked" in w for w in result.warnings)
+
+
+def test_codes_declared_categorical_get_no_mean_or_variance_ratio() -> None:
+    from sdckit.schema import Schema
+
+    data = _mixed(300)
+    data["region_code"] = data["region"].cat.codes.astype("int64") + 1
+    data = data.drop(columns=["region"])
+    schema = Schema.infer(data, kinds={"region_code": "categorical"})
+    result = rwn(data, k=5, schema=schema, random_state=4)
+    row = result.column_changes.loc["region_code"]
+    assert row["kind"] == "categorical"
+    assert np.isnan(row["mean_ratio"]) and np.isnan(row["variance_ratio"])
+    assert not any("region_code': its" in w for w in result.warnings)

@@ -23,7 +23,7 @@ Registering a method (``@register_masker("name")``) lets the command line,
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.errors import ParameterError
+from sdckit.schema import Kind, Schema
 
 __all__ = [
     "MaskResult",
@@ -154,6 +155,7 @@ def column_changes(
     columns: list,
     *,
     selection_share: float | None = 1.0,
+    categorical: Iterable = (),
 ) -> pd.DataFrame:
     """What masking did to each column: changed share, expected share, mean and variance ratios.
 
@@ -173,6 +175,10 @@ def column_changes(
         less, but a column changed in under a tenth of it is practically
         unmasked (e.g. a categorical column whose neighbours always share its
         value). None: no expected share.
+    categorical : iterable, optional
+        Columns to treat as categories whatever their dtype (codes stored as
+        numbers, declared categorical or ordinal in a schema): no mean or
+        variance ratio is computed for them.
 
     Returns
     -------
@@ -184,6 +190,7 @@ def column_changes(
         the mean in original standard deviations).
     """
     rows = []
+    declared = set(categorical)
     for col in columns:
         before = original[col]
         after = masked[col]
@@ -198,7 +205,11 @@ def column_changes(
             counts = np.bincount(codes_before + 1)  # missing values form one value of their own
             shares = counts / max(n, 1)
             expected = float(selection_share) * float(1.0 - np.sum(shares**2))
-        numeric = pd.api.types.is_numeric_dtype(before) and not pd.api.types.is_bool_dtype(before)
+        numeric = (
+            pd.api.types.is_numeric_dtype(before)
+            and not pd.api.types.is_bool_dtype(before)
+            and col not in declared
+        )
         mean_ratio = variance_ratio = shift = np.nan
         if numeric:
             x = pd.to_numeric(before, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
@@ -309,11 +320,16 @@ def register_masker(name: str, description: str = "") -> Callable[[Masker], Mask
             result = func(data, *args, **kwargs)
             if not isinstance(result, MaskResult) or result.column_changes is not None:
                 return result
+            schema = kwargs.get("schema")
+            declared = []
+            if isinstance(schema, Schema):
+                declared = [c for c in schema.names if schema[c].kind is not Kind.NUMERIC]
             table = column_changes(
                 data,
                 result.data,
                 [c for c in result.masked_columns if c in data.columns],
                 selection_share=result.expected_selection_share(),
+                categorical=declared,
             )
             return replace(result, column_changes=table)
 
