@@ -59,6 +59,24 @@ def _perturb_keeps_true_counts_apart() -> bool:
     return any("--with-true-counts" in p.opts for p in command.params)
 
 
+def _check_categoricals_masked(original, masked, columns, args) -> None:
+    """Each declared categorical column changed in a share consistent with q.
+
+    A uniform draw from a neighbourhood changes a cell with probability about
+    q * (1 - sum_v p_v^2) when neighbours' values are unrelated to the
+    record's; neighbours share values more often than that, but a column
+    changed in under a tenth of it is practically unmasked.
+    """
+    q = float(_option(args, "--q")[0]) if "--q" in args else 1.0
+    assert columns, "the README declares categorical columns for RWN"
+    for column in columns:
+        shares = original[column].value_counts(normalize=True).to_numpy()
+        expected = q * (1.0 - float((shares**2).sum()))
+        changed = float((masked[column] != original[column]).mean())
+        assert changed >= 0.1 * expected, (column, changed, expected)
+        assert changed <= q + 1e-9, (column, changed)
+
+
 def test_readme_has_a_runnable_command_block():
     commands = readme_commands()
     assert len(commands) >= 10
@@ -92,6 +110,8 @@ def test_readme_command_line_section_top_to_bottom(tmp_path, monkeypatch, capsys
             assert list(out.columns) == list(original.columns), args
             for column in _option(args, "--id") + _option(args, "--weight-column"):
                 assert (out[column] == original[column]).all(), (args, column)
+            if args[0] == "rwn":
+                _check_categoricals_masked(original, out, _option(args, "--categorical"), args)
         if args[:2] == ["tables", "perturb"]:
             table_checks.append(args[args.index("-o") + 1])
     assert _digest(tmp_path / "testdata.csv") == _digest(source)
