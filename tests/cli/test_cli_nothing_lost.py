@@ -216,3 +216,21 @@ def test_na_values_option(tmp_path):
     assert back["region"].tolist()[0] == ""  # -9 was missing in region...
     assert (back["income"] == "").sum() == 1  # ...and in income, where it stays in its row
     assert back["income"].tolist()[2] == ""
+
+
+def test_check_outputs_for_other_commands(tmp_path):
+    """The shared helper other command groups (tables) call before their work."""
+    from sdckit.cli._common import check_outputs
+    from sdckit.errors import ParameterError
+
+    source = tmp_path / "in.csv"
+    source.write_text("a\n1\n")
+    twin = tmp_path / "twin.csv"
+    os.link(source, twin)  # a hard link: another name, the same file
+    with pytest.raises(ParameterError, match="never overwrites its input"):
+        check_outputs(twin, inputs=[source])
+    with pytest.raises(ParameterError, match="same file"):
+        check_outputs(tmp_path / "o.csv", tmp_path / "." / "o.csv")
+    with pytest.raises(DataError, match="does not exist"):
+        check_outputs(reports=[tmp_path / "nowhere" / "r.html"])
+    check_outputs(tmp_path / "o.csv", reports=[tmp_path / "r.html"], inputs=[source])

@@ -149,11 +149,18 @@ def test_cli_swap(tmp_path):
 
 def test_small_strata_report_realised_against_requested_pairs():
     # 100 strata of 3 records: round(0.2 * 3) = 1 pair per stratum, so 100 pairs
-    # swapped where round(0.2 * 300) = 60 were asked for; with 0.1, none at all.
+    # swapped where round(0.2 * 300) = 60 is the overall rate; with 0.1, none at all.
     data = pd.DataFrame({"s": np.tile([0, 1, 0], 100), "key": np.repeat(np.arange(100), 3)})
     result = swap(data, "s", 0.1, strata="key", random_state=1)
-    assert result.stats["pairs_requested"] == 30
-    assert result.stats["pairs_swapped"] == 0
+    assert result.stats["pairs_at_rate_overall"] == 30
+    assert result.stats["pairs_requested"] == result.stats["pairs_swapped"] == 0
+    more = swap(data, "s", 0.2, strata="key", random_state=1)
+    assert more.stats["pairs_at_rate_overall"] == 60
+    assert more.stats["pairs_requested"] == more.stats["pairs_swapped"] == 100
+    # A block of 1 record asks for round(0.45) = 0; a block of 3 at rate 0.49 asks for 1.
+    tiny = pd.DataFrame({"s": [0, 1, 0, 1, 1], "key": [0, 1, 1, 1, 2]})
+    capped = swap(tiny, "s", 0.49, strata="key", random_state=1)
+    assert capped.stats["pairs_swapped"] <= capped.stats["pairs_requested"]
     assert result.stats["realised_rate"] == 0.0
     plain = swap(data, "s", 0.1, random_state=1)
     assert plain.stats["pairs_swapped"] == plain.stats["pairs_requested"] == 30

@@ -531,7 +531,10 @@ _TEMPLATE = jinja2.Template(
         max-width: 1200px; padding: 0 1rem; color: #1d1d1d; line-height: 1.45; }
  h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2.2rem;
  border-bottom: 1px solid #ccc; }
- table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
+ .table-wrap { max-width: 100%; overflow-x: auto; margin: 0.8rem 0; }
+ table { border-collapse: collapse; font-size: 0.9rem; }
+ thead th { white-space: normal; overflow-wrap: anywhere; max-width: 9rem;
+ vertical-align: bottom; }
  th, td { border: 1px solid #d6d6d6; padding: 0.25rem 0.6rem; text-align: right; }
  th:first-child, td:first-child { text-align: left; }
  thead th { background: #f2f2f2; }
@@ -581,12 +584,14 @@ def _table_html(frame: pd.DataFrame, *, index: bool = True, digits: int = 4) -> 
             html.escape(fmt(v)) for v in row.to_numpy()
         ]
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    # A wide table (a sweep has a column per figure) scrolls inside the page
+    # instead of stretching it; long headers wrap.
     return (
-        "<table><thead><tr>"
-        + "".join(f"<th>{h}</th>" for h in head)
+        '<div class="table-wrap"><table><thead><tr>'
+        + "".join(f"<th>{h.replace('_', '_<wbr>')}</th>" for h in head)
         + "</tr></thead><tbody>"
         + "".join(rows)
-        + "</tbody></table>"
+        + "</tbody></table></div>"
     )
 
 
@@ -710,19 +715,7 @@ def report(
                 "html": _table_html(table.rename_axis("setting")),
             }
         )
-        rec = sweep.recommend()
-        if rec is None:
-            recommendation = (
-                "No setting keeps the mean absolute correlation difference within 0.05; "
-                "consider smaller neighbourhoods or a lower modification probability."
-            )
-        else:
-            recommendation = (
-                f"Recommended setting: {rec['setting']}. It has the lowest record-linkage "
-                f"re-identification rate ({rec['linkage_rate']:.1%}) among the settings whose "
-                f"correlations move by at most 0.05 on average "
-                f"({rec['corr_mean_abs_diff']:.3f})."
-            )
+        recommendation = sweep.recommendation()
         fixed = ", ".join(f"{k}={v!r}" for k, v in sweep.fixed.items())
         meta_parts.append(
             f"Sweep of {sweep.method} over {', '.join(sweep.parameters)}"

@@ -541,9 +541,22 @@ def interval_disclosure(
     """Share of records whose original values all lie within k sd of their masked values.
 
     For numeric variable j with original standard deviation s_j, value
-    x_ij is disclosed when |x_ij - x'_ij| <= k s_j. Mateo-Sanz, Sebe &
-    Domingo-Ferrer (2004), method SDID, as implemented in sdcMicro's
-    ``dRisk`` (default k = 0.01). A missing masked value is never inside.
+    x_ij is disclosed when |x_ij - x'_ij| <= k s_j, and a record is at risk
+    when every one of its values is. The method is SDID of Mateo-Sanz, Sebe &
+    Domingo-Ferrer (2004). sdcMicro's ``dRisk`` implements it differently in
+    three ways, so its figures are not ours:
+
+    * its default is k = 0.05, ours k = 0.01 (a narrower interval: fewer
+      records counted at risk for the same release);
+    * it scales by the standard deviation of the *masked* data, we by the
+      *original's*: the interval is then the same ruler for every release of
+      one file, whereas with the masked sd a masking that adds more noise
+      widens its own interval and is credited with more risk for it;
+    * it counts a record at risk when at most one of its values falls outside
+      (and ignores missing values), we only when all are inside (a missing
+      masked value is never inside).
+
+    Pass ``k=0.05`` for sdcMicro's interval width (still on the original sd).
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)

@@ -163,13 +163,27 @@ class SweepResult:
         base = {k: v for k, v in self.baseline.items() if not math.isnan(v)}
         if base:
             lines.append("original data: " + ", ".join(f"{k} {v:.4g}" for k, v in base.items()))
-        rec = self.recommend()
-        if rec is not None:
-            lines.append(
-                f"recommended: {rec['setting']} (lowest linkage rate {rec['linkage_rate']:.4f} with "
-                f"mean correlation difference {rec['corr_mean_abs_diff']:.4f} <= 0.05)"
-            )
+        lines.append(self.recommendation())
         return "\n".join(lines)
+
+    def recommendation(self) -> str:
+        """The recommended setting in a sentence (the same in the terminal and the report)."""
+        rec = self.recommend()
+        if rec is None and "corr_mean_abs_diff" not in self.by_setting():
+            return (
+                "No recommended setting: the correlations could not be compared (fewer than "
+                "two numeric variables), so utility has no common measure here."
+            )
+        if rec is None:
+            return (
+                "No setting keeps the mean absolute correlation difference within 0.05; "
+                "consider smaller neighbourhoods or a lower modification probability."
+            )
+        return (
+            f"Recommended setting: {rec['setting']}. It has the lowest record-linkage "
+            f"re-identification rate ({rec['linkage_rate']:.1%}) among the settings whose "
+            f"correlations move by at most 0.05 on average ({rec['corr_mean_abs_diff']:.3f})."
+        )
 
 
 _BASELINE = (

@@ -305,7 +305,9 @@ def sweep_command(
     if table is not None:
         write_output(result.table, table)
     if not quiet:
-        err_console.print(result.summary(), highlight=False)
+        err_console.print(result.summary(), highlight=False)  # ends with the recommendation
+    else:
+        err_console.print(result.recommendation(), highlight=False)
     err_console.print(f"wrote the report ({len(page.figures)} figures) to {output}")
 
 

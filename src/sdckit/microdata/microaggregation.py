@@ -484,6 +484,18 @@ def microaggregate(
             "sse_ratio": sse / sst if sst > 0 else 0.0,
         }
     )
+    # Group means keep each column's (weighted) mean exactly, but an integer
+    # column holds its group means rounded, so its mean moves a little: say by how much.
+    shifts = {
+        col: abs(
+            float(np.average(_as_float(out[col]), weights=weight_vector))
+            - float(np.average(_as_float(data[col]), weights=weight_vector))
+        )
+        for col in numeric
+    }
+    worst = max(shifts, key=shifts.get)
+    stats["largest_mean_change"] = shifts[worst]
+    stats["largest_mean_change_column"] = str(worst)
     params = {
         "columns": cols,
         "k": k,

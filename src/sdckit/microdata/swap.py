@@ -92,11 +92,13 @@ def _row_codes(frame: pd.DataFrame) -> np.ndarray:
 
 def _draw_pairs(
     block: np.ndarray, rate: float, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Disjoint random pairs within each block: round(rate * block size) pairs per block.
 
     Records are put in a random order inside their block (one sort); the first
-    m_b records of block b are paired with the next m_b.
+    m_b records of block b are paired with the next m_b. Also returns the
+    number of pairs the rule asks for, sum of round(rate * n_b), before a
+    block too small for its share is capped at n_b // 2 pairs.
     """
     n = len(block)
     order = np.lexsort((rng.random(n), block))
@@ -104,13 +106,14 @@ def _draw_pairs(
     starts = np.flatnonzero(np.r_[True, sorted_block[1:] != sorted_block[:-1]])
     sizes = np.diff(np.r_[starts, n])
     # Half-up rounding of rho * n_b, never more pairs than the block can hold.
-    pairs_per_block = np.minimum(np.floor(rate * sizes + 0.5).astype(np.int64), sizes // 2)
+    asked = np.floor(rate * sizes + 0.5).astype(np.int64)
+    pairs_per_block = np.minimum(asked, sizes // 2)
     rank = np.arange(n) - np.repeat(starts, sizes)
     m = np.repeat(pairs_per_block, sizes)
     first = rank < m
     left = order[first]
     right = order[np.flatnonzero(first) + m[first]]
-    return left, right
+    return left, right, int(asked.sum())
 
 
 @register_masker("swap", "rho data swap: random pairs exchange swap-attribute values (Kifer 2015)")
@@ -149,7 +152,10 @@ def swap(
     -------
     SwapResult
         The swapped data (same index, columns, dtypes and multiset of values in
-        every column), per-record diagnostics, rho, the number of pairs swapped
+        every column), per-record diagnostics, rho, the number of pairs
+        requested (``round(rho * N)``; with strata the sum of the blocks'
+        ``round(rho * n_b)``, beside ``pairs_at_rate_overall`` = ``round(rho * N)``)
+        and swapped (fewer than requested only where a block is too small),
         and the realised group swap count alpha.
     """
     check_dataframe(data, min_rows=1, unique_index=True)
@@ -174,7 +180,7 @@ def swap(
     n = len(data)
 
     block = _row_codes(data[keys]) if keys else np.zeros(n, dtype=np.int64)
-    left, right = _draw_pairs(block, rate, rng)
+    left, right, pairs_requested = _draw_pairs(block, rate, rng)
 
     source = np.arange(n)
     source[left] = right
@@ -193,11 +199,16 @@ def swap(
         {"swapped": partner >= 0, "partner": partner, "changed": changed}, index=data.index
     )
     records_changed = int(changed.sum())
-    stats: dict[str, object] = {
-        "rate": rate,
-        # round(rho * N): what the rate asks for. Within many small strata the
-        # per-block rounding can swap far fewer pairs; both figures are shown.
-        "pairs_requested": int(np.floor(rate * n + 0.5)),
+    stats: dict[str, object] = {"rate": rate}
+    if keys:
+        # With strata each block of n_b records asks for round(rho * n_b) pairs,
+        # so the total may differ from round(rho * N) either way (many small
+        # blocks round down to none, or up): both figures are shown, named.
+        stats["pairs_at_rate_overall"] = int(np.floor(rate * n + 0.5))
+    stats |= {
+        # What the rule asks for (round(rho * N), or the per-block sum with strata)
+        # and what was done: fewer only where a block cannot hold its pairs.
+        "pairs_requested": pairs_requested,
         "pairs_swapped": len(left),
         "realised_rate": len(left) / n,
         "records_changed": records_changed,
