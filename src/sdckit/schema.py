@@ -24,7 +24,6 @@ from sdckit._validation import (
     check_dataframe,
     describe_row,
     plain_value,
-    row_label,
 )
 from sdckit.errors import DataError, ParameterError, SchemaError
 
@@ -420,7 +419,7 @@ def build_design(
                 pos = int(np.flatnonzero(infinite)[0])
                 raise DataError(
                     f"column {name!r} holds {int(infinite.sum())} infinite value(s), e.g. "
-                    f"{row_label(series.iloc[pos])!r} at row {row_label(series.index[pos])!r}; distances "
+                    f"{plain_value(series.iloc[pos])!r} at {describe_row(series.index, pos)}; distances "
                     "need finite numbers: replace them (or make them missing) first"
                 )
             block_names = [name]
@@ -431,7 +430,7 @@ def build_design(
             if unknown.any():
                 pos = int(np.flatnonzero(unknown)[0])
                 raise SchemaError(
-                    f"column {name!r}: value {series.iloc[pos]!r} at row {row_label(series.index[pos])!r} is not one of its levels"
+                    f"column {name!r}: value {plain_value(series.iloc[pos])!r} at {describe_row(series.index, pos)} is not one of its levels"
                 )
             codes[codes < 0] = np.nan
             block = codes[:, None]
@@ -442,7 +441,7 @@ def build_design(
             if unknown.any():
                 pos = int(np.flatnonzero(unknown)[0])
                 raise SchemaError(
-                    f"column {name!r}: value {series.iloc[pos]!r} at row {row_label(series.index[pos])!r} is not one of its levels"
+                    f"column {name!r}: value {plain_value(series.iloc[pos])!r} at {describe_row(series.index, pos)} is not one of its levels"
                 )
             block = np.zeros((len(series), max(len(levels), 1)), dtype=np.float64)
             ok = codes >= 0

@@ -50,7 +50,7 @@ def test_mahalanobis_outlier_masked_away():
     assert result.most_extreme == 17
     assert result.rank_in_masked > 1
     assert not result.still_most_extreme
-    assert "Record 17" in result.note()
+    assert "The record at row 18" in result.note()  # index 17 is the 18th row
     same = compare_mahalanobis(original, original.copy())
     assert same.still_most_extreme and same.rank_in_masked == 1
 

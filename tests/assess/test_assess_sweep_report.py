@@ -154,7 +154,7 @@ def test_report_has_every_figure(survey, tmp_path):
         assert f'data-figure="{name}"' in page.html
     assert page.html.count("data:image/png;base64,") == len(expected)
     assert "http://" not in page.html and "https://" not in page.html  # no network needed
-    assert "Record " in page.html  # the plain-language notes
+    assert "The record at row " in page.html  # the plain-language notes
 
 
 @pytest.mark.slow

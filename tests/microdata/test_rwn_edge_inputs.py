@@ -55,7 +55,7 @@ def test_integer_column_labels(frame):
 def test_infinite_value_names_column_and_row(frame):
     data = frame[["x", "y"]].copy()
     data.loc["r7", "x"] = np.inf
-    with pytest.raises(DataError, match=r"column 'x' holds 1 infinite value.*row 'r7'"):
+    with pytest.raises(DataError, match=r"column 'x' holds 1 infinite value.*row 8 \(index 'r7'\)"):
         rwn(data, k=3, random_state=0)
     with pytest.raises(DataError, match="infinite"):
         build_design(data)

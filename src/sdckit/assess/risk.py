@@ -25,7 +25,14 @@ import numpy as np
 import pandas as pd
 from sklearn.neighbors import KDTree
 
-from sdckit._validation import check_columns, check_dataframe, check_int, check_positive
+from sdckit._validation import (
+    check_columns,
+    check_dataframe,
+    check_int,
+    check_positive,
+    describe_row,
+    plain_value,
+)
 from sdckit.assess._data import (
     check_pair,
     complete_rows,
@@ -163,15 +170,17 @@ class ExtremeRecords:
         rec = self.most_extreme
         before = self.max_original
         after = float(self.masked.get(rec, np.nan))
+        where = _record(self.masked.index, rec)
         if self.still_most_extreme:
             return (
-                f"Record {rec} has the largest {self.measure} in the original data ({before:.3g}); "
+                f"The record at {where} has the largest {self.measure} in the original data ({before:.3g}); "
                 f"after masking it still does ({after:.3g}): it still stands out."
             )
         return (
-            f"Record {rec} has the largest {self.measure} in the original data ({before:.3g}); "
-            f"after masking it is number {self.rank_in_masked} ({after:.3g}), and the largest "
-            f"value is {self.max_masked:.3g} (record {self.masked.idxmax()})."
+            f"The record at {where} has the largest {self.measure} in the original data "
+            f"({before:.3g}); after masking it is number {self.rank_in_masked} ({after:.3g}), "
+            f"and the largest value is {self.max_masked:.3g} (the record at "
+            f"{_record(self.masked.index, self.masked.idxmax())})."
         )
 
     def summary(self) -> str:
@@ -266,7 +275,8 @@ class DistanceToClosest:
     def note(self) -> str:
         rec = self.most_isolated
         return (
-            f"Record {rec} is the most isolated in the original data (distance "
+            f"The record at {_record(self.within_original.index, rec)} is the most isolated in "
+            "the original data (distance "
             f"{self.within_original[rec]:.3g} to its closest record; median "
             f"{self.within_original.median():.3g}). In the masked data the median distance "
             f"to the closest record is {self.within_masked.median():.3g}, and the closest "
@@ -752,3 +762,14 @@ def compare_key_risk(
         original=key_risk(original, keys, sensitive=sensitive, schema=schema),
         masked=key_risk(masked, keys, sensitive=sensitive, schema=schema),
     )
+
+
+def _record(index: pd.Index, label: object) -> str:
+    """Where a record is, as a person finds it in the file: "row 5" (1-based), with its label."""
+    try:
+        position = index.get_loc(label)
+    except KeyError:
+        return f"index {plain_value(label)!r}"
+    if not isinstance(position, (int, np.integer)):
+        return f"index {plain_value(label)!r}"
+    return describe_row(index, int(position))

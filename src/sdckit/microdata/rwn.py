@@ -232,7 +232,7 @@ def rwn(
         column receiving missing values becomes pandas' nullable type) and
         per-record diagnostics.
     """
-    check_dataframe(data, min_rows=2)
+    check_dataframe(data, min_rows=2, unique_index=True)
     n = len(data)
     k = check_int(k, "k", minimum=0)
     q = check_fraction(q, "q")
