@@ -109,11 +109,19 @@ def test_sign_in_universe_regression_and_residual_plot(demo_server):
             page.click("#check-universe")
             page.wait_for_selector("#universe-result .refusal")
             refusal = page.inner_text("#universe-result .refusal")
-            assert "universe_gamma" in refusal and "too small" in refusal
+            assert "too few units" in refusal
             page.locator("#pieces .piece").nth(1).locator("h3 button").click()
+            # The refusal was about the removed piece: it is no longer shown.
+            assert page.locator("#universe-result .refusal").count() == 0
             page.click("#check-universe")
             page.wait_for_selector("#universe-result .size-class")
             assert page.inner_text("#universe-result .size-class") in {"small", "medium", "large"}
+
+            # A correlation with no variable ticked: a plain sentence, no request sent.
+            page.select_option("#analysis-kind", "correlation")
+            page.click("#run")
+            page.wait_for_selector("#result .error")
+            assert page.inner_text("#result .error") == "tick at least two variables to correlate"
 
             # Regression: log(wage) ~ age + square(age) + education + sex + age:sex.
             page.select_option("#analysis-kind", "regression")

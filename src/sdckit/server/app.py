@@ -313,6 +313,9 @@ class VariableModel(BaseModel):
         None, description="Cutpoint bins of a continuous variable, numbered from 0."
     )
     cutpoints: dict[str, Any] | None = None
+    domain: Literal["positive", "non-negative", "real"] | None = Field(
+        None, description="Declared domain of a continuous variable (log: positive; sqrt: >= 0)."
+    )
 
 
 class MetadataResponse(BaseModel):
@@ -530,6 +533,35 @@ def _clean_validation_errors(errors: list[Mapping[str, Any]]) -> list[dict[str, 
     ]
 
 
+def _readable_validation_message(errors: list[Mapping[str, Any]]) -> str:
+    """One plain sentence naming each problem's field (never the input itself)."""
+    parts = []
+    for e in errors[:3]:
+        loc = [str(p) for p in e.get("loc", ()) if p != "body"]
+        field = loc[-1] if loc else "the body"
+        if field.isdigit() and len(loc) > 1:
+            field = f"{loc[-2]}[{field}]"
+        kind = str(e.get("type", ""))
+        ctx = e.get("ctx") or {}
+        if kind == "missing":
+            parts.append(f"{field} is required")
+        elif kind == "too_short" and field == "variables":
+            parts.append(
+                f"a correlation needs at least {ctx.get('min_length', 2)} variables, "
+                f"got {ctx.get('actual_length', 'fewer')}"
+            )
+        elif kind == "too_short":
+            parts.append(f"{field} needs at least {ctx.get('min_length', 1)} entries")
+        elif kind == "too_long":
+            parts.append(f"{field} has more than {ctx.get('max_length', 'the allowed')} entries")
+        elif kind == "extra_forbidden":
+            parts.append(f"{field} is not a known field")
+        else:
+            parts.append(f"{field}: {str(e.get('msg', 'invalid value'))[:120]}")
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return "the request is not valid: " + "; ".join(parts) + more
+
+
 def _account(
     request: Request, authorization: Annotated[str | None, Header()] = None
 ) -> AccountInfo:
@@ -651,7 +683,7 @@ def create_app(
         return _error_json(
             422,
             "invalid_request",
-            "the request does not match the expected fields and types (see details)",
+            _readable_validation_message(errors),
             details=_clean_validation_errors(errors),
         )
 

@@ -45,6 +45,7 @@ from sdckit.server.config import ServerConfig, load_config
 from sdckit.server.dropq import DropQ, generate_secret, unit_keys
 from sdckit.server.formula import FormulaError, as_formula, parse_factor
 from sdckit.server.metadata import Metadata
+from sdckit.server.perturbation import Perturbation
 from sdckit.server.residuals import ResidualPlotResult, render_png, synthetic_residual_panels
 from sdckit.server.rules import Verdict
 from sdckit.server.universe import UniverseError, as_universe, evaluate_universe
@@ -194,9 +195,18 @@ class AnalysisServer:
         self._config = load_config(config)
         if audit_sink is not None and not callable(audit_sink):
             raise ParameterError("audit_sink must be callable with one AuditRecord")
+        # Transformation domains are declared (or set from the whole dataset)
+        # here, once, so no refusal ever depends on a universe's values.
+        self._metadata = self._metadata.with_domains(data)
         self._coded = CodedData.from_frame(data, self._metadata)
         self._secret = generate_secret() if secret is None else secret
-        self._dropq = DropQ(unit_keys(data.index), self._secret, self._config.drop_q_k)
+        keys = unit_keys(data.index)
+        self._dropq = DropQ(keys, self._secret, self._config.drop_q_k)
+        self._perturb = (
+            Perturbation(keys, self._secret, self._config.perturbation_weight_range)
+            if self._config.perturbation
+            else None
+        )
         self._noise_secret = hmac.new(self._secret, b"residual-noise", hashlib.sha256).digest()
         self._audit_sink = audit_sink
         self._keep_audit = bool(keep_audit)
@@ -289,13 +299,23 @@ class AnalysisServer:
         parsed = as_universe(universe, self._metadata)
         text = parsed.to_string()
         query["universe"] = text
+        rule_set = self._config.rules
         evaluation = evaluate_universe(
-            parsed, self._metadata, self._coded.codes, max_pieces=self._config.max_universe_pieces
+            parsed,
+            self._metadata,
+            self._coded.codes,
+            max_pieces=self._config.max_universe_pieces,
+            keep_empty_intersections=rule_set == "default",
         )
         verdicts = (
-            rules.no_marginal_1_or_2(evaluation, min_marginal=self._config.min_marginal),
+            rules.no_marginal_1_or_2(
+                evaluation, min_marginal=self._config.min_marginal, rules=rule_set
+            ),
             rules.universe_gamma(
-                evaluation, gamma=self._config.gamma, gamma_star=self._config.gamma_star
+                evaluation,
+                gamma=self._config.gamma,
+                gamma_star=self._config.gamma_star,
+                rules=rule_set,
             ),
         )
         if not all(v.passed for v in verdicts):
@@ -330,10 +350,15 @@ class AnalysisServer:
             prepared = self._prepare(universe, query)
             if prepared.positions is None:
                 return Refusal("universe_check", prepared.verdicts)
+            size = (
+                self._perturb.count(prepared.positions)
+                if self._perturb is not None
+                else int(prepared.positions.size)
+            )
             return UniverseCheckResult(
                 prepared.universe_text,
                 prepared.joint,
-                self._config.size_class(int(prepared.positions.size)),
+                self._config.size_class(size),
                 prepared.verdicts,
             )
 
@@ -376,6 +401,7 @@ class AnalysisServer:
                 cols,
                 self._config,
                 mean_of=mean_of,
+                perturb=self._perturb,
             )
             all_verdicts = prepared.verdicts + tuple(verdicts)
             if result is None:
@@ -420,6 +446,7 @@ class AnalysisServer:
                 parsed,
                 family,
                 self._config,
+                perturb=self._perturb,
             )
             all_verdicts = prepared.verdicts + tuple(verdicts)
             if result is None:
@@ -451,7 +478,12 @@ class AnalysisServer:
             if prepared.positions is None:
                 return Refusal("correlation", prepared.verdicts)
             verdicts, result = analyses.correlation(
-                self._coded, prepared.positions, prepared.universe_text, factors, self._config
+                self._coded,
+                prepared.positions,
+                prepared.universe_text,
+                factors,
+                self._config,
+                perturb=self._perturb,
             )
             all_verdicts = prepared.verdicts + tuple(verdicts)
             if result is None:
@@ -481,7 +513,13 @@ class AnalysisServer:
             if prepared.positions is None:
                 return Refusal("residual_plot", prepared.verdicts)
             verdicts, result, internals = analyses.regression(
-                self._coded, prepared.positions, prepared.universe_text, parsed, "ols", self._config
+                self._coded,
+                prepared.positions,
+                prepared.universe_text,
+                parsed,
+                "ols",
+                self._config,
+                perturb=self._perturb,
             )
             all_verdicts = prepared.verdicts + tuple(verdicts)
             if result is None:

@@ -191,7 +191,11 @@ function renderPieces() {
 }
 
 function updateUniverseText() {
-  $("universe-text").textContent = universeText();
+  const text = universeText();
+  const shown = $("universe-text");
+  // Any change of the universe makes an earlier check's answer stale: clear it.
+  if (shown.textContent !== text) $("universe-result").replaceChildren();
+  shown.textContent = text;
 }
 
 async function checkUniverse() {
@@ -398,6 +402,10 @@ async function run() {
   } else {
     path = "/api/correlation";
     body = { universe, variables: [...$("corr-vars").querySelectorAll("input:checked")].map((i) => i.value) };
+    if (body.variables.length < 2) {
+      out.replaceChildren(el("p", { class: "error", text: "tick at least two variables to correlate" }));
+      return;
+    }
   }
   const { httpStatus, payload } = await api("POST", path, body);
   if (payload.status !== "ok") {
