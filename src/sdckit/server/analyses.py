@@ -229,7 +229,7 @@ def crosstab(
     With ``perturb`` (:class:`sdckit.server.perturbation.Perturbation`)
     every count, margin and total is perturbed by the key of its own set of
     units (never 1 or 2, so no table is refused for a small cell), means are
-    weighted by the fixed unit weights, and a mean is suppressed when the
+    those of f_i x_i with each unit's fixed factor, and a mean is suppressed when the
     perturbed count of units with a value is below ``min_mean_count``.
     """
     verdicts: list[Verdict] = []
@@ -295,10 +295,10 @@ def crosstab(
         vcell, vals = cell[has], values[has]
         ncell = shape[0] * shape[1]
         n_val = np.bincount(vcell, minlength=ncell).reshape(shape)
-        if perturb is None:
-            weights = np.ones(vals.size)
-        else:
-            weights = perturb.raw_weights(positions[ok][has])
+        weights = np.ones(vals.size)
+        if perturb is not None:
+            # Every unit's value carries its fixed factor (Evans, Zayatz & Slanta 1998).
+            vals = vals * perturb.value_factors(mean_of, positions[ok][has])
         sums = np.bincount(vcell, weights=vals * weights, minlength=ncell).reshape(shape)
         wsum = np.bincount(vcell, weights=weights, minlength=ncell).reshape(shape)
         absval = np.abs(vals)
@@ -543,11 +543,16 @@ def static_regression_rules(
 _TRANSFORMS = {"square": np.square, "sqrt": np.sqrt, "log": np.log}
 
 
-def _factor_values(factor: Factor, coded: CodedData, rows: np.ndarray) -> np.ndarray:
+def _factor_values(
+    factor: Factor, coded: CodedData, rows: np.ndarray, perturb: Perturbation | None = None
+) -> np.ndarray:
+    """Values of a (transformed) variable; with ``perturb``, of f_i x_i (a response)."""
     var = coded.metadata.variable(factor.variable)
     if var.is_categorical:
         return coded.codes[factor.variable][rows].astype(np.float64)
     x = coded.values[factor.variable][rows]
+    if perturb is not None:
+        x = x * perturb.value_factors(factor.variable, rows)
     if factor.transform is None:
         return x
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -844,7 +849,10 @@ def regression(
     up to ``config.max_absorption_retries`` times.
 
     With ``perturb`` the released number of units is perturbed by the key of
-    the analysis sample, and the model is fitted with the fixed unit weights
+    the analysis sample, a continuous response is taken as f_i y_i with the
+    fixed factors of :meth:`Perturbation.value_factors` (so the group means a
+    fit passes through are those a table releases), and the model is fitted
+    with the fixed unit weights
     scaled to sum to that released number (weighted least squares, or a
     logit with frequency weights): the weights are independent of the data,
     so the fit estimates the same coefficients, while the difference of two
@@ -888,8 +896,13 @@ def regression(
         y = (coded.codes[response_var.name][rows] == 1).astype(np.float64)
         event = response_var.levels[1]
     else:
-        y = _factor_values(formula.response, coded, rows)
+        y = _factor_values(formula.response, coded, rows, perturb)
         event = None
+    # The output rules judge what the released coefficients reveal about the
+    # true responses, not about the perturbed ones.
+    y_true = (
+        y if perturb is None or family == "logit" else _factor_values(formula.response, coded, rows)
+    )
 
     # Reference and kept levels of every categorical predictor.
     references: dict[str, str] = {}
@@ -954,7 +967,7 @@ def regression(
         if not attempt[-1].passed:
             return verdicts + attempt, None, None
         fit, output_verdicts, internals = _fit_and_check(
-            family, x, y, design, config, formula, coded, rows, weights, n_released
+            family, x, y, design, config, formula, coded, rows, weights, n_released, y_true
         )
         attempt += output_verdicts
         if all(v.passed for v in output_verdicts):
@@ -1023,6 +1036,7 @@ def _fit_and_check(
     rows: np.ndarray,
     weights: np.ndarray | None = None,
     n_released: int | None = None,
+    y_true: np.ndarray | None = None,
 ):
     out: list[Verdict] = []
     root = np.ones(y.size) if weights is None else np.sqrt(weights)
@@ -1034,12 +1048,19 @@ def _fit_and_check(
         q, _ = np.linalg.qr(x * root[:, None])
         leverage = np.sum(q * q, axis=1)
         residuals = y - np.asarray(fit.fittedvalues)
-        out.append(rules.r_squared_bound(float(fit.rsquared), maximum=config.r_squared_max))
+        r2 = float(fit.rsquared)
+        if y_true is not None and y_true is not y:
+            # How well the released coefficients predict the *true* responses.
+            residuals = y_true - np.asarray(fit.fittedvalues)
+            centred = y_true - float(np.mean(y_true))
+            tss = float(centred @ centred)
+            r2 = max(r2, 1.0 - float(residuals @ residuals) / tss if tss > 0 else np.nan)
+        out.append(rules.r_squared_bound(r2, maximum=config.r_squared_max))
         out.append(rules.leverage_bound(leverage, maximum=config.max_leverage))
         out.append(
             rules.exact_prediction(
                 residuals,
-                scale=float(np.std(y)),
+                scale=float(np.std(y if y_true is None else y_true)),
                 tolerance=config.exact_fit_tolerance,
                 min_group=config.min_category_size,
             )

@@ -116,23 +116,46 @@ class Perturbation:
                 f"perturbation weight range must satisfy 0 <= a <= b < 1, got {weight_range!r}"
             )
         keys = np.asarray(keys, dtype=np.int64)
+        self._raw_keys = keys.astype("<i8")
+        self._factor_secret = hmac.new(secret, b"value factors", hashlib.sha256).digest()
+        self._factors: dict[str, np.ndarray] = {}
         order = np.argsort(keys, kind="stable")
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
         self._keys = _Keys(order, rank, np.ascontiguousarray(keys[order]).astype("<i8"))
         self._count_secret = hmac.new(secret, b"cell-key counts", hashlib.sha256).digest()
         weight_secret = hmac.new(secret, b"unit weights", hashlib.sha256).digest()
-        # One keyed BLAKE2 digest per unit: two uniforms, for the sign and the size.
-        raw = b"".join(
-            hashlib.blake2b(k.tobytes(), key=weight_secret, digest_size=16).digest()
-            for k in keys.astype("<i8")
-        )
-        words = np.frombuffer(raw, dtype="<u8").reshape(-1, 2) if keys.size else np.zeros((0, 2))
-        u_sign = words[:, 0] / 2.0**64
-        u_size = words[:, 1] / 2.0**64
-        sign = np.where(u_sign < 0.5, -1.0, 1.0)
-        self._weights = 1.0 + sign * (low + (high - low) * u_size)
         self.weight_range = (low, high)
+        self._weights = self._keyed_factors(weight_secret, b"")
+
+    def _keyed_factors(self, key: bytes, tag: bytes) -> np.ndarray:
+        """1 +/- U[a, b] per unit: one keyed BLAKE2 digest each, two uniforms (sign, size)."""
+        raw = b"".join(
+            hashlib.blake2b(tag + k.tobytes(), key=key, digest_size=16).digest()
+            for k in self._raw_keys
+        )
+        if not raw:
+            return np.zeros(0)
+        words = np.frombuffer(raw, dtype="<u8").reshape(-1, 2)
+        sign = np.where(words[:, 0] / 2.0**64 < 0.5, -1.0, 1.0)
+        low, high = self.weight_range
+        return 1.0 + sign * (low + (high - low) * (words[:, 1] / 2.0**64))
+
+    def value_factors(self, variable: str, positions: np.ndarray) -> np.ndarray:
+        """The fixed factors f_i = 1 +/- U[a, b] of ``variable`` for the units at ``positions``.
+
+        A released mean or regression response uses f_i x_i in place of x_i
+        (Evans, Zayatz & Slanta 1998): every unit keeps the same factor in
+        every answer, so a difference of two answers that isolates unit t
+        gives at best f_t x_t, at least a |x_t| away from x_t, however many
+        differently padded pairs are averaged. Each variable has its own
+        factors (keyed by its name), independent of the unit weights.
+        """
+        if variable not in self._factors:
+            self._factors[variable] = self._keyed_factors(
+                self._factor_secret, variable.encode("utf-8") + b"\x00"
+            )
+        return self._factors[variable][np.asarray(positions, dtype=np.int64)]
 
     def __repr__(self) -> str:  # never shows keys or weights
         return f"Perturbation({self._weights.size} units, weights 1 +/- U{self.weight_range})"
