@@ -123,9 +123,9 @@ def no_marginal_1_or_2(
 
     ``rules="mas2011"`` is the paper's rule: a margin passes when it is
     ">= 3 OR = 0", so a refusal says "one or two units here".
-    ``rules="default"`` also refuses an empty margin among the codes the
-    variables take in the data (a code no unit has in the whole dataset is
-    left out), with the generic reason of the Gamma rule: a refusal then
+    ``rules="default"`` also refuses an empty margin (over the declared
+    levels and bins; the missing code, which no universe can select, is left
+    out), with the generic reason of the Gamma rule: a refusal then
     says only that some combination holds fewer than ``min_marginal`` units,
     possibly none.
     """
@@ -134,11 +134,9 @@ def no_marginal_1_or_2(
     if table.ndim == 0:
         return _pass(rule)
     if rules == "default":
-        present = []
-        for axis in range(table.ndim):
-            others = tuple(a for a in range(table.ndim) if a != axis)
-            present.append(table.sum(axis=others) > 0)
-        sub = table[np.ix_(*present)]
+        # Every declared level and bin counts (an empty one too); the missing
+        # code of each axis does not, since no universe can select it.
+        sub = table[tuple(slice(0, size - 1) for size in table.shape)]
         for axis in range(sub.ndim):
             if np.any(sub.sum(axis=axis) < min_marginal):
                 return _refuse(rule, GENERIC_SMALL_REASON)
