@@ -62,6 +62,7 @@ def test_transformation_domain_is_declared_not_probed(planted, tmp_path):
         answers[left_out] = (response.status_code, body)
     assert len({repr(a) for a in answers.values()}) == 1  # one answer for every bin
     status, body = answers[target_bin]
+    assert status == 200
     assert body["status"] == "refused" and body["refusals"][0]["rule"] == "transformation_domain"
     # sqrt suits a non-negative variable: answered whether or not the target is in.
     for left_out in (target_bin, (target_bin + 1) % bins):
