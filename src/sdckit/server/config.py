@@ -107,7 +107,7 @@ class ServerConfig:
         magnitude with fixed secret unit weights (:mod:`sdckit.server.perturbation`),
         on top of Drop q. Off, counts and statistics are those of the Drop q
         subsample, and tables with a cell of 1 or 2 are refused instead.
-    perturbation_weight_range : tuple of float, default (0.10, 0.30)
+    perturbation_weight_range : tuple of float, default (0.05, 0.15)
         a and b of the unit weights 1 +/- U[a, b].
     min_mean_count : int, default 10
         With perturbation, a cell mean is released only when the perturbed
@@ -139,7 +139,7 @@ class ServerConfig:
     size_class_bounds: tuple[int, ...] = field(default=(1000, 10000))
     rules: str = "default"
     perturbation: bool = True
-    perturbation_weight_range: tuple[float, ...] = field(default=(0.10, 0.30))
+    perturbation_weight_range: tuple[float, ...] = field(default=(0.05, 0.15))
     min_mean_count: int = 10
 
     def __post_init__(self) -> None:

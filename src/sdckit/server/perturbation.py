@@ -19,21 +19,23 @@ keyed, deterministic perturbations on top of Drop q (never instead of it):
   answers is the true difference plus the difference of two independent
   noises. The distribution has mean zero and never releases 1 or 2; a
   count of 0 stays 0.
-* **Magnitudes** (cell means, regression coefficients, correlations) are
-  computed with a fixed secret weight per unit, w_i = 1 + s_i u_i with a
-  random sign s_i and u_i uniform on [a, b] (defaults 0.10, 0.30), keyed by
-  the unit's identifier. This is the per-respondent multiplicative noise of
-  Evans, Zayatz & Slanta (1998), used by the U.S. Census Bureau for
-  magnitude tables, applied as analysis weights: a weighted mean, weighted
-  least squares and a weighted logit are unbiased for the same quantities
-  as their unweighted versions (the weights are independent of the data),
-  and every statistic of two universes that differ by unit t differs by
-  that unit's contribution *times its weight*. The weight never changes, so
-  no number of differently padded pairs averages it away: the best an
-  intruder can recover is w_t x_t, at least a (10%) away from x_t with an
-  unknown sign. The weights are normalised to sum to the released
-  (perturbed) count of the analysis sample, so no output reveals the true
-  count through a weighted sum.
+* **Magnitudes**. Every unit has a fixed secret factor per variable,
+  f_i = 1 + s_i u_i with a random sign s_i and u_i uniform on [a, b]
+  (defaults 0.05, 0.15), keyed by the unit's identifier and the variable's
+  name: the per-respondent multiplicative noise of Evans, Zayatz & Slanta
+  (1998), used by the U.S. Census Bureau for magnitude tables. A cell mean
+  is the mean of f_i x_i, and a regression's continuous response is f_i y_i
+  (unbiased: E f = 1 and f is independent of the data, so the fit estimates
+  the same coefficients). A difference of two answers that isolates unit t
+  gives at best f_t x_t; the factor never changes, so no number of
+  differently padded pairs averages it away, and it is at least a (5%) away
+  from 1 with an unknown sign. Regressions and correlations are in
+  addition fitted with fixed secret unit weights of the same form (weighted
+  least squares, a logit with frequency weights, weighted correlations),
+  scaled to sum to the released, perturbed number of units: a predictor's
+  contribution to the fit is then also scaled by a factor the intruder
+  cannot remove, and no standard error or degree of freedom reveals the
+  true count.
 """
 
 from __future__ import annotations
@@ -103,12 +105,12 @@ class Perturbation:
         One identifier per record (:func:`sdckit.server.dropq.unit_keys`).
     secret : bytes
         The server secret; the count and weight keys are derived from it.
-    weight_range : (float, float), default (0.10, 0.30)
+    weight_range : (float, float), default (0.05, 0.15)
         a and b of the unit weights 1 +/- U[a, b].
     """
 
     def __init__(
-        self, keys: np.ndarray, secret: bytes, weight_range: tuple[float, float] = (0.10, 0.30)
+        self, keys: np.ndarray, secret: bytes, weight_range: tuple[float, float] = (0.05, 0.15)
     ) -> None:
         low, high = (float(v) for v in weight_range)
         if not 0.0 <= low <= high < 1.0:
@@ -126,7 +128,15 @@ class Perturbation:
         self._count_secret = hmac.new(secret, b"cell-key counts", hashlib.sha256).digest()
         weight_secret = hmac.new(secret, b"unit weights", hashlib.sha256).digest()
         self.weight_range = (low, high)
-        self._weights = self._keyed_factors(weight_secret, b"")
+        self._weight_secret = weight_secret
+        self._weights_cache: np.ndarray | None = None
+
+    @property
+    def _weights(self) -> np.ndarray:
+        # Computed on first use (one keyed digest per unit), then kept.
+        if self._weights_cache is None:
+            self._weights_cache = self._keyed_factors(self._weight_secret, b"")
+        return self._weights_cache
 
     def _keyed_factors(self, key: bytes, tag: bytes) -> np.ndarray:
         """1 +/- U[a, b] per unit: one keyed BLAKE2 digest each, two uniforms (sign, size)."""
@@ -158,7 +168,7 @@ class Perturbation:
         return self._factors[variable][np.asarray(positions, dtype=np.int64)]
 
     def __repr__(self) -> str:  # never shows keys or weights
-        return f"Perturbation({self._weights.size} units, weights 1 +/- U{self.weight_range})"
+        return f"Perturbation({self._raw_keys.size} units, weights 1 +/- U{self.weight_range})"
 
     # ------------------------------------------------------------------ counts
 
