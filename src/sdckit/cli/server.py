@@ -33,6 +33,12 @@ def _positive(value: int | None, option: str) -> int | None:
     return value
 
 
+def _positive_number(value: float, option: str) -> float:
+    if not value > 0:
+        raise ParameterError(f"{option} must be a number > 0, got {value:g}")
+    return float(value)
+
+
 def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
@@ -97,6 +103,14 @@ def serve_command(
     max_request_bytes: int = typer.Option(
         65536, "--max-request-bytes", help="Larger request bodies are refused (413)."
     ),
+    cpu_seconds_per_minute: float = typer.Option(
+        20.0,
+        "--cpu-seconds-per-minute",
+        help="Cost budget per account: CPU seconds of analyses per minute (429 beyond).",
+    ),
+    max_analysis_seconds: float = typer.Option(
+        60.0, "--max-analysis-seconds", help="Maximum run time of one analysis."
+    ),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
     rules: str | None = typer.Option(
         None,
@@ -127,6 +141,8 @@ def serve_command(
         rate_per_minute=_positive(rate_per_minute, "--rate-per-minute"),
         daily_budget=_positive(daily_budget, "--daily-budget"),
         max_request_bytes=_positive(max_request_bytes, "--max-request-bytes"),
+        cpu_seconds_per_minute=_positive_number(cpu_seconds_per_minute, "--cpu-seconds-per-minute"),
+        max_analysis_seconds=_positive_number(max_analysis_seconds, "--max-analysis-seconds"),
     )
     if demo:
         if data is not None or metadata is not None:

@@ -30,6 +30,7 @@ from sdckit.errors import ParameterError
 from sdckit.server import rules
 from sdckit.server.config import ServerConfig
 from sdckit.server.formula import Factor, Formula, Term
+from sdckit.server.limits import check_deadline
 from sdckit.server.metadata import Metadata
 from sdckit.server.perturbation import Perturbation
 from sdckit.server.rules import Verdict
@@ -774,6 +775,7 @@ def _logit_deviance_table(
     except Exception:  # a nested model failing to fit leaves its row undefined
         prev = np.nan
     for i, (name, term_cols) in enumerate(term_columns[1:], start=1):
+        check_deadline()
         cols = cols + term_cols
         if i == len(term_columns) - 1:
             llf = full_llf
@@ -952,6 +954,7 @@ def regression(
     retries = 0
     retry_notes: list[str] = []
     while True:
+        check_deadline()
         design = _build_design(
             formula, coded, rows, kept_levels, config.min_category_size, config.rules
         )
@@ -992,6 +995,7 @@ def regression(
             Verdict("category_support", True, "", tuple(design.adjustments + retry_notes))
         )
     verdicts += attempt
+    check_deadline()
     if family == "ols":
         df_resid = float(fit.df_resid)
         root = np.ones(y.size) if weights is None else np.sqrt(weights)

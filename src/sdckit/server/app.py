@@ -89,6 +89,14 @@ class ServiceSettings:
         Larger request bodies are refused (HTTP 413) before they are read.
     history_limit : int, default 200
         Most entries the history endpoint returns.
+    cpu_seconds_per_minute : float or None, default 20.0
+        Cost budget per account beside the request rate: the CPU seconds its
+        analyses used over the last minute. An account over it gets 429
+        ``cost_budget_exhausted`` with a Retry-After until enough of its
+        recent work has aged out, so one account sending the most expensive
+        queries cannot queue more work than the machine has. None: no budget.
+    max_analysis_seconds : float or None, default 60.0
+        Maximum run time of one analysis (:mod:`sdckit.server.limits`).
     """
 
     log_identity: bool = False
@@ -96,6 +104,8 @@ class ServiceSettings:
     daily_budget: int | None = None
     max_request_bytes: int = 65536
     history_limit: int = 200
+    cpu_seconds_per_minute: float | None = 20.0
+    max_analysis_seconds: float | None = 60.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.log_identity, bool):
@@ -104,6 +114,12 @@ class ServiceSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ParameterError(f"{name} must be a positive integer, got {value!r}")
+        for name in ("cpu_seconds_per_minute", "max_analysis_seconds"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float) or not value > 0
+            ):
+                raise ParameterError(f"{name} must be a number > 0 or None, got {value!r}")
         budget = self.daily_budget
         if budget is not None and (
             isinstance(budget, bool) or not isinstance(budget, int) or budget < 1
@@ -372,7 +388,10 @@ _ERRORS = {
         "model": RefusalResponse | ErrorResponse,
         "description": "Query does not fit the metadata",
     },
-    429: {"model": ErrorResponse, "description": "Rate limit or daily budget reached"},
+    429: {
+        "model": ErrorResponse,
+        "description": "Rate limit, CPU cost budget or daily budget reached (see Retry-After)",
+    },
     503: {
         "model": ErrorResponse,
         "description": "The audit log cannot be written; nothing released",
@@ -484,6 +503,35 @@ class _RateLimiter:
                 return hits[0] + 60.0 - now
             hits.append(now)
             return None
+
+
+class _CostMeter:
+    """CPU seconds used by each account's analyses over a sliding minute (in this process)."""
+
+    def __init__(self) -> None:
+        self._spent: dict[int, deque[tuple[float, float]]] = {}
+        self._lock = threading.Lock()
+
+    def retry_after(self, account_id: int, budget: float) -> float | None:
+        """None when the account may run another analysis, else seconds to wait."""
+        now = time.monotonic()
+        with self._lock:
+            spent = self._spent.setdefault(account_id, deque())
+            while spent and spent[0][0] <= now - 60.0:
+                spent.popleft()
+            total = sum(cost for _, cost in spent)
+            if total < budget:
+                return None
+            # Wait until enough of the oldest work leaves the window.
+            for at, cost in spent:
+                total -= cost
+                if total < budget:
+                    return at + 60.0 - now
+            return 60.0
+
+    def add(self, account_id: int, cost: float) -> None:
+        with self._lock:
+            self._spent.setdefault(account_id, deque()).append((time.monotonic(), cost))
 
 
 @dataclass
@@ -647,9 +695,16 @@ def create_app(
             context.audit_id = audit_id
 
     engine = AnalysisServer(
-        data, metadata, config, secret=secret, audit_sink=audit_sink, keep_audit=False
+        data,
+        metadata,
+        config,
+        secret=secret,
+        audit_sink=audit_sink,
+        keep_audit=False,
+        max_seconds=settings.max_analysis_seconds,
     )
     limiter = _RateLimiter()
+    meter = _CostMeter()
 
     app = FastAPI(
         title="sdckit analysis server",
@@ -667,6 +722,7 @@ def create_app(
     app.state.engine = engine
     app.state.settings = settings
     app.state.limiter = limiter
+    app.state.cost_meter = meter
     app.add_middleware(_BodySizeLimit, limit=settings.max_request_bytes)
 
     # ----------------------------------------------------------------- errors
@@ -720,6 +776,18 @@ def create_app(
     # ----------------------------------------------------------------- accounts
 
     def answer(who: AccountInfo, call: Callable[[], Any], *, png: bool = False) -> Any:
+        cpu_budget = settings.cpu_seconds_per_minute
+        if cpu_budget is not None:
+            wait = meter.retry_after(who.id, cpu_budget)
+            if wait is not None:
+                seconds = max(1, math.ceil(wait))
+                raise ApiError(
+                    429,
+                    "cost_budget_exhausted",
+                    f"your analyses used more than {cpu_budget:g} CPU seconds in the last minute; "
+                    f"retry in {seconds} s",
+                    headers={"Retry-After": str(seconds)},
+                )
         budget = who.daily_budget or settings.daily_budget
         if budget is not None and not store.consume_daily_query(who.id, budget):
             raise ApiError(
@@ -730,6 +798,7 @@ def create_app(
         pseudonym = analyst_pseudonym(secret, who.name) if settings.log_identity else None
         context = _QueryContext(pseudonym)
         token = _QUERY.set(context)
+        started = time.thread_time()
         try:
             result = call()
         except SDCError as exc:
@@ -743,6 +812,7 @@ def create_app(
             ) from None
         finally:
             _QUERY.reset(token)
+            meter.add(who.id, time.thread_time() - started)
         if png and not isinstance(result, Refusal):
             return Response(
                 result.png,

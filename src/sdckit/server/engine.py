@@ -44,6 +44,7 @@ from sdckit.server.analyses import CodedData, Refusal
 from sdckit.server.config import ServerConfig, load_config
 from sdckit.server.dropq import DropQ, generate_secret, unit_keys
 from sdckit.server.formula import FormulaError, as_formula, parse_factor
+from sdckit.server.limits import deadline
 from sdckit.server.metadata import Metadata
 from sdckit.server.perturbation import Perturbation
 from sdckit.server.residuals import ResidualPlotResult, render_png, synthetic_residual_panels
@@ -169,6 +170,10 @@ class AnalysisServer:
     keep_audit : bool, default True
         Keep the records in memory (:attr:`audit`). A service persisting
         them through ``audit_sink`` may switch this off.
+    max_seconds : float, optional
+        Maximum run time of one analysis: past it the analysis stops with
+        :class:`sdckit.server.limits.AnalysisTimeout` (nothing released, an
+        ``error`` audit record). None: no limit.
     """
 
     def __init__(
@@ -180,8 +185,16 @@ class AnalysisServer:
         secret: bytes | None = None,
         audit_sink: AuditSink | None = None,
         keep_audit: bool = True,
+        max_seconds: float | None = None,
     ) -> None:
         check_dataframe(data, "data")
+        if max_seconds is not None and (
+            isinstance(max_seconds, bool)
+            or not isinstance(max_seconds, int | float)
+            or not max_seconds > 0
+        ):
+            raise ParameterError(f"max_seconds must be a number > 0 or None, got {max_seconds!r}")
+        self._max_seconds = max_seconds
         if isinstance(metadata, Metadata):
             self._metadata = metadata
         elif isinstance(metadata, Mapping):
@@ -278,7 +291,7 @@ class AnalysisServer:
         arrived = datetime.now(UTC).isoformat(timespec="milliseconds")
         started = time.perf_counter()
         try:
-            with _THREADPOOLS.limit(limits=1, user_api="blas"):
+            with _THREADPOOLS.limit(limits=1, user_api="blas"), deadline(self._max_seconds):
                 result = compute()
         except (UniverseError, FormulaError) as exc:
             rule = "universe_definition" if isinstance(exc, UniverseError) else "formula_syntax"
