@@ -176,6 +176,7 @@ def serve_command(
         err_console.print(f"sdckit analysis server on http://{shown_host}:{port}/", highlight=False)
         err_console.print(f"  database: {escape(repr(store))}", highlight=False)
         err_console.print(f"  rules: {loaded.rules}", highlight=False)
+        err_console.print(f"  API reference: http://{shown_host}:{port}/api/docs", highlight=False)
         if demo:
             names = {a.name for a in store.list_accounts()}
             name = "demo" if "demo" not in names else f"demo-{secrets.token_hex(3)}"

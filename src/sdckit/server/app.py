@@ -714,7 +714,9 @@ def create_app(
             "Census Bureau's Microdata Analysis System (Lucero et al. 2011). Authenticate with "
             "`Authorization: Bearer <token>`."
         ),
-        docs_url="/api/docs",
+        # FastAPI's Swagger page loads its scripts from a public CDN, which an
+        # offline deployment cannot reach: the package serves its own page.
+        docs_url=None,
         redoc_url=None,
         openapi_url="/api/openapi.json",
     )
@@ -764,7 +766,7 @@ def create_app(
         response = await call_next(request)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("Referrer-Policy", "no-referrer")
-        if request.url.path.startswith("/api/") and not request.url.path.startswith("/api/docs"):
+        if request.url.path.startswith("/api/") and request.url.path != "/api/docs":
             response.headers.setdefault("Cache-Control", "no-store")
         else:
             response.headers.setdefault(
@@ -983,5 +985,10 @@ def create_app(
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
         return FileResponse(WEB_DIR / "index.html", media_type="text/html")
+
+    @app.get("/api/docs", include_in_schema=False)
+    def api_docs() -> FileResponse:
+        """The API reference, rendered in the page from /api/openapi.json (no outside resources)."""
+        return FileResponse(WEB_DIR / "api.html", media_type="text/html")
 
     return app
