@@ -1119,7 +1119,15 @@ def _fit_and_check(
                 "remove the predictor or category that isolates some units",
             )
         )
-    return fit, out, None
+    predictors = {}
+    categorical = {}
+    for factor in formula.main_effects:
+        var = coded.metadata.variable(factor.variable)
+        predictors[factor.to_string()] = _factor_values(factor, coded, rows)
+        if var.is_categorical:
+            categorical[factor.to_string()] = var.levels
+    internals = FitInternals(formula, y, p, y - p, predictors, categorical)
+    return fit, out, internals
 
 
 # --------------------------------------------------------------------------- correlation

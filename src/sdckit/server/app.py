@@ -320,6 +320,23 @@ class ResidualPlotResponse(_Answer):
     png_base64: str = Field(..., description="The plots as a PNG image, base64-encoded.")
 
 
+class BinnedPanelModel(BaseModel):
+    predictor: str
+    labels: list[str]
+    x: list[float]
+    mean_residual: list[float]
+    band: list[float]
+    suppressed: list[str]
+
+
+class LogitDiagnosticsResponse(_Answer):
+    status: Literal["ok"]
+    universe: str
+    formula: str
+    panels: list[BinnedPanelModel]
+    png_base64: str = Field(..., description="The plots as a PNG image, base64-encoded.")
+
+
 class VariableModel(BaseModel):
     kind: Literal["categorical", "continuous"]
     label: str = ""
@@ -952,6 +969,22 @@ def create_app(
                 universe_value(body.universe), formula_value(body.formula)
             ),
             png=True,
+        )
+
+    @app.post(
+        "/api/logit-diagnostics",
+        response_model=_discriminated(LogitDiagnosticsResponse),
+        response_model_exclude_unset=True,
+        responses=_ERRORS,
+        tags=["analysis"],
+    )
+    def logit_diagnostics(body: ResidualPlotRequest, who: Account) -> Any:
+        """Binned residual plots of a logistic regression: each point the mean of many units."""
+        return answer(
+            who,
+            lambda: engine.logit_diagnostics(
+                universe_value(body.universe), formula_value(body.formula)
+            ),
         )
 
     @app.get("/api/history", response_model=HistoryResponse, responses=_ERRORS, tags=["analysis"])

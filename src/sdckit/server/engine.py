@@ -45,6 +45,12 @@ from sdckit.server.config import ServerConfig, load_config
 from sdckit.server.dropq import DropQ, generate_secret, unit_keys
 from sdckit.server.formula import FormulaError, as_formula, parse_factor
 from sdckit.server.limits import deadline
+from sdckit.server.logit_diagnostics import (
+    LogitDiagnosticsResult,
+    binned_residual_panels,
+    public_bins,
+)
+from sdckit.server.logit_diagnostics import render_png as render_binned_png
 from sdckit.server.metadata import Metadata
 from sdckit.server.perturbation import Perturbation
 from sdckit.server.residuals import ResidualPlotResult, render_png, synthetic_residual_panels
@@ -554,6 +560,61 @@ class AnalysisServer:
             )
 
         return self._run("residual_plot", query, compute)
+
+    def logit_diagnostics(self, universe: Any, formula: Any) -> LogitDiagnosticsResult | Refusal:
+        """Binned residual plots of a logistic regression (:mod:`sdckit.server.logit_diagnostics`).
+
+        The model must pass every regression rule. Each plotted point is the
+        mean residual of at least Gamma* units (groups of fitted probability,
+        public cutpoint bins, categories), with keyed noise; no point is a unit.
+        """
+        query: dict[str, Any] = {
+            "universe": self._universe_query_value(universe),
+            "formula": formula if isinstance(formula, str) else self._universe_query_value(formula),
+        }
+
+        def compute():
+            parsed = as_formula(formula)
+            query["formula"] = parsed.to_string()
+            static = analyses.static_regression_rules(parsed, self._metadata, "logit", self._config)
+            if not static[-1].passed:
+                return Refusal("logit_diagnostics", tuple(static))
+            prepared = self._prepare(universe, query)
+            if prepared.positions is None:
+                return Refusal("logit_diagnostics", prepared.verdicts)
+            verdicts, result, internals = analyses.regression(
+                self._coded,
+                prepared.positions,
+                prepared.universe_text,
+                parsed,
+                "logit",
+                self._config,
+                perturb=self._perturb,
+            )
+            all_verdicts = prepared.verdicts + tuple(verdicts)
+            if result is None:
+                return Refusal("logit_diagnostics", all_verdicts)
+            # The analysis sample: the kept units with every model variable observed.
+            rows = prepared.positions
+            for name in parsed.variables:
+                rows = rows[self._coded.codes[name][rows] >= 0]
+            factors = {f.to_string(): f.variable for f in parsed.main_effects}
+            panels = binned_residual_panels(
+                internals.response,
+                internals.fitted,
+                internals.predictors,
+                internals.categorical,
+                public_bins(factors, self._metadata, self._coded.codes, rows),
+                rows,
+                min_bin=self._config.gamma_star,
+                perturb=self._perturb,
+            )
+            png = render_binned_png(panels, f"Binned residuals: {parsed.to_string()}")
+            return LogitDiagnosticsResult(
+                prepared.universe_text, parsed.to_string(), panels, png, all_verdicts
+            )
+
+        return self._run("logit_diagnostics", query, compute)
 
 
 def _with_verdicts(result: Any, verdicts: tuple[Verdict, ...]) -> Any:
