@@ -194,7 +194,17 @@ def evaluate(name, data, metadata, spec, n_queries, seed):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="60 queries per dataset")
+    parser.add_argument(
+        "--weight-range",
+        nargs=2,
+        type=float,
+        metavar=("A", "B"),
+        help="unit factors and weights 1 +/- U[A, B] (default: the server's)",
+    )
     args = parser.parse_args()
+    if args.weight_range:
+        for name in ("perturbation", "default"):
+            CONFIGS[name]["perturbation_weight_range"] = tuple(args.weight_range)
     n = 60 if args.quick else 300
     print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}")
     evaluate(*demo(), n, seed=1)
