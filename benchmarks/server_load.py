@@ -154,6 +154,30 @@ def start_service(workdir: Path, db: str, extra: list[str]) -> tuple[subprocess.
         time.sleep(0.3)
 
 
+def defence_cost(data, metadata, engine, repeats: int) -> list[tuple[str, float, float]]:
+    """Median times of three analyses with the perturbation off and on (same run)."""
+    undefended = AnalysisServer(data, metadata, {"perturbation": False}, keep_audit=False)
+    rows = []
+    for name, run in [
+        ("crosstab with means", lambda e: e.crosstab(**CROSSTAB)),
+        ("OLS regression", lambda e: e.regress(REGRESSION["universe"], REGRESSION["formula"])),
+        (
+            "logit regression",
+            lambda e: e.regress(None, "employed ~ age + education + sex", family="logit"),
+        ),
+    ]:
+        # Interleaved, so that a change of the machine's load hits both alike.
+        off, on = [], []
+        run(undefended), run(engine)
+        for _ in range(repeats):
+            for server, times in ((undefended, off), (engine, on)):
+                start = time.perf_counter()
+                run(server)
+                times.append(time.perf_counter() - start)
+        rows.append((name, statistics.median(off), statistics.median(on)))
+    return rows
+
+
 def median_time(function, repeats: int) -> float:
     function()  # warm caches and lazy imports
     times = []
@@ -219,6 +243,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="5 s of load instead of 30 s")
     parser.add_argument("--seconds", type=float, help="load duration (overrides --quick)")
     parser.add_argument("--clients", type=int, default=2, help="client processes")
+    parser.add_argument(
+        "--defence-only",
+        action="store_true",
+        help="only the cost of the padding defence (engine, perturbation on vs off)",
+    )
     args = parser.parse_args()
     seconds = args.seconds or (5.0 if args.quick else 30.0)
     repeats = 10 if args.quick else 30
@@ -232,8 +261,14 @@ def main() -> None:
     metadata = demo_metadata(data)
     print(f"data: {len(data):,} synthetic people x {data.shape[1]} variables (sdckit.server.demo)")
 
-    # ---------------------------------------------------------------- per-query cost, in process
     engine = AnalysisServer(data, metadata, keep_audit=False)
+    if args.defence_only:
+        report_defence_and_budget(
+            defence_cost(data, metadata, engine, repeats), None, None, None, 0
+        )
+        return
+
+    # ---------------------------------------------------------------- per-query cost, in process
     assert engine.crosstab(**CROSSTAB).refused is False
     assert engine.regress(REGRESSION["universe"], REGRESSION["formula"]).refused is False
     t_ct = median_time(lambda: engine.crosstab(**CROSSTAB), repeats)
@@ -253,20 +288,7 @@ def main() -> None:
     c_reg_m = median_time(lambda: bare_regression_matrix(coded), repeats)
     blas_one_thread.unregister()
 
-    # ---------------------------------------------------------------- the defence's cost
-    undefended = AnalysisServer(data, metadata, {"perturbation": False}, keep_audit=False)
-    defence_rows = []
-    for name, run in [
-        ("crosstab with means", lambda e: e.crosstab(**CROSSTAB)),
-        ("OLS regression", lambda e: e.regress(REGRESSION["universe"], REGRESSION["formula"])),
-        (
-            "logit regression",
-            lambda e: e.regress(None, "employed ~ age + education + sex", family="logit"),
-        ),
-    ]:
-        off = median_time(lambda run=run: run(undefended), repeats)
-        on = median_time(lambda run=run: run(engine), repeats)
-        defence_rows.append((name, off, on))
+    defence_rows = defence_cost(data, metadata, engine, repeats)
 
     # ---------------------------------------------------------------- the service
     workdir = Path(tempfile.mkdtemp(prefix="sdckit-load-"))
@@ -421,6 +443,8 @@ def report_defence_and_budget(defence_rows, light_alone, light_busy, heavy_recor
     print(f"  {'analysis':<24}{'off':>10}{'on':>10}{'on / off':>10}")
     for name, off, on in defence_rows:
         print(f"  {name:<24}{1000 * off:>8.1f}ms{1000 * on:>8.1f}ms{on / off:>9.2f}x")
+    if light_alone is None:
+        return
     print()
     print(
         f"cost budget (--cpu-seconds-per-minute 10, {seconds:.0f} s per phase): 2 processes of "

@@ -276,11 +276,20 @@ def crosstab(
         # Every released count is perturbed by the key of its own set of units
         # (cells, margins and the total alike), never 1 or 2: no refusal needed.
         kept = positions[ok]
+        cells_n, rows_n, cols_n, total_n = perturb.grouped_counts(
+            kept,
+            [
+                (cell, shape[0] * shape[1]),
+                (r[ok], shape[0]),
+                (c[ok], shape[1]),
+                (np.zeros(kept.size, dtype=np.int64), 1),
+            ],
+        )
         released = {
-            "counts": perturb.cell_counts(kept, cell, shape[0] * shape[1]).reshape(shape),
-            "rows": perturb.cell_counts(kept, r[ok], shape[0]),
-            "cols": perturb.cell_counts(kept, c[ok], shape[1]),
-            "total": perturb.count(kept),
+            "counts": cells_n.reshape(shape),
+            "rows": rows_n,
+            "cols": cols_n,
+            "total": int(total_n[0]),
         }
         verdicts.append(
             Verdict(
