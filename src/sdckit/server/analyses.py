@@ -696,14 +696,10 @@ def _logit_fit(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None):
             return sm.Logit(y, x).fit(disp=0, method="newton", maxiter=100, warn_convergence=False)
         # Frequency weights summing to the released number of units: the
         # log-likelihood, the information matrix and df_resid all follow it.
-        fit = sm.GLM(y, x, family=sm.families.Binomial(), freq_weights=weights).fit(
-            method="newton", maxiter=100
-        )
-        null_llf = float(
-            sm.GLM(y, np.ones((y.size, 1)), family=sm.families.Binomial(), freq_weights=weights)
-            .fit()
-            .llf
-        )
+        fit = sm.GLM(y, x, family=sm.families.Binomial(), freq_weights=weights).fit(maxiter=100)
+        # The intercept-only model has a closed form: p0 is the weighted event share.
+        p0 = float(np.clip(np.sum(weights * y) / np.sum(weights), 1e-300, 1 - 1e-16))
+        null_llf = float(np.sum(weights * (y * np.log(p0) + (1 - y) * np.log1p(-p0))))
         return _WeightedLogit(fit, null_llf)
 
 

@@ -181,15 +181,26 @@ class Perturbation:
     ) -> list[np.ndarray]:
         """Keyed uniforms of several groupings of the same units (sorted by key once)."""
         rank = self._keys.rank[positions]
-        by_key = np.argsort(rank, kind="stable")
-        keys = self._keys.sorted_keys[rank[by_key]]
+        if rank.size < 2 or bool(np.all(rank[1:] > rank[:-1])):
+            by_key = None  # already in key order (an index sorted like the rows)
+            keys = self._keys.sorted_keys[rank]
+        else:
+            by_key = np.argsort(rank)
+            keys = self._keys.sorted_keys[rank[by_key]]
         out = []
         for cells, n_cells in groupings:
-            in_key_order = np.asarray(cells, dtype=np.int64)[by_key]
-            # A stable sort by cell keeps each cell's units in key order.
-            order = np.argsort(in_key_order, kind="stable")
-            grouped = keys[order]
-            bounds = np.searchsorted(in_key_order[order], np.arange(n_cells + 1))
+            # Small integer codes: numpy's stable sort is then a radix sort.
+            dtype = np.int16 if n_cells < 2**15 else np.int64
+            in_key_order = np.asarray(cells).astype(dtype, copy=False)
+            if by_key is not None:
+                in_key_order = in_key_order[by_key]
+            if n_cells == 1:
+                grouped, bounds = keys, np.array([0, keys.size])
+            else:
+                # A stable sort by cell keeps each cell's units in key order.
+                order = np.argsort(in_key_order, kind="stable")
+                grouped = keys[order]
+                bounds = np.searchsorted(in_key_order[order], np.arange(n_cells + 1))
             uniforms = np.empty(n_cells)
             for cell in range(n_cells):
                 chunk = grouped[bounds[cell] : bounds[cell + 1]].tobytes()
