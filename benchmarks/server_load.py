@@ -25,6 +25,18 @@ formula API (``smf.ols(...).fit()`` plus the sequential ANOVA table
 loaded (string columns) and, stricter again, with categorical dtypes
 prepared once outside the timing (the engine codes its data once at start).
 
+Issue 23 adds two measurements:
+
+* the cost of the padding defence: the same queries on the engine with the
+  perturbation on and off (``ServerConfig(perturbation=...)``), timed in the
+  same run - the ratio on / off (aim: at most 1.5);
+* the cost budget: a second server with ``--cpu-seconds-per-minute 10``;
+  one account ("heavy") sends the most expensive valid query we know (a
+  logit with interactions on all 100,000 units) from 2 processes back to
+  back, while another ("light") sends cross-tabulations one after another;
+  the light account's latency is compared with its latency alone on the
+  same server in the same run, and the heavy account's 429 share printed.
+
     .venv/bin/python benchmarks/server_load.py           # 30 s load, 100,000 rows
     .venv/bin/python benchmarks/server_load.py --quick   # 5 s load
 """
@@ -83,6 +95,87 @@ LOAD_QUERIES = [
         {"universe": None, "formula": "employed ~ age + education", "family": "logit"},
     ),
 ]
+
+
+HEAVY = {
+    "universe": None,
+    "formula": "employed ~ age + square(age) + hours + education + sex + region + age:sex"
+    " + hours:sex + age:education + hours:region",
+    "family": "logit",
+}
+LIGHT = {"universe": "sex = female", "rows": "region", "cols": "employed"}
+
+
+def send_repeatedly(
+    url: str, token: str, body: dict, path: str, seconds: float, out: mp.Queue, label: str = ""
+) -> None:
+    """Send one query back to back for ``seconds``; report (status, latency) of each."""
+    records = []
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=url, timeout=120) as client:
+        stop_at = time.perf_counter() + seconds
+        while time.perf_counter() < stop_at:
+            start = time.perf_counter()
+            response = client.post(path, json=body, headers=headers)
+            records.append((response.status_code, time.perf_counter() - start))
+            if response.status_code == 429:
+                time.sleep(0.05)  # a polite client; the Retry-After would say longer
+    out.put((label, records))
+
+
+def start_service(workdir: Path, db: str, extra: list[str]) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = (workdir / f"server-{port}.log").open("wb")
+    server = subprocess.Popen(
+        [
+            sys.executable, "-m", "sdckit.cli.main", "serve",
+            "--data", str(workdir / "people.parquet"),
+            "--metadata", str(workdir / "meta.yaml"),
+            "--id", "person",
+            "--db", db,
+            "--port", str(port),
+            "--log-level", "warning",
+            *extra,
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while True:
+        try:
+            if httpx.get(url + "/api/health", timeout=2).status_code == 200:
+                return server, url
+        except httpx.HTTPError:
+            pass
+        if server.poll() is not None or time.monotonic() > deadline:
+            server.kill()
+            raise SystemExit(f"server did not start; see {log.name}")
+        time.sleep(0.3)
+
+
+def defence_cost(data, metadata, engine, repeats: int) -> list[tuple[str, float, float]]:
+    """Median times of three analyses with the perturbation off and on (same run)."""
+    undefended = AnalysisServer(data, metadata, {"perturbation": False}, keep_audit=False)
+    rows = []
+    for name, run in [
+        ("crosstab with means", lambda e: e.crosstab(**CROSSTAB)),
+        ("OLS regression", lambda e: e.regress(REGRESSION["universe"], REGRESSION["formula"])),
+        (
+            "logit regression",
+            lambda e: e.regress(None, "employed ~ age + education + sex", family="logit"),
+        ),
+    ]:
+        # Interleaved, so that a change of the machine's load hits both alike.
+        off, on = [], []
+        run(undefended), run(engine)
+        for _ in range(repeats):
+            for server, times in ((undefended, off), (engine, on)):
+                start = time.perf_counter()
+                run(server)
+                times.append(time.perf_counter() - start)
+        rows.append((name, statistics.median(off), statistics.median(on)))
+    return rows
 
 
 def median_time(function, repeats: int) -> float:
@@ -150,6 +243,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="5 s of load instead of 30 s")
     parser.add_argument("--seconds", type=float, help="load duration (overrides --quick)")
     parser.add_argument("--clients", type=int, default=2, help="client processes")
+    parser.add_argument(
+        "--defence-only",
+        action="store_true",
+        help="only the cost of the padding defence (engine, perturbation on vs off)",
+    )
     args = parser.parse_args()
     seconds = args.seconds or (5.0 if args.quick else 30.0)
     repeats = 10 if args.quick else 30
@@ -163,8 +261,14 @@ def main() -> None:
     metadata = demo_metadata(data)
     print(f"data: {len(data):,} synthetic people x {data.shape[1]} variables (sdckit.server.demo)")
 
-    # ---------------------------------------------------------------- per-query cost, in process
     engine = AnalysisServer(data, metadata, keep_audit=False)
+    if args.defence_only:
+        report_defence_and_budget(
+            defence_cost(data, metadata, engine, repeats), None, None, None, 0
+        )
+        return
+
+    # ---------------------------------------------------------------- per-query cost, in process
     assert engine.crosstab(**CROSSTAB).refused is False
     assert engine.regress(REGRESSION["universe"], REGRESSION["formula"]).refused is False
     t_ct = median_time(lambda: engine.crosstab(**CROSSTAB), repeats)
@@ -183,6 +287,8 @@ def main() -> None:
     c_reg_f = median_time(lambda: bare_regression_formula(coded), repeats)
     c_reg_m = median_time(lambda: bare_regression_matrix(coded), repeats)
     blas_one_thread.unregister()
+
+    defence_rows = defence_cost(data, metadata, engine, repeats)
 
     # ---------------------------------------------------------------- the service
     workdir = Path(tempfile.mkdtemp(prefix="sdckit-load-"))
@@ -204,6 +310,7 @@ def main() -> None:
                 "--db", db,
                 "--port", str(port),
                 "--log-level", "warning",
+                "--cpu-seconds-per-minute", "100000",
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -247,8 +354,45 @@ def main() -> None:
         finally:
             server.terminate()
             server.wait(30)
+        # ------------------------------------------------------------ the cost budget
+        db2 = f"sqlite:///{workdir / 'budget.db'}"
+        with Store(db2) as store:
+            _, heavy = store.add_account("heavy", rate_per_minute=10_000_000)
+            _, light = store.add_account("light", rate_per_minute=10_000_000)
+        budget_server, url2 = start_service(workdir, db2, ["--cpu-seconds-per-minute", "10"])
+        try:
+            queue = mp.Queue()
+            alone = mp.Process(
+                target=send_repeatedly, args=(url2, light, LIGHT, "/api/crosstab", seconds, queue)
+            )
+            alone.start()
+            light_alone = queue.get()[1]
+            alone.join()
+            procs = [
+                mp.Process(
+                    target=send_repeatedly,
+                    args=(url2, heavy, HEAVY, "/api/regression", seconds, queue, "heavy"),
+                )
+                for _ in range(2)
+            ]
+            procs.append(
+                mp.Process(
+                    target=send_repeatedly,
+                    args=(url2, light, LIGHT, "/api/crosstab", seconds, queue, "light"),
+                )
+            )
+            for p in procs:
+                p.start()
+            results = [queue.get() for _ in procs]
+            for p in procs:
+                p.join()
+        finally:
+            budget_server.terminate()
+            budget_server.wait(30)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    light_busy = [r for label, recs in results if label == "light" for r in recs]
+    heavy_records = [r for label, recs in results if label == "heavy" for r in recs]
 
     statuses = pd.Series([r[1] for r in records]).value_counts().to_dict()
     latencies = [r[2] for r in records]
@@ -290,6 +434,42 @@ def main() -> None:
             f"  {name:<34}{1000 * bare:>8.1f}ms{1000 * ours:>8.1f}ms{ours / bare:>7.2f}x"
             f"{1000 * http:>8.1f}ms{http / bare:>7.2f}x"
         )
+    report_defence_and_budget(defence_rows, light_alone, light_busy, heavy_records, seconds)
+
+
+def report_defence_and_budget(defence_rows, light_alone, light_busy, heavy_records, seconds):
+    print()
+    print("cost of the padding defence (engine, perturbation on vs off, same run)")
+    print(f"  {'analysis':<24}{'off':>10}{'on':>10}{'on / off':>10}")
+    for name, off, on in defence_rows:
+        print(f"  {name:<24}{1000 * off:>8.1f}ms{1000 * on:>8.1f}ms{on / off:>9.2f}x")
+    if light_alone is None:
+        return
+    print()
+    print(
+        f"cost budget (--cpu-seconds-per-minute 10, {seconds:.0f} s per phase): 2 processes of "
+        "one account send a logit with interactions on 100,000 units back to back; another "
+        "account sends cross-tabulations"
+    )
+    statuses = pd.Series([r[0] for r in heavy_records]).value_counts().to_dict()
+    answered = [r[1] for r in heavy_records if r[0] == 200]
+    print(
+        f"  heavy account: {len(heavy_records)} requests, statuses {statuses}; answered p50 "
+        f"{1000 * percentile(answered, 50) if answered else float('nan'):.0f} ms"
+    )
+    la = [r[1] for r in light_alone]
+    lb = [r[1] for r in light_busy]
+    print(
+        f"  light account alone:      {len(la)} requests, statuses "
+        f"{pd.Series([r[0] for r in light_alone]).value_counts().to_dict()}, p50 "
+        f"{1000 * percentile(la, 50):.1f} ms, p99 {1000 * percentile(la, 99):.1f} ms"
+    )
+    print(
+        f"  light account beside it:  {len(lb)} requests, statuses "
+        f"{pd.Series([r[0] for r in light_busy]).value_counts().to_dict()}, p50 "
+        f"{1000 * percentile(lb, 50):.1f} ms, p99 {1000 * percentile(lb, 99):.1f} ms "
+        f"(p50 ratio {percentile(lb, 50) / percentile(la, 50):.2f}x)"
+    )
 
 
 if __name__ == "__main__":

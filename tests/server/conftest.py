@@ -22,3 +22,9 @@ def people_metadata(people: pd.DataFrame) -> Metadata:
 @pytest.fixture
 def server(people: pd.DataFrame, people_metadata: Metadata) -> AnalysisServer:
     return AnalysisServer(people, people_metadata, secret=SECRET)
+
+
+@pytest.fixture
+def exact_server(people: pd.DataFrame, people_metadata: Metadata) -> AnalysisServer:
+    """The server without the perturbation: answers are those of the Drop q subsample."""
+    return AnalysisServer(people, people_metadata, {"perturbation": False}, secret=SECRET)

@@ -508,3 +508,19 @@ def test_every_released_answer_is_what_the_log_digested(service):
         audit_id = answer.pop("audit_id")
         [entry] = [e for e in store.audit_entries(newest_first=True, limit=5) if e.id == audit_id]
         assert entry.response_digest == digest_response(answer), path
+
+
+def test_correlation_without_variables_has_a_readable_reason(service):
+    _, client, tokens, _ = service
+    body = assert_clean_error(
+        client.post("/api/correlation", json={"variables": []}, headers=auth(tokens["alice"])),
+        422,
+        "invalid_request",
+    )
+    assert body["message"] == (
+        "the request is not valid: a correlation needs at least 2 variables, got 0"
+    )
+    body = assert_clean_error(
+        client.post("/api/crosstab", json={}, headers=auth(tokens["alice"])), 422
+    )
+    assert body["message"] == "the request is not valid: rows is required"

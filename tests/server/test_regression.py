@@ -140,7 +140,8 @@ def test_retry_by_absorbing_categories(attack_setup):
 
 
 def test_ols_matches_statsmodels_on_the_subsample(attack_setup):
-    data, server, _ = attack_setup
+    data, perturbed, _ = attack_setup
+    server = AnalysisServer(data, perturbed.metadata, {"perturbation": False}, secret=SECRET)
     result = server.regress("ALL", "log(wage) ~ age + square(age) + sex")
     kept = server._prepare("ALL", {}).positions
     sub = data.iloc[kept]

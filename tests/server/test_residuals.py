@@ -56,8 +56,8 @@ def test_synthetic_values_are_not_the_real_ones(server, people):
     y = np.log(sub.wage.to_numpy())
     beta, *_ = np.linalg.lstsq(x, y, rcond=None)
     resid = y - x @ beta
-    real_t = set(np.round(resid / resid.std(), 6))
-    assert not any(v in real_t for v in np.round(hours_panel.residuals, 6))
+    real_t = set(np.round(resid / resid.std(), 10))
+    assert not any(v in real_t for v in np.round(hours_panel.residuals, 10))
 
 
 def test_residual_pattern_is_visible():

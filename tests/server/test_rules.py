@@ -142,12 +142,21 @@ def test_no_fully_interacted_dummy_model(meta):
 
 def test_category_support_reference_is_most_common():
     reference, kept, absorbed, verdict = rules.category_support(
-        "region", ["north", "south", "east", "west"], [30, 55, 4, 0], min_size=10
+        "region", ["north", "south", "east", "west"], [30, 55, 4, 0], min_size=10, rules="mas2011"
     )
     assert reference == "south"
     assert kept == ["north"]
     assert absorbed == ["east"]
     assert verdict.passed and "east" in verdict.adjustments[0]
+    # The default set absorbs the empty category like the sparse one: no "none vs few" signal.
+    *_, absorbed, verdict = rules.category_support(
+        "region", ["north", "south", "east", "west"], [30, 55, 4, 0], min_size=10
+    )
+    assert absorbed == ["east", "west"]
+    many = rules.category_support(
+        "region", ["north", "south", "east", "west"], [30, 55, 4, 4], min_size=10
+    )
+    assert many[3].adjustments == verdict.adjustments
 
 
 def test_binary_predictor_support():

@@ -55,10 +55,14 @@ def test_table1_disjoint_universe(table1):
     # Bins of income are combined within piece (2): n_{2,4} >= G and n_{1,2} + n_{1,3} >= G.
     assert [g.count for g in ev.groups] == [COUNTS[1, 3], COUNTS[0, 1] + COUNTS[0, 2]]
     assert {g.threshold for g in ev.groups} == {"gamma"}
-    assert rules.universe_gamma(ev, gamma=55, gamma_star=10).passed
-    refused = rules.universe_gamma(ev, gamma=56, gamma_star=10)
+    assert rules.universe_gamma(ev, gamma=55, gamma_star=10, rules="mas2011").passed
+    refused = rules.universe_gamma(ev, gamma=56, gamma_star=10, rules="mas2011")
     assert not refused.passed
     assert "piece 1" in refused.reason and "55" not in refused.reason
+    # The default set gives one generic reason, naming no piece.
+    generic = rules.universe_gamma(ev, gamma=56, gamma_star=10)
+    assert not generic.passed and "piece 1" not in generic.reason
+    assert generic.reason == rules.GENERIC_SMALL_REASON
 
 
 def test_table2_joint_universe(table1):
@@ -76,8 +80,8 @@ def test_table2_joint_universe(table1):
         (n34, "gamma"),
         (inter, "gamma_star"),
     ]
-    assert rules.universe_gamma(ev, gamma=150, gamma_star=inter).passed
-    refused = rules.universe_gamma(ev, gamma=150, gamma_star=inter + 1)
+    assert rules.universe_gamma(ev, gamma=150, gamma_star=inter, rules="mas2011").passed
+    refused = rules.universe_gamma(ev, gamma=150, gamma_star=inter + 1, rules="mas2011")
     assert not refused.passed and "intersection" in refused.reason
 
 

@@ -109,11 +109,19 @@ def test_sign_in_universe_regression_and_residual_plot(demo_server):
             page.click("#check-universe")
             page.wait_for_selector("#universe-result .refusal")
             refusal = page.inner_text("#universe-result .refusal")
-            assert "universe_gamma" in refusal and "too small" in refusal
+            assert "too few units" in refusal
             page.locator("#pieces .piece").nth(1).locator("h3 button").click()
+            # The refusal was about the removed piece: it is no longer shown.
+            assert page.locator("#universe-result .refusal").count() == 0
             page.click("#check-universe")
             page.wait_for_selector("#universe-result .size-class")
             assert page.inner_text("#universe-result .size-class") in {"small", "medium", "large"}
+
+            # A correlation with no variable ticked: a plain sentence, no request sent.
+            page.select_option("#analysis-kind", "correlation")
+            page.click("#run")
+            page.wait_for_selector("#result .error")
+            assert page.inner_text("#result .error") == "tick at least two variables to correlate"
 
             # Regression: log(wage) ~ age + square(age) + education + sex + age:sex.
             page.select_option("#analysis-kind", "regression")
@@ -167,3 +175,47 @@ def test_sign_in_universe_regression_and_residual_plot(demo_server):
             browser.close()
     assert errors == []
     assert (ARTIFACTS / "server-web-regression.png").stat().st_size > 10_000
+
+
+def test_every_page_loads_with_the_network_blocked(demo_server):
+    # An offline deployment (the norm for confidential data) reaches nothing
+    # outside the server: every request of every page goes to it and succeeds.
+    if not CHROMIUM.exists():
+        reason = f"{CHROMIUM} is absent; install the Debian package 'chromium' to run this test"
+        print(f"skipping: {reason}")
+        pytest.skip(reason)
+    playwright = pytest.importorskip("playwright.sync_api")
+    url, token = demo_server
+    outside: list[str] = []
+    failed: list[str] = []
+    errors: list[str] = []
+
+    def only_local(route, request):
+        if request.url.startswith(url + "/") or request.url.startswith("data:"):
+            route.continue_()
+        else:
+            outside.append(request.url)
+            route.abort()
+
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(60_000)
+            page.route("**/*", only_local)
+            page.on("requestfailed", lambda request: failed.append(request.url))
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(url + "/")
+            page.fill("#token", token)
+            page.click("#sign-in")
+            page.wait_for_selector("#variables dl")
+            page.goto(url + "/api/docs")
+            page.wait_for_selector("#endpoints .endpoint")
+            assert "POST /api/crosstab" in page.inner_text("#endpoints")
+            assert "CrosstabRequest" in page.inner_text("#schemas")
+            page.goto(url + "/api/openapi.json")
+        finally:
+            browser.close()
+    assert outside == []
+    assert failed == []
+    assert errors == []

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
+import signal
+import socket
 import tempfile
 from pathlib import Path
 
@@ -28,6 +31,43 @@ def _positive(value: int | None, option: str) -> int | None:
     if value is not None and value < 1:
         raise ParameterError(f"{option} must be a positive integer, got {value}")
     return value
+
+
+def _positive_number(value: float, option: str) -> float:
+    if not value > 0:
+        raise ParameterError(f"{option} must be a number > 0, got {value:g}")
+    return float(value)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, or a ParameterError saying the port is taken.
+
+    Bound before anything is printed or created, so that a busy port never
+    leaves a token, a URL or a demo database behind; uvicorn then serves on
+    this very socket (no race with another process between check and use).
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ParameterError(f"--host {host!r} cannot be resolved: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise ParameterError(
+            f"--port {port}: cannot listen on {host}:{port} ({exc.strerror or exc}); "
+            "another server may be using it - choose another --port"
+        ) from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def serve_command(
@@ -63,59 +103,105 @@ def serve_command(
     max_request_bytes: int = typer.Option(
         65536, "--max-request-bytes", help="Larger request bodies are refused (413)."
     ),
+    cpu_seconds_per_minute: float = typer.Option(
+        20.0,
+        "--cpu-seconds-per-minute",
+        help="Cost budget per account: CPU seconds of analyses per minute (429 beyond).",
+    ),
+    max_analysis_seconds: float = typer.Option(
+        60.0, "--max-analysis-seconds", help="Maximum run time of one analysis."
+    ),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
+    rules: str | None = typer.Option(
+        None,
+        "--rules",
+        help="Rule set: 'default' (no refusal oracle) or 'mas2011' (Lucero et al. 2011 as "
+        "stated); overrides the config file's 'rules'.",
+    ),
 ) -> None:
     """Serve the remote analysis server (HTTP API and web page) with uvicorn."""
+    from dataclasses import replace
+
     import uvicorn
 
     from sdckit.server.app import ServiceSettings, create_app
+    from sdckit.server.config import RULE_SETS, load_config
     from sdckit.server.demo import demo_metadata, make_demo_data
     from sdckit.server.store import Store
 
     if not 0 < port < 65536:
         raise ParameterError(f"--port must be in 1..65535, got {port}")
+    if rules is not None and rules not in RULE_SETS:
+        raise ParameterError(f"--rules must be one of {list(RULE_SETS)}, got {rules!r}")
+    loaded = load_config(config)
+    if rules is not None:
+        loaded = replace(loaded, rules=rules)
     settings = ServiceSettings(
         log_identity=log_identity,
         rate_per_minute=_positive(rate_per_minute, "--rate-per-minute"),
         daily_budget=_positive(daily_budget, "--daily-budget"),
         max_request_bytes=_positive(max_request_bytes, "--max-request-bytes"),
+        cpu_seconds_per_minute=_positive_number(cpu_seconds_per_minute, "--cpu-seconds-per-minute"),
+        max_analysis_seconds=_positive_number(max_analysis_seconds, "--max-analysis-seconds"),
     )
     if demo:
         if data is not None or metadata is not None:
             raise ParameterError("--demo serves its own dataset; leave out --data and --metadata")
-        frame = make_demo_data(5000, random_state=0)
-        meta = demo_metadata(frame)
-        if db is None:
-            db = str(Path(tempfile.mkdtemp(prefix="sdckit-demo-")) / "demo.db")
-    else:
-        if data is None or metadata is None:
-            raise ParameterError("serve needs --data and --metadata (or --demo)")
-        frame = read_input(data)
-        if id_column is not None and id_column != frame.index.name:
-            if id_column not in frame.columns:
-                raise SchemaError(f"--id: column {id_column!r} is not in {data}")
-            frame = frame.set_index(id_column)
-        meta = metadata
-    store = Store(db)
-    app = create_app(frame, meta, config, store=store, settings=settings)
-    shown_host = "localhost" if host in ("0.0.0.0", "::") else host
-    err_console.print(f"sdckit analysis server on http://{shown_host}:{port}/", highlight=False)
-    err_console.print(f"  database: {escape(repr(store))}", highlight=False)
-    err_console.print(f"  API docs: http://{shown_host}:{port}/api/docs", highlight=False)
-    if demo:
-        names = {a.name for a in store.list_accounts()}
-        name = "demo" if "demo" not in names else f"demo-{secrets.token_hex(3)}"
-        _, token = store.add_account(name)
-        # Plain print so a script can read the token from stdout.
-        print(f"demo token: {token}", flush=True)
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        server_header=False,
-        timeout_keep_alive=5,
-    )
+    elif data is None or metadata is None:
+        raise ParameterError("serve needs --data and --metadata (or --demo)")
+    sock = _bind(host, port)
+    # uvicorn ends run() gracefully on SIGTERM and then raises the signal again
+    # for the previous handler; with the default one the process would die
+    # before the clean-up below. This handler turns it into a normal exit.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    demo_dir: Path | None = None
+    store = None
+    try:
+        if demo:
+            frame = make_demo_data(5000, random_state=0)
+            meta = demo_metadata(frame)
+            if db is None:
+                demo_dir = Path(tempfile.mkdtemp(prefix="sdckit-demo-"))
+                db = str(demo_dir / "demo.db")
+        else:
+            frame = read_input(data)
+            if id_column is not None and id_column != frame.index.name:
+                if id_column not in frame.columns:
+                    raise SchemaError(f"--id: column {id_column!r} is not in {data}")
+                frame = frame.set_index(id_column)
+            meta = metadata
+        store = Store(db)
+        app = create_app(frame, meta, loaded, store=store, settings=settings)
+        shown_host = "localhost" if host in ("0.0.0.0", "::") else host
+        err_console.print(f"sdckit analysis server on http://{shown_host}:{port}/", highlight=False)
+        err_console.print(f"  database: {escape(repr(store))}", highlight=False)
+        err_console.print(f"  rules: {loaded.rules}", highlight=False)
+        err_console.print(f"  API reference: http://{shown_host}:{port}/api/docs", highlight=False)
+        if demo:
+            names = {a.name for a in store.list_accounts()}
+            name = "demo" if "demo" not in names else f"demo-{secrets.token_hex(3)}"
+            _, token = store.add_account(name)
+            # Plain print so a script can read the token from stdout.
+            print(f"demo token: {token}", flush=True)
+        server = uvicorn.Server(
+            uvicorn.Config(
+                app,
+                host=host,
+                port=port,
+                log_level=log_level,
+                server_header=False,
+                timeout_keep_alive=5,
+            )
+        )
+        # uvicorn turns SIGINT and SIGTERM into a graceful exit from run(), so
+        # the finally clause below also runs on Ctrl-C and on a service stop.
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+        if store is not None:
+            store.close()
+        if demo_dir is not None:
+            shutil.rmtree(demo_dir, ignore_errors=True)
 
 
 def add_user_command(

@@ -30,7 +30,9 @@ from sdckit.errors import ParameterError
 from sdckit.server import rules
 from sdckit.server.config import ServerConfig
 from sdckit.server.formula import Factor, Formula, Term
+from sdckit.server.limits import check_deadline
 from sdckit.server.metadata import Metadata
+from sdckit.server.perturbation import Perturbation
 from sdckit.server.rules import Verdict
 
 __all__ = [
@@ -215,6 +217,7 @@ def crosstab(
     config: ServerConfig,
     *,
     mean_of: str | None = None,
+    perturb: Perturbation | None = None,
 ) -> tuple[list[Verdict], CrosstabResult | None]:
     """Counts (and means) of the kept units by ``rows`` (and ``cols``).
 
@@ -223,6 +226,12 @@ def crosstab(
     released cell or margin would hold 1 or 2 units (:func:`rules.no_small_cells`);
     cell means follow the (n, k) dominance rule and are also suppressed when
     fewer than ``min_cell_count`` units have a value.
+
+    With ``perturb`` (:class:`sdckit.server.perturbation.Perturbation`)
+    every count, margin and total is perturbed by the key of its own set of
+    units (never 1 or 2, so no table is refused for a small cell), means are
+    those of f_i x_i with each unit's fixed factor, and a mean is suppressed when the
+    perturbed count of units with a value is below ``min_mean_count``.
     """
     verdicts: list[Verdict] = []
     names = [rows] + ([cols] if cols is not None else []) + ([mean_of] if mean_of else [])
@@ -245,17 +254,50 @@ def crosstab(
     shape = (len(row_labels), len(col_labels))
     cell = r[ok] * shape[1] + c[ok]
     table = np.bincount(cell, minlength=shape[0] * shape[1]).reshape(shape)
-    # Units with a missing row or column value are left out of the table, but
-    # totals of other tables of the same subsample count them: the missing
-    # values form one more (unreleased) row and column that must not hold 1 or 2.
-    full_shape = (shape[0] + 1, shape[1] + 1)
-    r_all = np.where(r >= 0, r, shape[0])
-    c_all = np.where(c >= 0, c, shape[1])
-    full = np.bincount(r_all * full_shape[1] + c_all, minlength=full_shape[0] * full_shape[1])
-    verdict = rules.no_small_cells(full.reshape(full_shape), min_count=config.min_cell_count)
-    verdicts.append(verdict)
-    if not verdict.passed:
-        return verdicts, None
+    if perturb is None:
+        # Units with a missing row or column value are left out of the table, but
+        # totals of other tables of the same subsample count them: the missing
+        # values form one more (unreleased) row and column that must not hold 1 or 2.
+        full_shape = (shape[0] + 1, shape[1] + 1)
+        r_all = np.where(r >= 0, r, shape[0])
+        c_all = np.where(c >= 0, c, shape[1])
+        full = np.bincount(r_all * full_shape[1] + c_all, minlength=full_shape[0] * full_shape[1])
+        verdict = rules.no_small_cells(full.reshape(full_shape), min_count=config.min_cell_count)
+        verdicts.append(verdict)
+        if not verdict.passed:
+            return verdicts, None
+        released = {
+            "counts": table,
+            "rows": table.sum(axis=1),
+            "cols": table.sum(axis=0),
+            "total": int(table.sum()),
+        }
+    else:
+        # Every released count is perturbed by the key of its own set of units
+        # (cells, margins and the total alike), never 1 or 2: no refusal needed.
+        kept = positions[ok]
+        cells_n, rows_n, cols_n, total_n = perturb.grouped_counts(
+            kept,
+            [
+                (cell, shape[0] * shape[1]),
+                (r[ok], shape[0]),
+                (c[ok], shape[1]),
+                (np.zeros(kept.size, dtype=np.int64), 1),
+            ],
+        )
+        released = {
+            "counts": cells_n.reshape(shape),
+            "rows": rows_n,
+            "cols": cols_n,
+            "total": int(total_n[0]),
+        }
+        verdicts.append(
+            Verdict(
+                "perturbation",
+                True,
+                "counts carry a small consistent noise and means use fixed unit weights",
+            )
+        )
     kwargs: dict[str, Any] = {}
     if mean_of is not None:
         values = coded.values[mean_of][positions][ok]
@@ -263,7 +305,12 @@ def crosstab(
         vcell, vals = cell[has], values[has]
         ncell = shape[0] * shape[1]
         n_val = np.bincount(vcell, minlength=ncell).reshape(shape)
-        sums = np.bincount(vcell, weights=vals, minlength=ncell).reshape(shape)
+        weights = np.ones(vals.size)
+        if perturb is not None:
+            # Every unit's value carries its fixed factor (Evans, Zayatz & Slanta 1998).
+            vals = vals * perturb.value_factors(mean_of, positions[ok][has])
+        sums = np.bincount(vcell, weights=vals * weights, minlength=ncell).reshape(shape)
+        wsum = np.bincount(vcell, weights=weights, minlength=ncell).reshape(shape)
         absval = np.abs(vals)
         abs_tot = np.bincount(vcell, weights=absval, minlength=ncell).reshape(shape)
         order = np.lexsort((-absval, vcell))
@@ -277,31 +324,32 @@ def crosstab(
         sensitive, verdict = rules.dominance(
             tops, abs_tot, n=config.dominance_n, k=config.dominance_k
         )
-        few = (n_val > 0) & (n_val < config.min_cell_count)
-        if few.any():
-            verdict = Verdict(
-                verdict.rule,
-                True,
-                "",
-                (
-                    *verdict.adjustments,
-                    "cell means with values for fewer units than the minimum were suppressed",
-                ),
-            )
+        if perturb is None:
+            few = (n_val > 0) & (n_val < config.min_cell_count)
+            few_note = "cell means with values for fewer units than the minimum were suppressed"
+        else:
+            # Judged on the perturbed count of units with a value, so that a
+            # cell of one or two units never shows a mean whatever its noise,
+            # and the suppression does not reveal the true count.
+            noisy_val = perturb.cell_counts(positions[ok][has], vcell, ncell).reshape(shape)
+            few = noisy_val < config.min_mean_count
+            few_note = "cell means of cells with few units were suppressed"
+        if (few & (n_val > 0)).any():
+            verdict = Verdict(verdict.rule, True, "", (*verdict.adjustments, few_note))
         verdicts.append(verdict)
         suppressed = sensitive | few
         with np.errstate(invalid="ignore", divide="ignore"):
-            means = np.where((n_val > 0) & ~suppressed, sums / np.maximum(n_val, 1), np.nan)
+            means = np.where((n_val > 0) & ~suppressed, sums / np.maximum(wsum, 1e-300), np.nan)
             row_sup = suppressed.any(axis=1)
             col_sup = suppressed.any(axis=0)
             row_means = np.where(
-                ~row_sup & (n_val.sum(1) > 0), sums.sum(1) / np.maximum(n_val.sum(1), 1), np.nan
+                ~row_sup & (n_val.sum(1) > 0), sums.sum(1) / np.maximum(wsum.sum(1), 1e-300), np.nan
             )
             col_means = np.where(
-                ~col_sup & (n_val.sum(0) > 0), sums.sum(0) / np.maximum(n_val.sum(0), 1), np.nan
+                ~col_sup & (n_val.sum(0) > 0), sums.sum(0) / np.maximum(wsum.sum(0), 1e-300), np.nan
             )
         total_mean = (
-            np.nan if suppressed.any() or n_val.sum() == 0 else float(sums.sum() / n_val.sum())
+            np.nan if suppressed.any() or n_val.sum() == 0 else float(sums.sum() / wsum.sum())
         )
         kwargs = {
             "mean_of": mean_of,
@@ -316,10 +364,10 @@ def crosstab(
         cols=cols,
         row_labels=tuple(row_labels),
         col_labels=tuple(col_labels),
-        counts=tuple(tuple(int(v) for v in row) for row in table),
-        row_totals=tuple(int(v) for v in table.sum(axis=1)),
-        col_totals=tuple(int(v) for v in table.sum(axis=0)),
-        total=int(table.sum()),
+        counts=tuple(tuple(int(v) for v in row) for row in released["counts"]),
+        row_totals=tuple(int(v) for v in released["rows"]),
+        col_totals=tuple(int(v) for v in released["cols"]),
+        total=int(released["total"]),
         verdicts=tuple(verdicts),
         **kwargs,
     )
@@ -489,6 +537,9 @@ def static_regression_rules(
         lambda: rules.approved_transformations(
             formula, metadata, approved=config.approved_transformations
         ),
+        lambda: rules.transformation_domain(
+            [formula.response] + [f for t in formula.terms for f in t.factors], metadata
+        ),
         lambda: rules.interaction_hierarchy(formula, max_order=config.max_interaction_order),
         lambda: rules.no_fully_interacted_dummy_model(formula, metadata),
     )
@@ -502,11 +553,16 @@ def static_regression_rules(
 _TRANSFORMS = {"square": np.square, "sqrt": np.sqrt, "log": np.log}
 
 
-def _factor_values(factor: Factor, coded: CodedData, rows: np.ndarray) -> np.ndarray:
+def _factor_values(
+    factor: Factor, coded: CodedData, rows: np.ndarray, perturb: Perturbation | None = None
+) -> np.ndarray:
+    """Values of a (transformed) variable; with ``perturb``, of f_i x_i (a response)."""
     var = coded.metadata.variable(factor.variable)
     if var.is_categorical:
         return coded.codes[factor.variable][rows].astype(np.float64)
     x = coded.values[factor.variable][rows]
+    if perturb is not None:
+        x = x * perturb.value_factors(factor.variable, rows)
     if factor.transform is None:
         return x
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -527,6 +583,7 @@ def _build_design(
     rows: np.ndarray,
     kept_levels: Mapping[str, list[int]],
     min_size: int,
+    rule_set: str = "default",
 ) -> _Design:
     metadata = coded.metadata
     n = rows.size
@@ -552,7 +609,7 @@ def _build_design(
     for term in formula.terms:
         categorical = [f for f in term.factors if metadata.variable(f.variable).is_categorical]
         if len(categorical) >= 2 and _sparse_cross_cell(
-            categorical, coded, rows, kept_levels, min_size
+            categorical, coded, rows, kept_levels, min_size, rule_set
         ):
             # With its lower-order terms, an interaction of categories fits the
             # mean of every cell of their cross-classification, the reference
@@ -579,10 +636,13 @@ def _sparse_cross_cell(
     rows: np.ndarray,
     kept_levels: Mapping[str, list[int]],
     min_size: int,
+    rule_set: str = "default",
 ) -> bool:
     """True when the cross-classification of ``factors`` has a cell of 1..min_size-1 units.
 
-    Levels without a dummy (the reference and absorbed ones) form one merged level.
+    Levels without a dummy (the reference and absorbed ones) form one merged
+    level. With ``rule_set="default"`` an empty cell counts as sparse too, so
+    leaving the interaction out never tells "none" from "a few".
     """
     cell = np.zeros(rows.size, dtype=np.int64)
     for factor in factors:
@@ -592,7 +652,11 @@ def _sparse_cross_cell(
         for position, level in enumerate(kept, start=1):
             merged[codes == level] = position
         cell = cell * (len(kept) + 1) + merged
-    counts = np.unique(cell, return_counts=True)[1]
+    if rule_set == "default":
+        n_cells = int(np.prod([len(kept_levels[f.variable]) + 1 for f in factors]))
+        counts = np.bincount(cell, minlength=n_cells)
+    else:
+        counts = np.unique(cell, return_counts=True)[1]
     return bool(np.any(counts < min_size))
 
 
@@ -625,28 +689,104 @@ def _ols_anova(
     return out
 
 
-def _logit_fit(x: np.ndarray, y: np.ndarray):
+def _logit_fit(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return sm.Logit(y, x).fit(disp=0, method="newton", maxiter=100, warn_convergence=False)
+        if weights is None:
+            return sm.Logit(y, x).fit(disp=0, method="newton", maxiter=100, warn_convergence=False)
+        # Frequency weights summing to the released number of units: the
+        # log-likelihood, the information matrix and df_resid all follow it.
+        fit = sm.GLM(y, x, family=sm.families.Binomial(), freq_weights=weights).fit(maxiter=100)
+        # The intercept-only model has a closed form: p0 is the weighted event share.
+        p0 = float(np.clip(np.sum(weights * y) / np.sum(weights), 1e-300, 1 - 1e-16))
+        null_llf = float(np.sum(weights * (y * np.log(p0) + (1 - y) * np.log1p(-p0))))
+        return _WeightedLogit(fit, null_llf)
+
+
+@dataclass
+class _WeightedLogit:
+    """A frequency-weighted GLM logit with the attributes of statsmodels' Logit results."""
+
+    glm: Any
+    llnull: float
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.glm, name)
+
+    @property
+    def prsquared(self) -> float:
+        return 1.0 - float(self.glm.llf) / self.llnull
+
+    @property
+    def df_model(self) -> float:
+        return float(self.glm.df_model)
+
+
+@dataclass
+class _WeightedOLS:
+    """Weighted least squares whose inference follows the released number of units.
+
+    Weights sum to ``n_released``; the residual variance is the weighted sum
+    of squared residuals over ``n_released - p``.
+    """
+
+    params: np.ndarray
+    bse: np.ndarray
+    tvalues: np.ndarray
+    pvalues: np.ndarray
+    rsquared: float
+    rsquared_adj: float
+    df_model: float
+    df_resid: float
+    scale: float
+    fittedvalues: np.ndarray
+
+
+def _weighted_ols(x: np.ndarray, y: np.ndarray, weights: np.ndarray, n_released: int):
+    root = np.sqrt(weights)
+    xs, ys = x * root[:, None], y * root
+    q, r = np.linalg.qr(xs)
+    params = scipy.linalg.solve_triangular(r, q.T @ ys)
+    resid = ys - xs @ params
+    ssr = float(resid @ resid)
+    p = x.shape[1]
+    df_resid = float(max(n_released - p, 1))
+    scale = ssr / df_resid
+    rinv = scipy.linalg.solve_triangular(r, np.eye(p))
+    bse = np.sqrt(np.sum(rinv * rinv, axis=1) * scale)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tvalues = params / bse
+    pvalues = 2.0 * scipy.stats.t.sf(np.abs(tvalues), df_resid)
+    ybar = float(np.sum(weights * y) / np.sum(weights))
+    tss = float(np.sum(weights * (y - ybar) ** 2))
+    r2 = 1.0 - ssr / tss if tss > 0 else np.nan
+    adj = 1.0 - (1.0 - r2) * (n_released - 1) / df_resid
+    return _WeightedOLS(
+        params, bse, tvalues, pvalues, r2, adj, float(p - 1), df_resid, scale, x @ params
+    )
 
 
 def _logit_deviance_table(
-    x: np.ndarray, y: np.ndarray, term_columns: list[tuple[str, list[int]]], full_llf: float
+    x: np.ndarray,
+    y: np.ndarray,
+    term_columns: list[tuple[str, list[int]]],
+    full_llf: float,
+    weights: np.ndarray | None = None,
 ) -> list[AnovaRow]:
     out = []
     cols: list[int] = [0]
     try:
-        prev = float(_logit_fit(x[:, cols], y).llf)
+        prev = float(_logit_fit(x[:, cols], y, weights).llf)
     except Exception:  # a nested model failing to fit leaves its row undefined
         prev = np.nan
     for i, (name, term_cols) in enumerate(term_columns[1:], start=1):
+        check_deadline()
         cols = cols + term_cols
         if i == len(term_columns) - 1:
             llf = full_llf
         else:
             try:
-                llf = float(_logit_fit(x[:, cols], y).llf)
+                llf = float(_logit_fit(x[:, cols], y, weights).llf)
             except Exception:
                 llf = np.nan
         dev = 2 * (llf - prev)
@@ -702,6 +842,8 @@ def regression(
     formula: Formula,
     family: str,
     config: ServerConfig,
+    *,
+    perturb: Perturbation | None = None,
 ) -> tuple[list[Verdict], RegressionResult | None, FitInternals | None]:
     """Fit ``formula`` on the kept units under the regression rules of seed 004, Section 3.2.
 
@@ -712,6 +854,19 @@ def regression(
     leverage, exact prediction). When an output rule refuses, the sparsest
     remaining category is absorbed into its reference and the model refitted,
     up to ``config.max_absorption_retries`` times.
+
+    With ``perturb`` the released number of units is perturbed by the key of
+    the analysis sample, a continuous response is taken as f_i y_i with the
+    fixed factors of :meth:`Perturbation.value_factors` (so the group means a
+    fit passes through are those a table releases), and the model is fitted
+    with the fixed unit weights
+    scaled to sum to that released number (weighted least squares, or a
+    logit with frequency weights): the weights are independent of the data,
+    so the fit estimates the same coefficients, while the difference of two
+    fits on universes differing by one unit carries that unit's weight,
+    which no repetition averages away (docs/server.md, "Padding and
+    differencing"). Standard errors, degrees of freedom and p-values follow
+    the released number of units.
     """
     if family not in FAMILIES:
         raise ParameterError(f"family must be one of {list(FAMILIES)}, got {family!r}")
@@ -726,44 +881,35 @@ def regression(
     for name in used:
         complete &= coded.codes[name][positions] >= 0
     rows = positions[complete]
-    factors = [formula.response] + [f for t in formula.terms for f in t.factors]
-    for factor in dict.fromkeys(factors):
-        if factor.transform is None or metadata.variable(factor.variable).is_categorical:
-            continue
-        x = coded.values[factor.variable][rows]
-        bad = (
-            x <= 0 if factor.transform == "log" else (x < 0 if factor.transform == "sqrt" else None)
-        )
-        if bad is not None and bad.any():
-            domain = "positive" if factor.transform == "log" else "non-negative"
-            verdicts.append(
-                Verdict(
-                    "transformation_domain",
-                    False,
-                    f"{factor.to_string()} needs {domain} values of {factor.variable!r} for every "
-                    "unit in the universe; restrict the universe with its bins or choose another "
-                    "transformation",
-                )
-            )
-            return verdicts, None, None
+    # Transformation domains were checked against the declared metadata
+    # (static rules), so no unit of the universe is ever outside them.
+    n_released = perturb.count(rows) if perturb is not None else int(rows.size)
     verdicts.append(
         rules.analysis_sample_size(
             rows.size,
             minimum=config.gamma_star,
-            n_excluded=int(positions.size - rows.size),
+            # With perturbed counts the released number of units no longer
+            # counts the units left out, and this check would be an oracle.
+            n_excluded=0 if perturb is not None else int(positions.size - rows.size),
             min_cell_count=config.min_cell_count,
         )
     )
     if not verdicts[-1].passed:
         return verdicts, None, None
+    weights = perturb.weights(rows, n_released) if perturb is not None else None
 
     response_var = metadata.variable(formula.response.variable)
     if family == "logit":
         y = (coded.codes[response_var.name][rows] == 1).astype(np.float64)
         event = response_var.levels[1]
     else:
-        y = _factor_values(formula.response, coded, rows)
+        y = _factor_values(formula.response, coded, rows, perturb)
         event = None
+    # The output rules judge what the released coefficients reveal about the
+    # true responses, not about the perturbed ones.
+    y_true = (
+        y if perturb is None or family == "logit" else _factor_values(formula.response, coded, rows)
+    )
 
     # Reference and kept levels of every categorical predictor.
     references: dict[str, str] = {}
@@ -776,7 +922,7 @@ def regression(
             continue
         counts = np.bincount(coded.codes[var.name][rows], minlength=len(var.levels))
         reference, kept, _absorbed, verdict = rules.category_support(
-            var.name, var.levels, counts, min_size=config.min_category_size
+            var.name, var.levels, counts, min_size=config.min_category_size, rules=config.rules
         )
         references[var.name] = reference
         kept_levels[var.name] = [var.levels.index(lv) for lv in kept]
@@ -803,7 +949,9 @@ def regression(
         if not metadata.variable(f.variable).is_categorical
     }
     verdicts.append(
-        rules.binary_predictor_support(numeric_mains, min_size=config.min_category_size)
+        rules.binary_predictor_support(
+            numeric_mains, min_size=config.min_category_size, rules=config.rules
+        )
     )
     if not verdicts[-1].passed:
         return verdicts, None, None
@@ -811,7 +959,10 @@ def regression(
     retries = 0
     retry_notes: list[str] = []
     while True:
-        design = _build_design(formula, coded, rows, kept_levels, config.min_category_size)
+        check_deadline()
+        design = _build_design(
+            formula, coded, rows, kept_levels, config.min_category_size, config.rules
+        )
         x = design.matrix
         attempt: list[Verdict] = []
         dependent = _dependent_columns(x)
@@ -824,7 +975,7 @@ def regression(
         if not attempt[-1].passed:
             return verdicts + attempt, None, None
         fit, output_verdicts, internals = _fit_and_check(
-            family, x, y, design, config, formula, coded, rows
+            family, x, y, design, config, formula, coded, rows, weights, n_released, y_true
         )
         attempt += output_verdicts
         if all(v.passed for v in output_verdicts):
@@ -849,13 +1000,15 @@ def regression(
             Verdict("category_support", True, "", tuple(design.adjustments + retry_notes))
         )
     verdicts += attempt
+    check_deadline()
     if family == "ols":
         df_resid = float(fit.df_resid)
-        anova = _ols_anova(x, y, design.term_columns, df_resid)
+        root = np.ones(y.size) if weights is None else np.sqrt(weights)
+        anova = _ols_anova(x * root[:, None], y * root, design.term_columns, df_resid)
         r2, adj = float(fit.rsquared), float(fit.rsquared_adj)
     else:
         df_resid = float(fit.df_resid)
-        anova = _logit_deviance_table(x, y, design.term_columns, float(fit.llf))
+        anova = _logit_deviance_table(x, y, design.term_columns, float(fit.llf), weights)
         r2, adj = float(fit.prsquared), None
     coefficients = tuple(
         Coefficient(name, float(b), float(se), float(t), float(p))
@@ -869,7 +1022,7 @@ def regression(
         formula=formula.to_string(),
         coefficients=coefficients,
         anova=tuple(anova),
-        n_obs=int(rows.size),
+        n_obs=int(n_released),
         df_model=float(fit.df_model),
         df_resid=df_resid,
         r_squared=r2,
@@ -890,26 +1043,40 @@ def _fit_and_check(
     formula: Formula,
     coded: CodedData,
     rows: np.ndarray,
+    weights: np.ndarray | None = None,
+    n_released: int | None = None,
+    y_true: np.ndarray | None = None,
 ):
     out: list[Verdict] = []
+    root = np.ones(y.size) if weights is None else np.sqrt(weights)
     if family == "ols":
-        fit = sm.OLS(y, x).fit()
-        q, _ = np.linalg.qr(x)
+        if weights is None:
+            fit = sm.OLS(y, x).fit()
+        else:
+            fit = _weighted_ols(x, y, weights, int(n_released))
+        q, _ = np.linalg.qr(x * root[:, None])
         leverage = np.sum(q * q, axis=1)
-        residuals = y - fit.fittedvalues
-        out.append(rules.r_squared_bound(float(fit.rsquared), maximum=config.r_squared_max))
+        residuals = y - np.asarray(fit.fittedvalues)
+        r2 = float(fit.rsquared)
+        if y_true is not None and y_true is not y:
+            # How well the released coefficients predict the *true* responses.
+            residuals = y_true - np.asarray(fit.fittedvalues)
+            centred = y_true - float(np.mean(y_true))
+            tss = float(centred @ centred)
+            r2 = max(r2, 1.0 - float(residuals @ residuals) / tss if tss > 0 else np.nan)
+        out.append(rules.r_squared_bound(r2, maximum=config.r_squared_max))
         out.append(rules.leverage_bound(leverage, maximum=config.max_leverage))
         out.append(
             rules.exact_prediction(
                 residuals,
-                scale=float(np.std(y)),
+                scale=float(np.std(y if y_true is None else y_true)),
                 tolerance=config.exact_fit_tolerance,
                 min_group=config.min_category_size,
             )
         )
         s = math.sqrt(max(float(fit.scale), 1e-300))
         with np.errstate(invalid="ignore", divide="ignore"):
-            t = residuals / (s * np.sqrt(np.clip(1 - leverage, 1e-12, None)))
+            t = residuals * root / (s * np.sqrt(np.clip(1 - leverage, 1e-12, None)))
         predictors = {}
         categorical = {}
         for factor in formula.main_effects:
@@ -922,7 +1089,7 @@ def _fit_and_check(
         )
         return fit, out, internals
     try:
-        fit = _logit_fit(x, y)
+        fit = _logit_fit(x, y, weights)
     except (np.linalg.LinAlgError, ValueError) as exc:
         out.append(
             Verdict(
@@ -934,8 +1101,8 @@ def _fit_and_check(
             )
         )
         return None, out, None
-    p = np.asarray(fit.predict(x))
-    w = np.clip(p * (1 - p), 1e-300, None)
+    p = np.asarray(fit.predict(x)) if weights is None else np.asarray(fit.glm.predict(x))
+    w = np.clip(p * (1 - p), 1e-300, None) * (1.0 if weights is None else weights)
     q, _ = np.linalg.qr(x * np.sqrt(w)[:, None])
     leverage = np.sum(q * q, axis=1)
     out.append(rules.r_squared_bound(float(fit.prsquared), maximum=config.r_squared_max))
@@ -957,7 +1124,15 @@ def _fit_and_check(
                 "remove the predictor or category that isolates some units",
             )
         )
-    return fit, out, None
+    predictors = {}
+    categorical = {}
+    for factor in formula.main_effects:
+        var = coded.metadata.variable(factor.variable)
+        predictors[factor.to_string()] = _factor_values(factor, coded, rows)
+        if var.is_categorical:
+            categorical[factor.to_string()] = var.levels
+    internals = FitInternals(formula, y, p, y - p, predictors, categorical)
+    return fit, out, internals
 
 
 # --------------------------------------------------------------------------- correlation
@@ -1003,6 +1178,8 @@ def correlation(
     universe_text: str,
     factors: Sequence[Factor],
     config: ServerConfig,
+    *,
+    perturb: Perturbation | None = None,
 ) -> tuple[list[Verdict], CorrelationResult | None]:
     """Pearson correlations of two or more continuous (optionally transformed) variables.
 
@@ -1025,6 +1202,9 @@ def correlation(
     )
     if not verdicts[-1].passed:
         return verdicts, None
+    verdicts.append(rules.transformation_domain(factors, metadata))
+    if not verdicts[-1].passed:
+        return verdicts, None
     categorical = [f.variable for f in factors if metadata.variable(f.variable).is_categorical]
     if categorical:
         verdicts.append(
@@ -1043,7 +1223,7 @@ def correlation(
         rules.analysis_sample_size(
             values.shape[0],
             minimum=config.gamma_star,
-            n_excluded=int(positions.size - values.shape[0]),
+            n_excluded=0 if perturb is not None else int(positions.size - values.shape[0]),
             min_cell_count=config.min_cell_count,
         )
     )
@@ -1051,13 +1231,23 @@ def correlation(
         return verdicts, None
     verdicts.append(
         rules.binary_predictor_support(
-            {n: values[:, i] for i, n in enumerate(names)}, min_size=config.min_category_size
+            {n: values[:, i] for i, n in enumerate(names)},
+            min_size=config.min_category_size,
+            rules=config.rules,
         )
     )
     if not verdicts[-1].passed:
         return verdicts, None
+    n_obs = int(values.shape[0])
     with np.errstate(invalid="ignore", divide="ignore"):
-        corr = np.corrcoef(values, rowvar=False)
+        if perturb is None:
+            corr = np.corrcoef(values, rowvar=False)
+        else:
+            sample = positions[complete]
+            n_obs = perturb.count(sample)
+            corr = np.cov(values, rowvar=False, aweights=perturb.raw_weights(sample))
+            sd = np.sqrt(np.diag(corr))
+            corr = corr / np.outer(sd, sd)
     verdicts.append(rules.correlation_bound(corr, names, maximum=config.r_squared_max))
     if not verdicts[-1].passed:
         return verdicts, None
@@ -1065,7 +1255,7 @@ def correlation(
         universe_text,
         tuple(names),
         tuple(tuple(float(v) for v in row) for row in corr),
-        int(values.shape[0]),
+        n_obs,
         tuple(verdicts),
     )
     return verdicts, result

@@ -89,6 +89,14 @@ class ServiceSettings:
         Larger request bodies are refused (HTTP 413) before they are read.
     history_limit : int, default 200
         Most entries the history endpoint returns.
+    cpu_seconds_per_minute : float or None, default 20.0
+        Cost budget per account beside the request rate: the CPU seconds its
+        analyses used over the last minute. An account over it gets 429
+        ``cost_budget_exhausted`` with a Retry-After until enough of its
+        recent work has aged out, so one account sending the most expensive
+        queries cannot queue more work than the machine has. None: no budget.
+    max_analysis_seconds : float or None, default 60.0
+        Maximum run time of one analysis (:mod:`sdckit.server.limits`).
     """
 
     log_identity: bool = False
@@ -96,6 +104,8 @@ class ServiceSettings:
     daily_budget: int | None = None
     max_request_bytes: int = 65536
     history_limit: int = 200
+    cpu_seconds_per_minute: float | None = 20.0
+    max_analysis_seconds: float | None = 60.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.log_identity, bool):
@@ -104,6 +114,12 @@ class ServiceSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ParameterError(f"{name} must be a positive integer, got {value!r}")
+        for name in ("cpu_seconds_per_minute", "max_analysis_seconds"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float) or not value > 0
+            ):
+                raise ParameterError(f"{name} must be a number > 0 or None, got {value!r}")
         budget = self.daily_budget
         if budget is not None and (
             isinstance(budget, bool) or not isinstance(budget, int) or budget < 1
@@ -304,6 +320,23 @@ class ResidualPlotResponse(_Answer):
     png_base64: str = Field(..., description="The plots as a PNG image, base64-encoded.")
 
 
+class BinnedPanelModel(BaseModel):
+    predictor: str
+    labels: list[str]
+    x: list[float]
+    mean_residual: list[float]
+    band: list[float]
+    suppressed: list[str]
+
+
+class LogitDiagnosticsResponse(_Answer):
+    status: Literal["ok"]
+    universe: str
+    formula: str
+    panels: list[BinnedPanelModel]
+    png_base64: str = Field(..., description="The plots as a PNG image, base64-encoded.")
+
+
 class VariableModel(BaseModel):
     kind: Literal["categorical", "continuous"]
     label: str = ""
@@ -313,6 +346,9 @@ class VariableModel(BaseModel):
         None, description="Cutpoint bins of a continuous variable, numbered from 0."
     )
     cutpoints: dict[str, Any] | None = None
+    domain: Literal["positive", "non-negative", "real"] | None = Field(
+        None, description="Declared domain of a continuous variable (log: positive; sqrt: >= 0)."
+    )
 
 
 class MetadataResponse(BaseModel):
@@ -369,7 +405,10 @@ _ERRORS = {
         "model": RefusalResponse | ErrorResponse,
         "description": "Query does not fit the metadata",
     },
-    429: {"model": ErrorResponse, "description": "Rate limit or daily budget reached"},
+    429: {
+        "model": ErrorResponse,
+        "description": "Rate limit, CPU cost budget or daily budget reached (see Retry-After)",
+    },
     503: {
         "model": ErrorResponse,
         "description": "The audit log cannot be written; nothing released",
@@ -483,6 +522,35 @@ class _RateLimiter:
             return None
 
 
+class _CostMeter:
+    """CPU seconds used by each account's analyses over a sliding minute (in this process)."""
+
+    def __init__(self) -> None:
+        self._spent: dict[int, deque[tuple[float, float]]] = {}
+        self._lock = threading.Lock()
+
+    def retry_after(self, account_id: int, budget: float) -> float | None:
+        """None when the account may run another analysis, else seconds to wait."""
+        now = time.monotonic()
+        with self._lock:
+            spent = self._spent.setdefault(account_id, deque())
+            while spent and spent[0][0] <= now - 60.0:
+                spent.popleft()
+            total = sum(cost for _, cost in spent)
+            if total < budget:
+                return None
+            # Wait until enough of the oldest work leaves the window.
+            for at, cost in spent:
+                total -= cost
+                if total < budget:
+                    return at + 60.0 - now
+            return 60.0
+
+    def add(self, account_id: int, cost: float) -> None:
+        with self._lock:
+            self._spent.setdefault(account_id, deque()).append((time.monotonic(), cost))
+
+
 @dataclass
 class _QueryContext:
     analyst: str | None
@@ -528,6 +596,35 @@ def _clean_validation_errors(errors: list[Mapping[str, Any]]) -> list[dict[str, 
         }
         for e in errors[:20]
     ]
+
+
+def _readable_validation_message(errors: list[Mapping[str, Any]]) -> str:
+    """One plain sentence naming each problem's field (never the input itself)."""
+    parts = []
+    for e in errors[:3]:
+        loc = [str(p) for p in e.get("loc", ()) if p != "body"]
+        field = loc[-1] if loc else "the body"
+        if field.isdigit() and len(loc) > 1:
+            field = f"{loc[-2]}[{field}]"
+        kind = str(e.get("type", ""))
+        ctx = e.get("ctx") or {}
+        if kind == "missing":
+            parts.append(f"{field} is required")
+        elif kind == "too_short" and field == "variables":
+            parts.append(
+                f"a correlation needs at least {ctx.get('min_length', 2)} variables, "
+                f"got {ctx.get('actual_length', 'fewer')}"
+            )
+        elif kind == "too_short":
+            parts.append(f"{field} needs at least {ctx.get('min_length', 1)} entries")
+        elif kind == "too_long":
+            parts.append(f"{field} has more than {ctx.get('max_length', 'the allowed')} entries")
+        elif kind == "extra_forbidden":
+            parts.append(f"{field} is not a known field")
+        else:
+            parts.append(f"{field}: {str(e.get('msg', 'invalid value'))[:120]}")
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return "the request is not valid: " + "; ".join(parts) + more
 
 
 def _account(
@@ -615,9 +712,16 @@ def create_app(
             context.audit_id = audit_id
 
     engine = AnalysisServer(
-        data, metadata, config, secret=secret, audit_sink=audit_sink, keep_audit=False
+        data,
+        metadata,
+        config,
+        secret=secret,
+        audit_sink=audit_sink,
+        keep_audit=False,
+        max_seconds=settings.max_analysis_seconds,
     )
     limiter = _RateLimiter()
+    meter = _CostMeter()
 
     app = FastAPI(
         title="sdckit analysis server",
@@ -627,7 +731,9 @@ def create_app(
             "Census Bureau's Microdata Analysis System (Lucero et al. 2011). Authenticate with "
             "`Authorization: Bearer <token>`."
         ),
-        docs_url="/api/docs",
+        # FastAPI's Swagger page loads its scripts from a public CDN, which an
+        # offline deployment cannot reach: the package serves its own page.
+        docs_url=None,
         redoc_url=None,
         openapi_url="/api/openapi.json",
     )
@@ -635,6 +741,7 @@ def create_app(
     app.state.engine = engine
     app.state.settings = settings
     app.state.limiter = limiter
+    app.state.cost_meter = meter
     app.add_middleware(_BodySizeLimit, limit=settings.max_request_bytes)
 
     # ----------------------------------------------------------------- errors
@@ -651,7 +758,7 @@ def create_app(
         return _error_json(
             422,
             "invalid_request",
-            "the request does not match the expected fields and types (see details)",
+            _readable_validation_message(errors),
             details=_clean_validation_errors(errors),
         )
 
@@ -676,7 +783,7 @@ def create_app(
         response = await call_next(request)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("Referrer-Policy", "no-referrer")
-        if request.url.path.startswith("/api/") and not request.url.path.startswith("/api/docs"):
+        if request.url.path.startswith("/api/") and request.url.path != "/api/docs":
             response.headers.setdefault("Cache-Control", "no-store")
         else:
             response.headers.setdefault(
@@ -688,6 +795,18 @@ def create_app(
     # ----------------------------------------------------------------- accounts
 
     def answer(who: AccountInfo, call: Callable[[], Any], *, png: bool = False) -> Any:
+        cpu_budget = settings.cpu_seconds_per_minute
+        if cpu_budget is not None:
+            wait = meter.retry_after(who.id, cpu_budget)
+            if wait is not None:
+                seconds = max(1, math.ceil(wait))
+                raise ApiError(
+                    429,
+                    "cost_budget_exhausted",
+                    f"your analyses used more than {cpu_budget:g} CPU seconds in the last minute; "
+                    f"retry in {seconds} s",
+                    headers={"Retry-After": str(seconds)},
+                )
         budget = who.daily_budget or settings.daily_budget
         if budget is not None and not store.consume_daily_query(who.id, budget):
             raise ApiError(
@@ -698,6 +817,7 @@ def create_app(
         pseudonym = analyst_pseudonym(secret, who.name) if settings.log_identity else None
         context = _QueryContext(pseudonym)
         token = _QUERY.set(context)
+        started = time.thread_time()
         try:
             result = call()
         except SDCError as exc:
@@ -711,6 +831,7 @@ def create_app(
             ) from None
         finally:
             _QUERY.reset(token)
+            meter.add(who.id, time.thread_time() - started)
         if png and not isinstance(result, Refusal):
             return Response(
                 result.png,
@@ -850,6 +971,22 @@ def create_app(
             png=True,
         )
 
+    @app.post(
+        "/api/logit-diagnostics",
+        response_model=_discriminated(LogitDiagnosticsResponse),
+        response_model_exclude_unset=True,
+        responses=_ERRORS,
+        tags=["analysis"],
+    )
+    def logit_diagnostics(body: ResidualPlotRequest, who: Account) -> Any:
+        """Binned residual plots of a logistic regression: each point the mean of many units."""
+        return answer(
+            who,
+            lambda: engine.logit_diagnostics(
+                universe_value(body.universe), formula_value(body.formula)
+            ),
+        )
+
     @app.get("/api/history", response_model=HistoryResponse, responses=_ERRORS, tags=["analysis"])
     def history(
         who: Account, limit: Annotated[int, Query(ge=1, le=10_000)] = 50
@@ -881,5 +1018,10 @@ def create_app(
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
         return FileResponse(WEB_DIR / "index.html", media_type="text/html")
+
+    @app.get("/api/docs", include_in_schema=False)
+    def api_docs() -> FileResponse:
+        """The API reference, rendered in the page from /api/openapi.json (no outside resources)."""
+        return FileResponse(WEB_DIR / "api.html", media_type="text/html")
 
     return app

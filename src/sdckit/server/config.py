@@ -22,7 +22,11 @@ import yaml
 
 from sdckit.errors import ParameterError
 
-__all__ = ["DEFAULT_CONFIG", "ServerConfig", "load_config"]
+__all__ = ["DEFAULT_CONFIG", "RULE_SETS", "ServerConfig", "load_config"]
+
+#: The rule sets: ``"default"`` (no refusal oracle, perturbed outputs) and
+#: ``"mas2011"`` (the rules exactly as Lucero et al. 2011 state them).
+RULE_SETS = ("default", "mas2011")
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,24 @@ class ServerConfig:
     size_class_bounds : tuple of int, default (1000, 10000)
         Universe size classes released by a universe check: "small" below the
         first bound, "medium" below the second, "large" above.
+    rules : {"default", "mas2011"}, default "default"
+        ``"mas2011"`` applies the universe rules exactly as Lucero et al.
+        (2011, Section 3.1.1) state them: a marginal passes when it is ">= 3
+        OR = 0", and a Gamma refusal names the small piece. ``"default"``
+        refuses with one generic reason that never tells an empty part from a
+        part of one or two units (see docs/server.md, "Refusals reveal
+        nothing"), and absorbs empty and sparse categories alike.
+    perturbation : bool, default True
+        Perturb every released count by a cell key and compute every
+        magnitude with fixed secret unit weights (:mod:`sdckit.server.perturbation`),
+        on top of Drop q. Off, counts and statistics are those of the Drop q
+        subsample, and tables with a cell of 1 or 2 are refused instead.
+    perturbation_weight_range : tuple of float, default (0.05, 0.15)
+        a and b of the unit weights 1 +/- U[a, b].
+    min_mean_count : int, default 10
+        With perturbation, a cell mean is released only when the perturbed
+        count of units with a value is at least this (so a cell of one or two
+        units never shows a mean, whatever its noise).
     """
 
     gamma: int = 50
@@ -115,8 +137,31 @@ class ServerConfig:
     residual_clip: float = 4.0
     smoother_frac: float = 2.0 / 3.0
     size_class_bounds: tuple[int, ...] = field(default=(1000, 10000))
+    rules: str = "default"
+    perturbation: bool = True
+    perturbation_weight_range: tuple[float, ...] = field(default=(0.05, 0.15))
+    min_mean_count: int = 10
 
     def __post_init__(self) -> None:
+        if self.rules not in RULE_SETS:
+            raise ParameterError(
+                f"config rules must be one of {list(RULE_SETS)}, got {self.rules!r}"
+            )
+        if not isinstance(self.perturbation, bool):
+            raise ParameterError(
+                f"config perturbation must be true or false, got {self.perturbation!r}"
+            )
+        wr = tuple(self.perturbation_weight_range)
+        if (
+            len(wr) != 2
+            or not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in wr)
+            or not 0.0 <= wr[0] <= wr[1] < 1.0
+        ):
+            raise ParameterError(
+                "config perturbation_weight_range must be two numbers a <= b in [0, 1), "
+                f"got {list(wr)!r}"
+            )
+        object.__setattr__(self, "perturbation_weight_range", (float(wr[0]), float(wr[1])))
         object.__setattr__(self, "approved_transformations", tuple(self.approved_transformations))
         object.__setattr__(self, "size_class_bounds", tuple(self.size_class_bounds))
         ints = {
@@ -133,6 +178,7 @@ class ServerConfig:
             "dominance_n": 1,
             "max_universe_pieces": 1,
             "residual_max_points": 10,
+            "min_mean_count": 1,
         }
         for name, minimum in ints.items():
             value = getattr(self, name)
@@ -229,6 +275,7 @@ class ServerConfig:
         out = asdict(self)
         out["approved_transformations"] = list(self.approved_transformations)
         out["size_class_bounds"] = list(self.size_class_bounds)
+        out["perturbation_weight_range"] = list(self.perturbation_weight_range)
         return out
 
     def size_class(self, n: int) -> str:

@@ -44,7 +44,15 @@ from sdckit.server.analyses import CodedData, Refusal
 from sdckit.server.config import ServerConfig, load_config
 from sdckit.server.dropq import DropQ, generate_secret, unit_keys
 from sdckit.server.formula import FormulaError, as_formula, parse_factor
+from sdckit.server.limits import deadline
+from sdckit.server.logit_diagnostics import (
+    LogitDiagnosticsResult,
+    binned_residual_panels,
+    public_bins,
+)
+from sdckit.server.logit_diagnostics import render_png as render_binned_png
 from sdckit.server.metadata import Metadata
+from sdckit.server.perturbation import Perturbation
 from sdckit.server.residuals import ResidualPlotResult, render_png, synthetic_residual_panels
 from sdckit.server.rules import Verdict
 from sdckit.server.universe import UniverseError, as_universe, evaluate_universe
@@ -168,6 +176,10 @@ class AnalysisServer:
     keep_audit : bool, default True
         Keep the records in memory (:attr:`audit`). A service persisting
         them through ``audit_sink`` may switch this off.
+    max_seconds : float, optional
+        Maximum run time of one analysis: past it the analysis stops with
+        :class:`sdckit.server.limits.AnalysisTimeout` (nothing released, an
+        ``error`` audit record). None: no limit.
     """
 
     def __init__(
@@ -179,8 +191,16 @@ class AnalysisServer:
         secret: bytes | None = None,
         audit_sink: AuditSink | None = None,
         keep_audit: bool = True,
+        max_seconds: float | None = None,
     ) -> None:
         check_dataframe(data, "data")
+        if max_seconds is not None and (
+            isinstance(max_seconds, bool)
+            or not isinstance(max_seconds, int | float)
+            or not max_seconds > 0
+        ):
+            raise ParameterError(f"max_seconds must be a number > 0 or None, got {max_seconds!r}")
+        self._max_seconds = max_seconds
         if isinstance(metadata, Metadata):
             self._metadata = metadata
         elif isinstance(metadata, Mapping):
@@ -194,9 +214,18 @@ class AnalysisServer:
         self._config = load_config(config)
         if audit_sink is not None and not callable(audit_sink):
             raise ParameterError("audit_sink must be callable with one AuditRecord")
+        # Transformation domains are declared (or set from the whole dataset)
+        # here, once, so no refusal ever depends on a universe's values.
+        self._metadata = self._metadata.with_domains(data)
         self._coded = CodedData.from_frame(data, self._metadata)
         self._secret = generate_secret() if secret is None else secret
-        self._dropq = DropQ(unit_keys(data.index), self._secret, self._config.drop_q_k)
+        keys = unit_keys(data.index)
+        self._dropq = DropQ(keys, self._secret, self._config.drop_q_k)
+        self._perturb = (
+            Perturbation(keys, self._secret, self._config.perturbation_weight_range)
+            if self._config.perturbation
+            else None
+        )
         self._noise_secret = hmac.new(self._secret, b"residual-noise", hashlib.sha256).digest()
         self._audit_sink = audit_sink
         self._keep_audit = bool(keep_audit)
@@ -268,7 +297,7 @@ class AnalysisServer:
         arrived = datetime.now(UTC).isoformat(timespec="milliseconds")
         started = time.perf_counter()
         try:
-            with _THREADPOOLS.limit(limits=1, user_api="blas"):
+            with _THREADPOOLS.limit(limits=1, user_api="blas"), deadline(self._max_seconds):
                 result = compute()
         except (UniverseError, FormulaError) as exc:
             rule = "universe_definition" if isinstance(exc, UniverseError) else "formula_syntax"
@@ -289,13 +318,23 @@ class AnalysisServer:
         parsed = as_universe(universe, self._metadata)
         text = parsed.to_string()
         query["universe"] = text
+        rule_set = self._config.rules
         evaluation = evaluate_universe(
-            parsed, self._metadata, self._coded.codes, max_pieces=self._config.max_universe_pieces
+            parsed,
+            self._metadata,
+            self._coded.codes,
+            max_pieces=self._config.max_universe_pieces,
+            keep_empty_intersections=rule_set == "default",
         )
         verdicts = (
-            rules.no_marginal_1_or_2(evaluation, min_marginal=self._config.min_marginal),
+            rules.no_marginal_1_or_2(
+                evaluation, min_marginal=self._config.min_marginal, rules=rule_set
+            ),
             rules.universe_gamma(
-                evaluation, gamma=self._config.gamma, gamma_star=self._config.gamma_star
+                evaluation,
+                gamma=self._config.gamma,
+                gamma_star=self._config.gamma_star,
+                rules=rule_set,
             ),
         )
         if not all(v.passed for v in verdicts):
@@ -330,10 +369,15 @@ class AnalysisServer:
             prepared = self._prepare(universe, query)
             if prepared.positions is None:
                 return Refusal("universe_check", prepared.verdicts)
+            size = (
+                self._perturb.count(prepared.positions)
+                if self._perturb is not None
+                else int(prepared.positions.size)
+            )
             return UniverseCheckResult(
                 prepared.universe_text,
                 prepared.joint,
-                self._config.size_class(int(prepared.positions.size)),
+                self._config.size_class(size),
                 prepared.verdicts,
             )
 
@@ -376,6 +420,7 @@ class AnalysisServer:
                 cols,
                 self._config,
                 mean_of=mean_of,
+                perturb=self._perturb,
             )
             all_verdicts = prepared.verdicts + tuple(verdicts)
             if result is None:
@@ -420,6 +465,7 @@ class AnalysisServer:
                 parsed,
                 family,
                 self._config,
+                perturb=self._perturb,
             )
             all_verdicts = prepared.verdicts + tuple(verdicts)
             if result is None:
@@ -451,7 +497,12 @@ class AnalysisServer:
             if prepared.positions is None:
                 return Refusal("correlation", prepared.verdicts)
             verdicts, result = analyses.correlation(
-                self._coded, prepared.positions, prepared.universe_text, factors, self._config
+                self._coded,
+                prepared.positions,
+                prepared.universe_text,
+                factors,
+                self._config,
+                perturb=self._perturb,
             )
             all_verdicts = prepared.verdicts + tuple(verdicts)
             if result is None:
@@ -481,7 +532,13 @@ class AnalysisServer:
             if prepared.positions is None:
                 return Refusal("residual_plot", prepared.verdicts)
             verdicts, result, internals = analyses.regression(
-                self._coded, prepared.positions, prepared.universe_text, parsed, "ols", self._config
+                self._coded,
+                prepared.positions,
+                prepared.universe_text,
+                parsed,
+                "ols",
+                self._config,
+                perturb=self._perturb,
             )
             all_verdicts = prepared.verdicts + tuple(verdicts)
             if result is None:
@@ -503,6 +560,61 @@ class AnalysisServer:
             )
 
         return self._run("residual_plot", query, compute)
+
+    def logit_diagnostics(self, universe: Any, formula: Any) -> LogitDiagnosticsResult | Refusal:
+        """Binned residual plots of a logistic regression (:mod:`sdckit.server.logit_diagnostics`).
+
+        The model must pass every regression rule. Each plotted point is the
+        mean residual of at least Gamma* units (groups of fitted probability,
+        public cutpoint bins, categories), with keyed noise; no point is a unit.
+        """
+        query: dict[str, Any] = {
+            "universe": self._universe_query_value(universe),
+            "formula": formula if isinstance(formula, str) else self._universe_query_value(formula),
+        }
+
+        def compute():
+            parsed = as_formula(formula)
+            query["formula"] = parsed.to_string()
+            static = analyses.static_regression_rules(parsed, self._metadata, "logit", self._config)
+            if not static[-1].passed:
+                return Refusal("logit_diagnostics", tuple(static))
+            prepared = self._prepare(universe, query)
+            if prepared.positions is None:
+                return Refusal("logit_diagnostics", prepared.verdicts)
+            verdicts, result, internals = analyses.regression(
+                self._coded,
+                prepared.positions,
+                prepared.universe_text,
+                parsed,
+                "logit",
+                self._config,
+                perturb=self._perturb,
+            )
+            all_verdicts = prepared.verdicts + tuple(verdicts)
+            if result is None:
+                return Refusal("logit_diagnostics", all_verdicts)
+            # The analysis sample: the kept units with every model variable observed.
+            rows = prepared.positions
+            for name in parsed.variables:
+                rows = rows[self._coded.codes[name][rows] >= 0]
+            factors = {f.to_string(): f.variable for f in parsed.main_effects}
+            panels = binned_residual_panels(
+                internals.response,
+                internals.fitted,
+                internals.predictors,
+                internals.categorical,
+                public_bins(factors, self._metadata, self._coded.codes, rows),
+                rows,
+                min_bin=self._config.gamma_star,
+                perturb=self._perturb,
+            )
+            png = render_binned_png(panels, f"Binned residuals: {parsed.to_string()}")
+            return LogitDiagnosticsResult(
+                prepared.universe_text, parsed.to_string(), panels, png, all_verdicts
+            )
+
+        return self._run("logit_diagnostics", query, compute)
 
 
 def _with_verdicts(result: Any, verdicts: tuple[Verdict, ...]) -> Any:

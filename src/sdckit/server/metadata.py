@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -25,10 +25,23 @@ from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.io import atomic_write
 from sdckit.server.cutpoints import Binning, cutpoints
 
-__all__ = ["CATEGORICAL", "CONTINUOUS", "Metadata", "Variable", "level_key"]
+__all__ = ["CATEGORICAL", "CONTINUOUS", "DOMAINS", "Metadata", "Variable", "level_key"]
 
 CATEGORICAL = "categorical"
 CONTINUOUS = "continuous"
+
+#: Declared domains of a continuous variable: which transformations it admits.
+#: ``log`` needs "positive", ``sqrt`` "positive" or "non-negative".
+DOMAINS = ("positive", "non-negative", "real")
+
+
+def _observed_domain(values: np.ndarray) -> str:
+    finite = values[np.isfinite(values)]
+    if finite.size and float(finite.min()) > 0:
+        return "positive"
+    if finite.size and float(finite.min()) >= 0:
+        return "non-negative"
+    return "real"
 
 
 def level_key(value: Any) -> str:
@@ -76,6 +89,11 @@ class Variable:
         Optional readable label of each level.
     binning : Binning or None
         Cutpoints of a continuous variable (required for continuous variables).
+    domain : {"positive", "non-negative", "real"} or None
+        The declared domain of a continuous variable; decides which approved
+        transformations apply (log: positive; sqrt: non-negative). Public,
+        and checked against the data when a server loads them, so that no
+        refusal ever depends on the values of the units in a universe.
     """
 
     name: str
@@ -84,6 +102,7 @@ class Variable:
     levels: tuple[str, ...] = ()
     level_labels: Mapping[str, str] = field(default_factory=dict)
     binning: Binning | None = None
+    domain: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -102,6 +121,11 @@ class Variable:
                 raise SchemaError(f"categorical variable {self.name!r} repeats a level: {levels}")
         elif self.binning is None:
             raise SchemaError(f"continuous variable {self.name!r} needs cutpoints (a binning)")
+        if self.domain is not None and (self.kind == CATEGORICAL or self.domain not in DOMAINS):
+            raise SchemaError(
+                f"variable {self.name!r}: domain must be one of {list(DOMAINS)} and only for a "
+                f"continuous variable, got {self.domain!r}"
+            )
         object.__setattr__(self, "levels", levels)
         labels = {level_key(k): str(v) for k, v in dict(self.level_labels).items()}
         unknown = sorted(set(labels) - set(levels))
@@ -163,7 +187,17 @@ class Variable:
         else:
             out["cutpoints"] = self.binning.to_dict(include_counts=include_counts, public=public)
             out["bins"] = list(self.binning.public_labels if public else self.binning.labels)
+            if self.domain is not None:
+                out["domain"] = self.domain
         return out
+
+    def admits(self, transform: str | None) -> bool:
+        """Whether the declared domain admits ``transform`` (always, for square and none)."""
+        if transform == "log":
+            return self.domain == "positive"
+        if transform == "sqrt":
+            return self.domain in ("positive", "non-negative")
+        return True
 
     @classmethod
     def from_dict(cls, name: str, mapping: Mapping[str, Any]) -> Variable:
@@ -182,6 +216,7 @@ class Variable:
             levels=tuple(mapping.get("levels", ())),
             level_labels=dict(mapping.get("level_labels", {})),
             binning=binning,
+            domain=mapping.get("domain"),
         )
 
 
@@ -242,6 +277,30 @@ class Metadata:
                 for name, var in self.variables.items()
             }
         }
+
+    def with_domains(self, data: pd.DataFrame) -> Metadata:
+        """These metadata with every continuous variable's domain checked against ``data``.
+
+        A declared domain the data violate is a :class:`DataError` naming the
+        variable; an undeclared one is set from the data (the narrowest of
+        positive, non-negative, real) and becomes public like the rest.
+        """
+        variables = {}
+        for name, var in self.variables.items():
+            if var.is_categorical:
+                variables[name] = var
+                continue
+            values = pd.to_numeric(data[name], errors="coerce").to_numpy(dtype=np.float64)
+            observed = _observed_domain(values)
+            if var.domain is not None and DOMAINS.index(observed) > DOMAINS.index(var.domain):
+                bad = values <= 0 if var.domain == "positive" else values < 0
+                first = int(np.flatnonzero(bad & np.isfinite(values))[0])
+                raise DataError(
+                    f"variable {name!r} is declared {var.domain} in the metadata but row "
+                    f"{first + 1} holds {values[first]:g}"
+                )
+            variables[name] = var if var.domain is not None else replace(var, domain=observed)
+        return Metadata(variables)
 
     @classmethod
     def from_dict(cls, mapping: Mapping[str, Any]) -> Metadata:
@@ -312,7 +371,10 @@ class Metadata:
             )
             if name in forced_cont or (numeric and name not in forced_cat):
                 binning = cutpoints(series.to_numpy(), methods.get(name, method), beta=beta)
-                variables[name] = Variable(name, CONTINUOUS, labels.get(name, ""), binning=binning)
+                domain = _observed_domain(pd.to_numeric(series).to_numpy(dtype=np.float64))
+                variables[name] = Variable(
+                    name, CONTINUOUS, labels.get(name, ""), binning=binning, domain=domain
+                )
             else:
                 if isinstance(series.dtype, pd.CategoricalDtype):
                     levels = [level_key(v) for v in series.cat.categories]

@@ -53,6 +53,7 @@ __all__ = [
     "residual_degrees_of_freedom",
     "response_dominance",
     "response_variable",
+    "transformation_domain",
     "universe_gamma",
 ]
 
@@ -99,8 +100,17 @@ def _refuse(rule: str, reason: str) -> Verdict:
 # --------------------------------------------------------------------------- universes
 
 
-def no_marginal_1_or_2(evaluation: UniverseEvaluation, *, min_marginal: int = 3) -> Verdict:
-    """No Marginal 1 or 2 rule (seed 004, Section 3.1.1).
+GENERIC_SMALL_REASON = (
+    "this universe, one of its pieces or categories, or an overlap of its pieces holds too "
+    "few units (possibly none); widen it with more categories or neighbouring bins, or remove "
+    "a condition"
+)
+
+
+def no_marginal_1_or_2(
+    evaluation: UniverseEvaluation, *, min_marginal: int = 3, rules: str = "default"
+) -> Verdict:
+    """No Marginal 1 or 2 rule (Lucero et al. 2011, Section 3.1.1).
 
     For a universe defined with m variables, no (m-1)-dimensional marginal
     total of the m-way implicit table may be 1 or 2 (more generally, lie in
@@ -108,11 +118,28 @@ def no_marginal_1_or_2(evaluation: UniverseEvaluation, *, min_marginal: int = 3)
     against one that leaves out those one or two units. The implicit table
     counts the whole dataset over the chosen variables' levels and bins
     (missing values form their own level), as in the paper's inequality for
-    Table 1.
+    Table 1, so the verdict depends only on *which* variables the universe
+    names, never on the levels or bins it selects.
+
+    ``rules="mas2011"`` is the paper's rule: a margin passes when it is
+    ">= 3 OR = 0", so a refusal says "one or two units here".
+    ``rules="default"`` also refuses an empty margin (over the declared
+    levels and bins; the missing code, which no universe can select, is left
+    out), with the generic reason of the Gamma rule: a refusal then
+    says only that some combination holds fewer than ``min_marginal`` units,
+    possibly none.
     """
     rule = "no_marginal_1_or_2"
     table = evaluation.table
     if table.ndim == 0:
+        return _pass(rule)
+    if rules == "default":
+        # Every declared level and bin counts (an empty one too); the missing
+        # code of each axis does not, since no universe can select it.
+        sub = table[tuple(slice(0, size - 1) for size in table.shape)]
+        for axis in range(sub.ndim):
+            if np.any(sub.sum(axis=axis) < min_marginal):
+                return _refuse(rule, GENERIC_SMALL_REASON)
         return _pass(rule)
     for axis, name in enumerate(evaluation.variables):
         margin = table.sum(axis=axis)
@@ -127,7 +154,9 @@ def no_marginal_1_or_2(evaluation: UniverseEvaluation, *, min_marginal: int = 3)
     return _pass(rule)
 
 
-def universe_gamma(evaluation: UniverseEvaluation, *, gamma: int, gamma_star: int) -> Verdict:
+def universe_gamma(
+    evaluation: UniverseEvaluation, *, gamma: int, gamma_star: int, rules: str = "default"
+) -> Verdict:
     """Universe Gamma rule (seed 004, Section 3.1.1).
 
     Every piece of the universe must hold at least Gamma units, with the
@@ -136,11 +165,19 @@ def universe_gamma(evaluation: UniverseEvaluation, *, gamma: int, gamma_star: in
     joint (pieces share cells), every non-empty intersection of pieces must
     also hold at least Gamma* units. Small universes, and small overlaps
     between pieces, are what differencing attacks are built from.
+
+    ``rules="mas2011"`` names the small piece in its reason and, as the
+    paper does, checks only the *non-empty* intersections. ``rules="default"``
+    checks every intersection the pieces' definitions make possible (so an
+    empty overlap is refused like a small one) and gives one generic reason
+    for every small part, the same for none, one or two, or forty units.
     """
     rule = "universe_gamma"
     for group in evaluation.groups:
         limit = gamma if group.threshold == "gamma" else gamma_star
         if group.count < limit:
+            if rules == "default":
+                return _refuse(rule, GENERIC_SMALL_REASON)
             if group.threshold == "gamma":
                 advice = "add categories or neighbouring bins to it, or remove that piece"
             else:
@@ -232,6 +269,31 @@ def approved_transformations(
     return _pass(rule)
 
 
+def transformation_domain(factors: Iterable[Any], metadata: Metadata) -> Verdict:
+    """Each transformation suits its variable's *declared* domain (log: positive; sqrt: non-negative).
+
+    The domain is public metadata, checked against the whole dataset when
+    the server loads it, so this verdict depends on the query and the
+    metadata alone: a refusal never tells whether a universe holds a unit
+    with a value outside the domain (the oracle of checking the universe's
+    values at query time).
+    """
+    rule = "transformation_domain"
+    for factor in factors:
+        if factor.transform is None:
+            continue
+        var = metadata.variable(factor.variable)
+        if var.is_categorical or var.admits(factor.transform):
+            continue
+        need = "positive" if factor.transform == "log" else "non-negative"
+        return _refuse(
+            rule,
+            f"{factor.to_string()} needs a {need} variable; the metadata declare {var.name!r} "
+            f"{var.domain or 'without a domain'}; choose another transformation",
+        )
+    return _pass(rule)
+
+
 def interaction_hierarchy(formula: Formula, *, max_order: int = 3) -> Verdict:
     """Two- and three-way interactions only, and only above their lower-order terms.
 
@@ -294,14 +356,22 @@ def no_fully_interacted_dummy_model(formula: Formula, metadata: Metadata) -> Ver
 
 
 def category_support(
-    variable: str, levels: Sequence[str], counts: Sequence[int], *, min_size: int
+    variable: str,
+    levels: Sequence[str],
+    counts: Sequence[int],
+    *,
+    min_size: int,
+    rules: str = "default",
 ) -> tuple[str, list[str], list[str], Verdict]:
     """Reference category and dummies of a categorical predictor (seed 004, Section 3.2).
 
     The most common category is the reference; a category with fewer than
     ``min_size`` units gets no dummy (it is absorbed into the reference), so
     a dummy can never pick out a handful of units - the strategic dummy of
-    Bleninger et al. (2011, Section 2.2).
+    Bleninger et al. (2011, Section 2.2). With ``rules="default"`` an empty
+    category is absorbed and listed exactly like a sparse one, so the note
+    never tells "no unit" from "a few units"; ``"mas2011"`` drops empty
+    categories silently.
 
     Returns
     -------
@@ -311,14 +381,18 @@ def category_support(
         the absorption.
     """
     counts_arr = np.asarray(counts)
-    present = [(lv, int(c)) for lv, c in zip(levels, counts_arr, strict=True) if c > 0]
+    present = [
+        (lv, int(c))
+        for lv, c in zip(levels, counts_arr, strict=True)
+        if c > 0 or rules == "default"
+    ]
     reference = max(present, key=lambda item: item[1])[0] if present else levels[0]
     kept = [lv for lv, c in present if lv != reference and c >= min_size]
     absorbed = [lv for lv, c in present if lv != reference and c < min_size]
     adjustments = (
         [
-            f"{variable}: categories {absorbed} are too sparse for a dummy and were absorbed into "
-            f"the reference category {reference!r}"
+            f"{variable}: categories {absorbed} are too sparse for a dummy (or empty) and were "
+            f"absorbed into the reference category {reference!r}"
         ]
         if absorbed
         else []
@@ -326,7 +400,9 @@ def category_support(
     return reference, kept, absorbed, _pass("category_support", "", adjustments)
 
 
-def binary_predictor_support(columns: Mapping[str, np.ndarray], *, min_size: int) -> Verdict:
+def binary_predictor_support(
+    columns: Mapping[str, np.ndarray], *, min_size: int, rules: str = "default"
+) -> Verdict:
     """A numerical predictor taking two values must have enough units at each.
 
     Bleninger et al. (2011, Section 5) suggest "prohibiting regressions that
@@ -334,11 +410,22 @@ def binary_predictor_support(columns: Mapping[str, np.ndarray], *, min_size: int
     0/1 variable that is 1 for a single unit is the strategic dummy that
     reveals that unit's response, even when it is offered as a continuous
     variable. A column with a single value carries no information and is
-    refused too.
+    refused too. With ``rules="default"`` the single value is the case of
+    two values one of which is held by no unit, refused with the same
+    reason, so a refusal never tells "none" from "a few" from "all".
     """
     rule = "binary_predictor_support"
     for name, column in columns.items():
         values, counts = np.unique(column[~np.isnan(column)], return_counts=True)
+        if rules == "default":
+            if values.size <= 2 and (values.size < 2 or counts.min() < min_size):
+                return _refuse(
+                    rule,
+                    f"{name} takes at most two values in this universe and one of them is held "
+                    "by too few units (possibly none, possibly all but a few); such an indicator "
+                    "can single out units - remove it or widen the universe",
+                )
+            continue
         if values.size == 1:
             return _refuse(
                 rule, f"{name} takes a single value in this universe; remove it from the model"

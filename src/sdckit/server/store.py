@@ -29,6 +29,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -336,12 +337,48 @@ class Store:
         config.attributes["connection"] = connection
         return config
 
-    def migrate(self, revision: str = "head") -> None:
-        """Upgrade the schema to ``revision`` (default the newest); existing rows are kept."""
+    def migrate(self, revision: str = "head", *, lock_timeout: float = 120.0) -> None:
+        """Upgrade the schema to ``revision`` (default the newest); existing rows are kept.
+
+        Migrations run under a lock, so that ``sdckit serve`` and ``sdckit
+        server add-user`` started together on a fresh database do not both
+        create the tables: on PostgreSQL a transaction-level advisory lock,
+        on SQLite an exclusive lock on a file next to the database. The
+        second process waits, then finds the schema current. After
+        ``lock_timeout`` seconds of waiting it gives up with a clear message.
+        """
         from alembic import command
 
-        with self.engine.begin() as connection:
+        with self._migration_lock(lock_timeout), self.engine.begin() as connection:
+            if self.dialect == "postgresql":
+                connection.execute(sa.text("SELECT pg_advisory_xact_lock(7326145501)"))
             command.upgrade(self._alembic_config(connection), revision)
+
+    @contextlib.contextmanager
+    def _migration_lock(self, timeout: float):
+        if self.dialect != "sqlite":
+            yield
+            return
+        import fcntl
+
+        path = Path(sa.make_url(self.url).database + ".migrate-lock")
+        with path.open("a") as handle:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise ParameterError(
+                            f"another process has been migrating {path.with_suffix('')} for "
+                            f"over {timeout:g} s; try again when it has finished"
+                        ) from None
+                    time.sleep(0.05)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def schema_revision(self) -> str | None:
         """The Alembic revision the database is at (None before any migration)."""

@@ -500,6 +500,7 @@ def evaluate_universe(
     codes: Mapping[str, np.ndarray],
     *,
     max_pieces: int | None = None,
+    keep_empty_intersections: bool = False,
 ) -> UniverseEvaluation:
     """Lay ``universe`` out on its implicit table over the coded data.
 
@@ -511,6 +512,11 @@ def evaluate_universe(
         ``{variable: integer codes}`` from :meth:`Metadata.encode` (-1 missing).
     max_pieces : int, optional
         Refuse unions of more pieces (bounds the intersections to check).
+    keep_empty_intersections : bool, default False
+        List every intersection the pieces' definitions allow, even one no
+        unit falls in (the oracle-free rule set checks those too, so that an
+        empty overlap is refused like a small one). By default, as in the
+        paper, only non-empty intersections are listed.
     """
     some = next(iter(codes.values()))
     n_records = some.size
@@ -569,7 +575,7 @@ def evaluate_universe(
                         continue
                     grown.append(((*members_idx, b), inter))
             for members_idx, inter in grown:
-                if int(table[_outer_and(inter)].sum()) == 0:
+                if not keep_empty_intersections and int(table[_outer_and(inter)].sum()) == 0:
                     continue
                 names = " and ".join(str(i + 1) for i in members_idx)
                 groups += _gamma_groups(
@@ -579,7 +585,7 @@ def evaluate_universe(
                     metadata,
                     table,
                     "gamma_star",
-                    skip_empty=True,
+                    skip_empty=not keep_empty_intersections,
                 )
             frontier = grown
     return UniverseEvaluation(

@@ -191,7 +191,11 @@ function renderPieces() {
 }
 
 function updateUniverseText() {
-  $("universe-text").textContent = universeText();
+  const text = universeText();
+  const shown = $("universe-text");
+  // Any change of the universe makes an earlier check's answer stale: clear it.
+  if (shown.textContent !== text) $("universe-result").replaceChildren();
+  shown.textContent = text;
 }
 
 async function checkUniverse() {
@@ -398,6 +402,10 @@ async function run() {
   } else {
     path = "/api/correlation";
     body = { universe, variables: [...$("corr-vars").querySelectorAll("input:checked")].map((i) => i.value) };
+    if (body.variables.length < 2) {
+      out.replaceChildren(el("p", { class: "error", text: "tick at least two variables to correlate" }));
+      return;
+    }
   }
   const { httpStatus, payload } = await api("POST", path, body);
   if (payload.status !== "ok") {
@@ -409,7 +417,10 @@ async function run() {
   const n = notes(payload);
   if (n) out.append(el("h3", { text: "Adjustments" }), n);
   out.append(el("p", { class: "hint", text: `audit entry ${payload.audit_id}` }));
-  if (kind === "regression" && body.family === "ols" && $("want-plot").checked) await residualPlot(universe, body.formula);
+  if (kind === "regression" && $("want-plot").checked) {
+    if (body.family === "ols") await residualPlot(universe, body.formula);
+    else await logitDiagnostics(universe, body.formula);
+  }
 }
 
 async function residualPlot(universe, formula) {
@@ -424,6 +435,20 @@ async function residualPlot(universe, formula) {
   img.src = "data:image/png;base64," + payload.png_base64;
   box.replaceChildren(el("h3", { text: "Synthetic residual plots" }),
     el("p", { class: "hint", text: "Residuals are synthetic (smoothed real pattern plus noise); no point is a real person." }), img);
+}
+
+async function logitDiagnostics(universe, formula) {
+  const box = $("residual-plot");
+  box.replaceChildren(el("p", { class: "hint", text: "drawing binned residual plots..." }));
+  const { httpStatus, payload } = await api("POST", "/api/logit-diagnostics", { universe, formula });
+  if (payload.status !== "ok") {
+    box.replaceChildren(renderProblem(payload, httpStatus));
+    return;
+  }
+  const img = el("img", { alt: "binned residual plots of " + payload.formula, class: "residual-plot" });
+  img.src = "data:image/png;base64," + payload.png_base64;
+  box.replaceChildren(el("h3", { text: "Binned residual plots" }),
+    el("p", { class: "hint", text: "Each point is the mean residual of a group of many people (by fitted probability, public bins or categories), with a ±2 standard-error band; no point is a real person." }), img);
 }
 
 async function loadHistory() {
