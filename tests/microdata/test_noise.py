@@ -1,4 +1,4 @@
-"""Additive and multiplicative noise (Oganian 2011, seed 004): moments, positivity, constraints, zones."""
+"""Additive and multiplicative noise (Oganian 2011): moments, positivity, constraints, zones."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Noise that keeps means and covariances: additive and multiplicative, with constraints.
 
 All formulas are from Oganian (2011), *Multiplicative noise for masking
-numerical microdata with constraints*, SORT 35, in seed 004:
+numerical microdata with constraints*, SORT 35 (2011):
 
 * additive correlated noise (eq. 1; Kim 1986, Tendick 1991, Oganian & Karr
   2006): ``X_m = mean + ((X - mean) + E) / sqrt(1 + k)``, ``E ~ N(0, k Sigma)``;
@@ -13,25 +13,43 @@ numerical microdata with constraints*, SORT 35, in seed 004:
   E[X_i X_j] <= 0``);
 * the z-score variant (eqs. 11-14) with ``lag = sqrt(1+k) mean / sd`` (eq. 21),
   for which the noise covariance (eq. 23) always exists for non-negative data;
-  variables of both signs are first shifted by ``|min X|`` and shifted back
-  (end of Section 2);
+  variables of both signs get noise proportional to their magnitude
+  (``mixed_sign="magnitude"``, default) or, as in the paper (end of Section 2),
+  are shifted by ``|min X|`` and shifted back (``mixed_sign="shift"``);
 * inequality constraints ``X_1 >= X_2 >= ... >= X_l`` preserved exactly by
-  masking ``X_l`` and the successive differences and summing back (eq. 27,
-  Section 4);
+  masking one variable and the successive differences and summing back (eq. 27,
+  Section 4), anchored at the lowest non-negative variable of the chain so
+  that every variable keeps its sign;
 * multi-zone masking (Section 5): independent noise with its own k in every
   zone (a user partition or value thresholds), and variables paired with a
   "structural zero" indicator left at zero where the indicator says so.
 
-Normal noise also needs the noise covariance matrix to be positive
-semi-definite, which the paper does not establish: eq. 23 only makes its
-entries exist. For a pair where eq. 10 rules out the plain scheme the z-score
-matrix is never positive semi-definite when k < 0.618 (its off-diagonal entry
-is below log((1+k)/(2+k)), its diagonal entries below log(1+k)), and small,
-oddly shaped zones can fail too, as can (by a rounding-level margin)
-near-collinear variables. ``noise_covariance="auto"`` (default) repairs
-rounding-level defects (closest valid matrix within 0.1 %) and raises an
-:class:`InfeasibleError` otherwise; ``"exact"`` always raises; ``"nearest"``
-always uses the closest valid matrix. Repairs are reported in ``stats``.
+Why eq. 13's noise covariance is not positive semi-definite on business files.
+Writing every scheme as ``X_m = mean + ((X - mean) + M o (exp(E) - 1)) /
+sqrt(1+k)``, the noise adds ``E[M_i M_j] Cov(exp(E_i), exp(E_j))`` to the
+covariance, and this must equal ``k Sigma(i,j)``. By Cauchy-Schwarz that is
+possible only when ``|corr(X_i, X_j)| <= E[M_i M_j] / sqrt(E[M_i^2] E[M_j^2])``.
+Two things break it on the CASC reference files:
+
+* a variable shifted by a far negative minimum (Tarragona's
+  FINANCIAL.OUTCOME: minimum -357,071, standard deviation 25,690) has a
+  nearly constant ``M``, so its noise cannot follow the size of the
+  companies, while the noise of its skewed partners (coefficient of variation
+  about 2) does: their required noise correlations reach 1.2-1.5. Noise
+  proportional to the magnitude (``mixed_sign="magnitude"``) removes every
+  such pair on Tarragona;
+* an accounting identity (CASC: PTOTVAL = PEARNVAL + POTHVAL in every record)
+  has variance zero, and independent factors on its terms give it some.
+  ``totals="detect"`` (default) masks the parts and rebuilds the total.
+
+What remains (near-identities, strongly skewed small zones) is repaired by
+the closest positive semi-definite matrix with the same diagonal (Higham
+2002), which keeps every variance and bends covariances as little as
+possible. The repair's effect is computed exactly: the released variance and
+covariance ratios it implies in expectation are reported in ``stats`` and in
+the summary, and ``noise_covariance="auto"`` (default) refuses the run when
+one leaves ``[1 - repair_tolerance, 1 + repair_tolerance]``;
+``"nearest"`` accepts any repair (still reported) and ``"exact"`` refuses any.
 
 Means and covariances are preserved in expectation: the masked sample's
 moments differ from the original's by sampling noise of order 1/sqrt(n), as in
@@ -616,12 +634,19 @@ def _mask(
             )
 
     result = masked @ rebuild.T
+    integer = np.array([pd.api.types.is_integer_dtype(data[c].dtype) for c in cols], dtype=bool)
+    result[:, integer] = np.rint(result[:, integer])
+    # A total is the sum of its released (rounded) parts, so the identity holds exactly.
+    for total, parts in found_totals.items():
+        j = position[total]
+        result[:, j] = result[:, [position[c] for c in parts]].sum(axis=1)
+        if integer[j]:
+            result[:, j] = np.rint(result[:, j])
 
     out = data.copy()
     for j, col in enumerate(cols):
         values = result[:, j]
-        if pd.api.types.is_integer_dtype(data[col].dtype):
-            values = np.rint(values)
+        if integer[j]:
             _check_fits(values, data[col], scheme)
         out[col] = pd.Series(values, index=data.index, name=col).astype(data[col].dtype)
 
@@ -949,7 +974,7 @@ def additive_noise(
 ) -> NoiseResult:
     """Add correlated normal noise that keeps the mean vector and covariance matrix.
 
-    Oganian (2011, seed 004), eq. 1 (after Kim 1986 and Tendick 1991):
+    Oganian (2011), eq. 1 (after Kim 1986 and Tendick 1991):
     ``X_m = mean + ((X - mean) + E) / sqrt(1 + k)`` with ``E ~ N(0, k Sigma)``,
     so ``E[X_m] = mean`` and ``Cov(X_m) = Sigma``. Values can change sign: use
     :func:`multiplicative_noise` for variables that must stay non-negative.
@@ -1036,7 +1061,7 @@ def multiplicative_noise(
 ) -> NoiseResult:
     """Multiply by lognormal noise, keeping positivity, inequalities, means and covariances.
 
-    Oganian (2011, seed 004), Sections 2, 4 and 5.
+    Oganian (2011), Sections 2, 4 and 5.
 
     ``variant="plain"`` is eqs. 5-9: ``X_m = ((sqrt(1+k)-1) mean + X o exp(E))
     / sqrt(1+k)`` with ``Sigma_E(i,j) = log(1 + k Sigma(i,j) / E[X_i X_j])``
@@ -1044,12 +1069,13 @@ def multiplicative_noise(
     ``1 + k Sigma(i,j) / E[X_i X_j] <= 0`` for some pair (eq. 10), naming the
     variables. ``variant="zscore"`` (default) is eqs. 11-14 with
     ``lag = sqrt(1+k) mean / sd`` (eq. 21), whose noise covariance (eq. 23)
-    exists for any non-negative data; a variable with negative values is
-    first shifted by ``|min|`` and shifted back afterwards.
+    exists for any non-negative data; a variable taking both signs gets
+    noise proportional to its magnitude (``mixed_sign``).
 
     Both keep non-negative variables non-negative and (in expectation) the
-    means and covariance matrix; a shifted variable stays >= its original
-    minimum.
+    means and covariance matrix. When the noise covariance is not positive
+    semi-definite (see the module notes for why), the default repairs it and
+    reports, and verifies, the released ratios the repair implies.
 
     Parameters
     ----------
@@ -1062,25 +1088,50 @@ def multiplicative_noise(
         Variance inflation factor k > 0, one for all zones or per zone (see
         :func:`additive_noise`).
     variant : {"zscore", "plain"}, default "zscore"
+    mixed_sign : {"magnitude", "shift"}, default "magnitude"
+        Noise for a variable taking both signs (zscore variant). Such a
+        variable has no sign to keep. ``"magnitude"``: noise proportional to
+        ``|X| + (sqrt(1+k) - 1) E|X|`` (eq. 21 on the magnitude), so it follows
+        the size of the record like the noise of the non-negative variables;
+        the sign of a value can change near zero. ``"shift"``: Oganian's shift
+        by ``|min|`` (end of Section 2); the variable stays >= its original
+        minimum, but a far negative outlier makes its noise nearly
+        homogeneous, which on skewed files leaves no valid noise covariance.
     noise_covariance : {"auto", "exact", "nearest"}, default "auto"
         The noise covariance of eq. 8 / eq. 13 must be positive semi-definite
-        for normal noise to have it. Oganian shows the z-score variant keeps
-        its logarithm defined, but not that the matrix is positive
-        semi-definite, and it is not for strongly axis-aligned pairs (exactly
-        those where eq. 10 rules out the plain scheme, whenever k < 0.618), for
-        some small, oddly shaped zones, and (by a rounding-level margin) for
-        near-collinear variables such as BMI beside weight and height.
-        ``"exact"`` raises :class:`InfeasibleError` whenever it is not;
-        ``"nearest"`` always uses the closest valid matrix (negative
-        eigenvalues set to zero: means stay exact in expectation, the
-        covariances are kept approximately); ``"auto"`` repairs only when the
-        closest valid matrix differs by at most 0.1 % and raises otherwise.
-        ``stats`` report the cells repaired and the largest relative change.
+        for normal noise to have it, and eq. 23 only makes its entries exist.
+        When it is not, ``"auto"`` and ``"nearest"`` use the closest positive
+        semi-definite matrix with the same diagonal (Higham 2002): the means
+        and variances stay exact in expectation and covariances bend. The
+        released variance and covariance ratios this implies are computed and
+        reported in ``stats`` and in the summary; ``"auto"`` raises
+        :class:`InfeasibleError` with the worst figure when one leaves
+        ``[1 - repair_tolerance, 1 + repair_tolerance]``, ``"nearest"``
+        accepts it, ``"exact"`` raises whenever a repair is needed.
+    repair_tolerance : float, default 0.05
+        Largest accepted deviation from 1 of an expected released variance or
+        covariance ratio after a repair. For a pair whose correlation is below
+        0.2 in absolute value (whose ratio is dominated by its small
+        denominator) the change of correlation divided by 0.2 is used instead.
     constraints : list of lists of str, optional
         Chains ``[X1, X2, ..., Xl]`` meaning ``X1 >= X2 >= ... >= Xl`` in every
-        record; preserved exactly in every masked record by masking ``Xl`` and
-        the differences and summing back (eq. 27). The original data must
-        satisfy them (else :class:`DataError` naming the first row).
+        record, over masked columns; preserved exactly in every masked record
+        (eq. 27): the lowest non-negative variable of the chain and the
+        successive differences are masked, the variables above it rebuilt by
+        adding differences (so they stay non-negative), those below it by
+        subtracting them (they take negative values in the original). The
+        original data must satisfy the chains, else :class:`DataError` naming
+        the rows (counted from 1).
+    totals : "detect", None or mapping, default "detect"
+        Accounting identities ``total = part_1 + part_2 + ...`` holding in
+        every record: the parts are masked and the total rebuilt as their sum,
+        so the identity holds in the release and the means and covariances
+        are kept. ``"detect"`` finds masked columns that equal a sum of other
+        masked columns exactly (not in a constraint or with structural zeros;
+        a non-negative total only from non-negative parts); a mapping
+        ``{total: [parts]}`` declares them (checked; rows where it fails are
+        named); ``None`` masks every column directly. ``stats["totals_rebuilt"]``
+        lists them.
     zones, zone_thresholds, structural_zeros, sample_weights :
         As in :func:`additive_noise`.
     schema : Schema, optional
