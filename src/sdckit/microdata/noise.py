@@ -669,6 +669,11 @@ def _mask(
             stats["repair_variance_ratio_range"] = repair["variance_range"]
             stats["repair_covariance_ratio_range"] = repair["covariance_range"]
             stats["repair_largest_correlation_change"] = repair["correlation_change"]
+            stats["repair_largest_effect"] = repair["worst"]
+            # Per variable and pair: the expected released ratios the repair moves
+            # (variances by 0.05 % or more, covariances of |corr| >= 0.2 by 1 % or more).
+            stats["repair_variance_ratios"] = repair["variance_ratios"]
+            stats["repair_covariance_ratios"] = repair["covariance_ratios"]
         stats["totals_rebuilt"] = {t: " + ".join(p) for t, p in found_totals.items()}
     stats["zone_sizes"] = {
         row_label(z): int((zone_codes == i).sum()) for i, z in enumerate(zone_list)
@@ -902,7 +907,17 @@ def _repair_effect(cov: np.ndarray, change: np.ndarray, cols: list[str]) -> dict
             f"whose correlation is {corr[i, j]:.3f}"
         )
     off = ~np.eye(d, dtype=bool) & np.isfinite(ratio)
+    moved = {
+        cols[v]: round(float(var_ratio[v]), 4) for v in range(d) if abs(var_ratio[v] - 1.0) >= 5e-4
+    }
+    pairs = {
+        f"{cols[a]} ~ {cols[b]}": round(float(ratio[a, b]), 4)
+        for a, b in zip(*np.triu_indices(d, 1), strict=True)
+        if np.isfinite(ratio[a, b]) and abs(ratio[a, b] - 1.0) >= 0.01
+    }
     return {
+        "variance_ratios": moved,
+        "covariance_ratios": pairs,
         "worst_deviation": float(deviation[i, j]),
         "worst": worst,
         "variance_range": (round(float(var_ratio.min()), 4), round(float(var_ratio.max()), 4)),
