@@ -115,7 +115,7 @@ def _fmt_range(values: np.ndarray) -> str:
     return f"{values.min():.3f}-{values.max():.3f}"
 
 
-def evaluate(name: str, label: str, run: Config, seeds: int) -> dict:
+def evaluate(name: str, label: str, run: Config, seeds: int, offset: int = 0) -> dict:
     data = load(name)
     x = data.to_numpy(np.float64)
     mean_o = x.mean(axis=0)
@@ -126,7 +126,7 @@ def evaluate(name: str, label: str, run: Config, seeds: int) -> dict:
     means, covs = [], []
     negatives = violations = 0
     try:
-        for seed in range(seeds):
+        for seed in range(offset, offset + seeds):
             result = run(data, seed, name)
             y = result.data[data.columns].to_numpy(np.float64)
             means.append(y.mean(axis=0))
@@ -184,7 +184,7 @@ def diagnose(name: str, k: float = 0.15) -> dict:
     root = np.sqrt(1 + k)
     cov = np.cov(x.T, bias=True)
     mixed = (x < 0).any(axis=0)
-    out: dict = {"file": name}
+    out: dict = {"file": name, "columns taking negative values": int(mixed.sum())}
     for label, base in (
         ("shift", np.where(mixed, x - x.min(axis=0), x)),
         ("magnitude", np.abs(x)),
@@ -225,7 +225,19 @@ def diagnose(name: str, k: float = 0.15) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=40)
+    parser.add_argument("--seed-offset", type=int, default=0, help="first seed (default 0)")
+    parser.add_argument(
+        "--only", default=None, help="one row, 'FILE:CONFIG', e.g. 'EIA:additive (default)'"
+    )
     args = parser.parse_args()
+    if args.only:
+        name, _, label = args.only.partition(":")
+        run = dict(CONFIGS)[label]
+        row = evaluate(name, label, run, args.seeds, args.seed_offset)
+        print(f"seeds: {args.seed_offset}-{args.seed_offset + args.seeds - 1}")
+        for key, value in row.items():
+            print(f"- {key}: {value}")
+        return
     tarragona = load("Tarragona")["FINANCIAL.OUTCOME"]
     print(
         "Tarragona FINANCIAL.OUTCOME: minimum "
