@@ -262,7 +262,7 @@ def test_auto_repairs_small_defects_and_reports_their_effect():
     low, high = auto.stats["repair_covariance_ratio_range"]
     assert 0.999 < low <= high < 1.001
     assert auto.stats["repair_variance_ratio_range"] == (1.0, 1.0)  # variances kept
-    assert "warning: the noise covariance was not positive semi-definite" in auto.summary()
+    assert "WARNING: the noise covariance was not positive semi-definite" in auto.summary()
     with pytest.raises(InfeasibleError, match="not positive semi-definite"):
         multiplicative_noise(data, noise_covariance="exact", random_state=0)
     assert auto.params["noise_covariance"] == "auto"

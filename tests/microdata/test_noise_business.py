@@ -44,7 +44,7 @@ def test_default_masks_tarragona_and_reports_the_repair_in_released_ratios(tarra
     low, high = stats["repair_covariance_ratio_range"]
     assert 0.95 <= low <= high <= 1.05
     assert stats["negative_values_in_nonnegative_columns"] == 0
-    assert "warning: the noise covariance was not positive semi-definite" in result.summary()
+    assert "WARNING: the noise covariance was not positive semi-definite" in result.summary()
     # Oganian's shift by |min| is what makes it impossible: FINANCIAL.OUTCOME's minimum
     # is 14 standard deviations below its mean, so its noise cannot follow company size.
     with pytest.raises(InfeasibleError, match=r"outside \[1 - 0.05, 1 \+ 0.05\].*'nearest'"):
@@ -208,7 +208,7 @@ def test_additive_noise_warns_about_values_outside_the_observed_sign():
     outside = result.stats["values_outside_observed_sign"]
     assert outside["age"] == int((result.data["age"] < 0).sum()) > 0
     summary = result.summary()
-    assert "warning: values outside the column's observed sign" in summary
+    assert "WARNING: values outside the column's observed sign" in summary
     assert "multiplicative_noise" in summary
     fixed = multiplicative_noise(data, ["age", "income", "expend"], random_state=1)
     assert fixed.stats["values_outside_observed_sign"] == {}
@@ -223,7 +223,7 @@ def test_cli_warns_even_when_quiet_and_refuses_a_huge_k(tmp_path, capsys):
     code = main(["noise", "additive", str(src), "-o", str(out), "--seed", "1", "--quiet"])
     assert code == 0
     err = capsys.readouterr().err
-    assert "warning: values outside the column's observed sign" in err
+    assert "WARNING: values outside the column's observed sign" in err
     assert "age (" in err
     code = main(["noise", "additive", str(src), "-o", str(tmp_path / "x.csv"), "--k", "1e308"])
     assert code == 2

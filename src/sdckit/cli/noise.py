@@ -129,7 +129,7 @@ def _finish(result: Any, output: Path, diagnostics: Path | None, quiet: bool) ->
     write_mask_result(result, output, diagnostics, quiet=quiet)
     if quiet:
         for line in result.warnings:
-            err_console.print(f"warning: {line}", highlight=False)
+            err_console.print(f"WARNING: {line}", highlight=False)
 
 
 def _totals(mode: str, given: list[str] | None) -> Any:

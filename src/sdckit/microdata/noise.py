@@ -104,8 +104,14 @@ class NoiseResult(MaskResult):
 
     @property
     def warnings(self) -> list[str]:
-        """One line per thing a person should know before publishing this release."""
-        out = []
+        """One line per thing a person should know before publishing this release.
+
+        The per-column lines of :class:`MaskResult` (mean and variance ratios,
+        changed shares), then the scheme's own: values created outside a
+        column's observed sign, constraint violations, a repaired noise
+        covariance with the released ratios it implies.
+        """
+        out = list(super().warnings)
         outside = self.stats.get("values_outside_observed_sign") or {}
         if outside:
             listed = ", ".join(f"{col} ({count})" for col, count in outside.items())
@@ -137,9 +143,11 @@ class NoiseResult(MaskResult):
 
     def summary(self) -> str:
         """Parameters, the moment ratios, and a warning line for anything to check."""
-        lines = [super().summary()]
-        lines.extend(f"  warning: {line}" for line in self.warnings)
-        return "\n".join(lines)
+        text = super().summary()
+        if self.column_changes is None or not len(self.column_changes):
+            # MaskResult prints the warning lines with its per-column table only.
+            text += "".join(f"\n  WARNING: {line}" for line in self.warnings)
+        return text
 
 
 # ---------------------------------------------------------------------------
