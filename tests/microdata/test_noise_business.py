@@ -268,3 +268,30 @@ def test_cli_totals_and_repair_tolerance(tmp_path, capsys):
     )
     assert code == 2
     assert "fails in" in capsys.readouterr().err
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(12, 80),
+    width=st.integers(2, 5),
+    offset_quantile=st.floats(0.05, 0.95),
+)
+def test_random_chains_whose_lower_variables_take_negative_values(seed, n, width, offset_quantile):
+    rng = np.random.default_rng(seed)
+    steps = rng.lognormal(0.0, rng.uniform(0.2, 2.0), (n, width))
+    chain_values = np.cumsum(steps[:, ::-1], axis=1)[:, ::-1]
+    # Shift the whole chain down: the order is kept, the lower variables now take
+    # negative values and the upper ones (some of them) do not.
+    chain_values -= np.quantile(chain_values[:, -1], offset_quantile)
+    names = [f"x{i}" for i in range(width)]
+    data = pd.DataFrame(chain_values, columns=names)
+    nonneg = [c for c in names if (data[c] >= 0).all()]
+    result = multiplicative_noise(
+        data, constraints=[names], noise_covariance="nearest", totals=None, random_state=seed
+    )
+    out = result.data
+    values = out[names].to_numpy()
+    assert (values[:, :-1] >= values[:, 1:]).all()
+    assert (out[nonneg] >= 0).all().all()
+    assert result.stats["negative_values_in_nonnegative_columns"] == 0
