@@ -82,6 +82,17 @@ SETTINGS = {
             d, k=K, variant="zscore", noise_covariance="nearest", random_state=s
         ),
     ),
+    "normal, z-score, noise by magnitude": (
+        normal_sets,
+        lambda d, s: multiplicative_noise(
+            d,
+            k=K,
+            variant="zscore",
+            mixed_sign="magnitude",
+            noise_covariance="nearest",
+            random_state=s,
+        ),
+    ),
     "lognormal, plain (eqs. 5-9)": (
         lognormal_sets,
         lambda d, s: multiplicative_noise(
@@ -122,6 +133,7 @@ PAPER = {
     "normal, additive (eq. 1)": "-",
     "normal, plain (eqs. 5-9)": "0.98 - 1.02",
     "normal, z-score (eq. 21)": "0.98 - 1.02",
+    "normal, z-score, noise by magnitude": "- (sdckit's alternative to the shift)",
     "lognormal, plain (eqs. 5-9)": "about 0.7 - 1.3",
     "lognormal, z-score (eq. 21)": "about 0.8 - 1.2",
     "lognormal, two zones, z-score": "95 % of replicates in 0.98 - 1.02",

@@ -84,14 +84,17 @@ def test_multiplicative_on_lognormal(lognormal_data, variant):
     assert np.all(tol < 0.35)
 
 
-@pytest.mark.parametrize("mixed_sign", ["magnitude", "shift"])
+@pytest.mark.parametrize("mixed_sign", ["auto", "magnitude", "shift"])
 def test_multiplicative_on_normal_data_with_negative_values(normal_data, mixed_sign):
     assert (normal_data.to_numpy() < 0).any()
     result = multiplicative_noise(normal_data, k=K, mixed_sign=mixed_sign, random_state=2)
     _, cov_ratio = _ratios(normal_data, result.data)
     tol = _cov_tolerance(normal_data.to_numpy(), K)
     assert np.all(np.abs(cov_ratio - 1) < tol)
-    if mixed_sign == "shift":
+    # On symmetric data the shift gives a valid noise covariance, so "auto" takes it.
+    used = result.stats["mixed_sign_used"]
+    assert used == ("shift" if mixed_sign == "auto" else mixed_sign)
+    if used == "shift":
         # Oganian's shift by |min|: the variables stay above their original minimum.
         assert (result.data.min() >= normal_data.min()).all()
 

@@ -44,6 +44,7 @@ def test_default_masks_tarragona_and_reports_the_repair_in_released_ratios(tarra
     low, high = stats["repair_covariance_ratio_range"]
     assert 0.95 <= low <= high <= 1.05
     assert stats["negative_values_in_nonnegative_columns"] == 0
+    assert stats["mixed_sign_used"] == "magnitude"  # the shift is not valid here
     assert "WARNING: the noise covariance was not positive semi-definite" in result.summary()
     # Oganian's shift by |min| is what makes it impossible: FINANCIAL.OUTCOME's minimum
     # is 14 standard deviations below its mean, so its noise cannot follow company size.
@@ -186,7 +187,7 @@ def test_bad_input_one_line_each(tarragona):
             additive_noise(tarragona, k=bad)
     with pytest.raises(ParameterError, match="repair_tolerance"):
         multiplicative_noise(tarragona, repair_tolerance=2)
-    with pytest.raises(ParameterError, match="mixed_sign"):
+    with pytest.raises(ParameterError, match="mixed_sign must be 'auto'"):
         multiplicative_noise(tarragona, mixed_sign="abs")
 
 

@@ -156,9 +156,10 @@ def multiplicative_command(
     columns: str | None = _COLUMNS,
     variant: str = typer.Option("zscore", "--variant", help="zscore (eq. 21) or plain (eqs. 5-9)."),
     mixed_sign: str = typer.Option(
-        "magnitude",
+        "auto",
         "--mixed-sign",
-        help="Noise for columns of both signs: magnitude (follows |value|) or shift (by |min|).",
+        help="Noise for columns of both signs: shift (by |min|), magnitude (follows |value|) "
+        "or auto (shift when its noise covariance is valid).",
     ),
     constraint: list[str] | None = typer.Option(
         None,

@@ -13,9 +13,10 @@ numerical microdata with constraints*, SORT 35 (2011):
   E[X_i X_j] <= 0``);
 * the z-score variant (eqs. 11-14) with ``lag = sqrt(1+k) mean / sd`` (eq. 21),
   for which the noise covariance (eq. 23) always exists for non-negative data;
-  variables of both signs get noise proportional to their magnitude
-  (``mixed_sign="magnitude"``, default) or, as in the paper (end of Section 2),
-  are shifted by ``|min X|`` and shifted back (``mixed_sign="shift"``);
+  variables of both signs are, as in the paper (end of Section 2), shifted by
+  ``|min X|`` and shifted back (``mixed_sign="shift"``) or get noise
+  proportional to their magnitude (``mixed_sign="magnitude"``); the default
+  ``"auto"`` shifts when that gives a valid noise covariance;
 * inequality constraints ``X_1 >= X_2 >= ... >= X_l`` preserved exactly by
   masking one variable and the successive differences and summing back (eq. 27,
   Section 4), anchored at the lowest non-negative variable of the chain so
@@ -242,7 +243,7 @@ def _noise_scale(
       ``|min|`` first (end of Section 2; ``mixed_sign="shift"``), which makes its
       ``M`` nearly constant when the minimum is a far outlier, so its noise
       cannot follow the size of the record as the noise of its skewed partners
-      does. ``mixed_sign="magnitude"`` (default) uses ``M = |X| + (sqrt(1+k) -
+      does. ``mixed_sign="magnitude"`` uses ``M = |X| + (sqrt(1+k) -
       1) E|X|``, eq. 21 applied to the magnitude: the noise grows with the size
       of the value, as it does for the non-negative variables.
     """
@@ -258,6 +259,18 @@ def _noise_scale(
         else:
             scale[:, mixed] = y[:, mixed] - y[:, mixed].min(axis=0)
     return scale + (root - 1.0) * (w @ scale / total)
+
+
+def _shift_is_valid(y: np.ndarray, w: np.ndarray, k: float) -> bool:
+    """Whether Oganian's shift by |min| gives this cell a valid noise covariance as it is."""
+    _, _, cov = _moments(y, w)
+    scale = _noise_scale(y, w, k, "zscore", "shift")
+    second = (scale * w[:, None]).T @ scale / w.sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        argument = 1.0 + k * cov / second
+    if not (np.isfinite(argument).all() and (argument > 0).all()):
+        return False
+    return _is_psd(np.log(argument))[0]
 
 
 def _multiplicative_block(
@@ -507,7 +520,7 @@ def _mask(
     schema: Schema | None,
     random_state: RandomState,
     progress: Callable[[int, int], None] | None,
-    mixed_sign: str = "magnitude",
+    mixed_sign: str = "auto",
     totals: Any = None,
     repair_tolerance: float = 0.05,
 ) -> NoiseResult:
@@ -604,6 +617,26 @@ def _mask(
             )
         plan.append((rows, zone_label, np.flatnonzero(active)))
 
+    mixed_used = mixed_sign
+    if mixed_sign == "auto":
+        # Oganian's shift where it gives every cell a valid noise covariance (its
+        # nearly homogeneous noise keeps covariance ratios tightest on symmetric
+        # data); otherwise noise proportional to the magnitude (skewed files).
+        has_mixed = (transformed < 0).any(axis=0) & ~derived
+        mixed_used = "magnitude"
+        if scheme == "multiplicative" and variant == "zscore" and has_mixed.any():
+            mixed_used = (
+                "shift"
+                if all(
+                    _shift_is_valid(
+                        transformed[np.ix_(rows, vars_)], w[rows], k_by_zone[zone_label]
+                    )
+                    for rows, zone_label, vars_ in plan
+                    if len(vars_)
+                )
+                else "magnitude"
+            )
+
     masked = transformed.copy()
     released_change = np.zeros((d, d))
     repaired_cells = 0
@@ -617,7 +650,7 @@ def _mask(
                 out = _additive_block(sub, w[rows], kz, rng, sub_names)
             else:
                 out, change = _multiplicative_block(
-                    sub, w[rows], kz, rng, sub_names, variant, noise_covariance, mixed_sign
+                    sub, w[rows], kz, rng, sub_names, variant, noise_covariance, mixed_used
                 )
                 if change is not None:
                     repaired_cells += 1
@@ -683,6 +716,8 @@ def _mask(
             stats["repair_variance_ratios"] = repair["variance_ratios"]
             stats["repair_covariance_ratios"] = repair["covariance_ratios"]
         stats["totals_rebuilt"] = {t: " + ".join(p) for t, p in found_totals.items()}
+        if variant == "zscore":
+            stats["mixed_sign_used"] = mixed_used
     stats["zone_sizes"] = {
         row_label(z): int((zone_codes == i).sum()) for i, z in enumerate(zone_list)
     }
@@ -1069,7 +1104,7 @@ def multiplicative_noise(
     k: float | Mapping | Sequence[float] = 0.15,
     *,
     variant: str = "zscore",
-    mixed_sign: str = "magnitude",
+    mixed_sign: str = "auto",
     noise_covariance: str = "auto",
     repair_tolerance: float = 0.05,
     constraints: Sequence[Sequence[str]] | None = None,
@@ -1111,9 +1146,14 @@ def multiplicative_noise(
         Variance inflation factor k > 0, one for all zones or per zone (see
         :func:`additive_noise`).
     variant : {"zscore", "plain"}, default "zscore"
-    mixed_sign : {"magnitude", "shift"}, default "magnitude"
+    mixed_sign : {"auto", "magnitude", "shift"}, default "auto"
         Noise for a variable taking both signs (zscore variant). Such a
-        variable has no sign to keep. ``"magnitude"``: noise proportional to
+        variable has no sign to keep. ``"auto"``: ``"shift"`` when it gives
+        every masking cell a valid noise covariance without repair, else
+        ``"magnitude"`` (``stats["mixed_sign_used"]`` says which); the shift's
+        nearly homogeneous noise keeps covariance ratios tighter on symmetric
+        data (Oganian's normal sets, docs/validation.md), the magnitude is
+        what skewed files need. ``"magnitude"``: noise proportional to
         ``|X| + (sqrt(1+k) - 1) E|X|`` (eq. 21 on the magnitude), so it follows
         the size of the record like the noise of the non-negative variables;
         the sign of a value can change near zero. ``"shift"``: Oganian's shift
@@ -1171,8 +1211,10 @@ def multiplicative_noise(
     """
     if variant not in _VARIANTS:
         raise ParameterError(f"variant must be one of {list(_VARIANTS)}, got {variant!r}")
-    if mixed_sign not in ("magnitude", "shift"):
-        raise ParameterError(f"mixed_sign must be 'magnitude' or 'shift', got {mixed_sign!r}")
+    if mixed_sign not in ("auto", "magnitude", "shift"):
+        raise ParameterError(
+            f"mixed_sign must be 'auto', 'magnitude' or 'shift', got {mixed_sign!r}"
+        )
     if noise_covariance not in ("auto", "exact", "nearest"):
         raise ParameterError(
             f"noise_covariance must be 'auto', 'exact' or 'nearest', got {noise_covariance!r}"
