@@ -317,8 +317,10 @@ def _multiplicative_block(
             )
         raise InfeasibleError(
             f"the noise covariance (Oganian eq. 23) does not exist for variable pair(s) {shown} "
-            "in this masking cell. Mask them separately or declare the zeros structural "
-            "(structural_zeros=...)"
+            "in this masking cell: 1 + k*Sigma(i,j)/E[M_i M_j] <= 0, which for non-negative "
+            "variables means their product is zero in every record (never both non-zero; a "
+            "chain's differences are such variables when it has many ties). Mask them "
+            "separately or declare the zeros structural (structural_zeros=...)"
         )
     noise_cov = np.log(argument)
     released_change = None
