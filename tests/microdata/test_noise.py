@@ -1,4 +1,4 @@
-"""Additive and multiplicative noise (Oganian 2011, seed 004): moments, positivity, constraints, zones."""
+"""Additive and multiplicative noise (Oganian 2011): moments, positivity, constraints, zones."""
 
 from __future__ import annotations
 
@@ -84,14 +84,19 @@ def test_multiplicative_on_lognormal(lognormal_data, variant):
     assert np.all(tol < 0.35)
 
 
-def test_multiplicative_on_normal_data_with_negative_values(normal_data):
+@pytest.mark.parametrize("mixed_sign", ["auto", "magnitude", "shift"])
+def test_multiplicative_on_normal_data_with_negative_values(normal_data, mixed_sign):
     assert (normal_data.to_numpy() < 0).any()
-    result = multiplicative_noise(normal_data, k=K, random_state=2)  # zscore + shift
+    result = multiplicative_noise(normal_data, k=K, mixed_sign=mixed_sign, random_state=2)
     _, cov_ratio = _ratios(normal_data, result.data)
     tol = _cov_tolerance(normal_data.to_numpy(), K)
     assert np.all(np.abs(cov_ratio - 1) < tol)
-    # The shifted variables stay above their original minimum.
-    assert (result.data.min() >= normal_data.min()).all()
+    # On symmetric data the shift gives a valid noise covariance, so "auto" takes it.
+    used = result.stats["mixed_sign_used"]
+    assert used == ("shift" if mixed_sign == "auto" else mixed_sign)
+    if used == "shift":
+        # Oganian's shift by |min|: the variables stay above their original minimum.
+        assert (result.data.min() >= normal_data.min()).all()
 
 
 def test_same_seed_same_output(lognormal_data):
@@ -128,7 +133,7 @@ def test_inequality_constraints_hold_in_every_row():
     assert np.all(np.abs(cov_ratio - 1) < _cov_tolerance(data.to_numpy(np.float64), 0.3))
     broken = data.copy()
     broken.loc[7, "taxes"] = broken.loc[7, "net"] + 1
-    with pytest.raises(DataError, match=r"net >= taxes.*row 7"):
+    with pytest.raises(DataError, match=r"net >= taxes fails in 1 record.*row 8, counted from 1"):
         multiplicative_noise(broken, constraints=[["gross", "net", "taxes"]])
 
 
@@ -146,7 +151,8 @@ def test_eq10_makes_plain_scheme_impossible():
     )
     assert (result.data.to_numpy() >= 0).all()
     assert result.stats["cells_with_adjusted_noise_covariance"] == 1
-    assert result.stats["largest_noise_covariance_adjustment"] > 0
+    low, high = result.stats["repair_covariance_ratio_range"]
+    assert low < 1 or high > 1
     mean_ratio = result.data.mean() / data.mean()
     assert np.all(np.abs(mean_ratio - 1) < 0.1)
 
@@ -220,7 +226,7 @@ def test_bad_input_is_refused(mixed_data):
         multiplicative_noise(mixed_data, ["height"], variant="log")
     with pytest.raises(ParameterError, match="zones or zone_thresholds"):
         additive_noise(mixed_data, ["height"], zones="region", zone_thresholds=[3])
-    with pytest.raises(DataError, match="only 1 record"):
+    with pytest.raises(DataError, match=r"holds 1 record\(s\) \(row\(s\) \d+, counted from 1\)"):
         additive_noise(
             mixed_data, ["height", "weight"], zone_thresholds=[mixed_data["weight"].max() - 1e-9]
         )
@@ -239,7 +245,7 @@ def test_integer_columns_keep_dtype_and_registry(mixed_data):
     )
 
 
-def test_auto_repairs_only_rounding_level_defects():
+def test_auto_repairs_small_defects_and_reports_their_effect():
     rng = np.random.default_rng(13)
     n = 2000
     height = rng.normal(70, 3, n)
@@ -256,7 +262,10 @@ def test_auto_repairs_only_rounding_level_defects():
     auto = multiplicative_noise(data, random_state=0)
     # BMI beside weight and height: eq. 13's matrix misses semi-definiteness by a hair.
     assert auto.stats["cells_with_adjusted_noise_covariance"] == 1
-    assert 0 < auto.stats["largest_noise_covariance_adjustment"] <= 1e-3
+    low, high = auto.stats["repair_covariance_ratio_range"]
+    assert 0.999 < low <= high < 1.001
+    assert auto.stats["repair_variance_ratio_range"] == (1.0, 1.0)  # variances kept
+    assert "WARNING: the noise covariance was not positive semi-definite" in auto.summary()
     with pytest.raises(InfeasibleError, match="not positive semi-definite"):
         multiplicative_noise(data, noise_covariance="exact", random_state=0)
     assert auto.params["noise_covariance"] == "auto"

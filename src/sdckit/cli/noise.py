@@ -11,6 +11,7 @@ import typer
 
 from sdckit.cli._common import (
     check_outputs,
+    err_console,
     parse_assignments,
     parse_list,
     parse_range,
@@ -120,7 +121,30 @@ def additive_command(
             random_state=seed,
             progress=callback,
         )
+    _finish(result, output, diagnostics, quiet)
+
+
+def _finish(result: Any, output: Path, diagnostics: Path | None, quiet: bool) -> None:
+    """Write the result; its warnings are printed even with --quiet."""
     write_mask_result(result, output, diagnostics, quiet=quiet)
+    if quiet:
+        for line in result.warnings:
+            err_console.print(f"WARNING: {line}", highlight=False)
+
+
+def _totals(mode: str, given: list[str] | None) -> Any:
+    if given:
+        out = {}
+        for item in given:
+            total, sep, rest = item.partition("=")
+            parts = [p.strip() for p in rest.split("+")]
+            if not sep or not total.strip() or not all(parts):
+                raise ParameterError(f"--total expects TOTAL=PART+PART[+...], got {item!r}")
+            out[total.strip()] = parts
+        return out
+    if mode not in ("detect", "none"):
+        raise ParameterError(f"--totals must be 'detect' or 'none', got {mode!r}")
+    return "detect" if mode == "detect" else None
 
 
 @noise_app.command("multiplicative")
@@ -131,15 +155,37 @@ def multiplicative_command(
     zone_k: list[str] | None = _ZONE_K,
     columns: str | None = _COLUMNS,
     variant: str = typer.Option("zscore", "--variant", help="zscore (eq. 21) or plain (eqs. 5-9)."),
+    mixed_sign: str = typer.Option(
+        "auto",
+        "--mixed-sign",
+        help="Noise for columns of both signs: shift (by |min|), magnitude (follows |value|) "
+        "or auto (shift when its noise covariance is valid).",
+    ),
     constraint: list[str] | None = typer.Option(
         None,
         "--constraint",
         help="Inequality chain kept in every record, e.g. 'gross>=net>=tax' (repeatable).",
     ),
+    totals: str = typer.Option(
+        "detect",
+        "--totals",
+        help="detect: columns equal to a sum of others are rebuilt from the masked parts; none.",
+    ),
+    total: list[str] | None = typer.Option(
+        None,
+        "--total",
+        help="Declared identity TOTAL=PART+PART, rebuilt from the masked parts (repeatable).",
+    ),
     noise_covariance: str = typer.Option(
         "auto",
         "--noise-covariance",
-        help="auto (repair only rounding-level defects), exact (never repair) or nearest.",
+        help="auto (repair, refused beyond --repair-tolerance), nearest (accept any repair), "
+        "exact (never repair).",
+    ),
+    repair_tolerance: float = typer.Option(
+        0.05,
+        "--repair-tolerance",
+        help="Largest accepted deviation of a released variance/covariance ratio after a repair.",
     ),
     zones: str | None = _ZONES,
     zone_thresholds: str | None = _THRESHOLDS,
@@ -163,8 +209,11 @@ def multiplicative_command(
             parse_list(columns),
             k_value,
             variant=variant,
+            mixed_sign=mixed_sign,
             noise_covariance=noise_covariance,
+            repair_tolerance=repair_tolerance,
             constraints=chains or None,
+            totals=_totals(totals, total),
             zones=zone_col,
             zone_thresholds=limits,
             structural_zeros=_structural(structural_zero),
@@ -172,7 +221,7 @@ def multiplicative_command(
             random_state=seed,
             progress=callback,
         )
-    write_mask_result(result, output, diagnostics, quiet=quiet)
+    _finish(result, output, diagnostics, quiet)
 
 
 def register(app: typer.Typer) -> None:
