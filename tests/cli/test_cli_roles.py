@@ -279,3 +279,39 @@ def test_testdata_microaggregate_as_in_the_walkthrough(tmp_path, capsys):
     original, masked = pd.read_csv(path), pd.read_csv(out)
     assert (masked["ori_hid"] == original["ori_hid"]).all()
     assert (masked["household_weights"] == original["household_weights"]).all()
+
+
+def test_noise_commands_take_roles_and_refuse_codes_untold(tmp_path):
+    import pandas as pd
+
+    from sdckit.cli.main import main
+
+    rng = __import__("numpy").random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "person_id": range(1, 201),
+            "region": rng.integers(1, 4, 200),
+            "w": rng.uniform(1, 5, 200),
+            "income": rng.lognormal(10, 1, 200),
+            "assets": rng.lognormal(11, 1, 200),
+        }
+    )
+    src = tmp_path / "in.csv"
+    frame.to_csv(src, index=False)
+    out = tmp_path / "out.csv"
+    for scheme in ("additive", "multiplicative"):
+        out.unlink(missing_ok=True)
+        assert main(["noise", scheme, str(src), "-o", str(out), "--seed", "1", "--quiet"]) == 2
+        assert not out.exists()
+        code = main(
+            [
+                "noise", scheme, str(src), "-o", str(out), "--seed", "1", "--quiet",
+                "--id", "person_id", "--weight-column", "w", "--columns", "income,assets",
+            ]
+        )  # fmt: skip
+        assert code == 0
+        masked = pd.read_csv(out)
+        for kept in ("person_id", "region", "w"):
+            assert masked[kept].equals(frame[kept]), (scheme, kept)
+        assert not masked["income"].equals(frame["income"])
+        assert main(["noise", scheme, str(src), "-o", str(src), "--columns", "income"]) == 2

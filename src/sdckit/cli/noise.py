@@ -10,13 +10,20 @@ import pandas as pd
 import typer
 
 from sdckit.cli._common import (
+    check_not_passthrough,
     check_outputs,
+    column_roles,
     err_console,
+    id_option,
+    na_values_option,
     parse_assignments,
     parse_list,
     parse_range,
     progress_bar,
     read_input,
+    refuse_suspect_columns,
+    refuse_text_in_numbers,
+    weight_column_option,
     write_mask_result,
 )
 from sdckit.errors import ParameterError
@@ -51,6 +58,47 @@ _WEIGHTS = typer.Option(
 _SEED = typer.Option(None, "--seed", help="Random seed (same seed, same output).")
 _DIAG = typer.Option(None, "--diagnostics", help="Also write per-record diagnostics here.")
 _QUIET = typer.Option(False, "--quiet", help="No progress bar or summary.")
+
+
+def _masked_columns(
+    data: Any,
+    columns: str | None,
+    ids: str | None,
+    weight_column: str | None,
+    sample_weights: str | None,
+) -> list[str]:
+    """The columns to add noise to: named ones, or every numeric column without a role.
+
+    Ids and weight columns pass through; untold, columns that look like
+    identifiers or codes are refused rather than perturbed.
+    """
+
+    roles = column_roles(data, ids=ids, weights=weight_column)
+    if sample_weights is not None:
+        if sample_weights not in data.columns:
+            raise ParameterError(f"--sample-weights: unknown column {sample_weights!r}")
+        roles.setdefault(sample_weights, "weight")
+    named = parse_list(columns)
+    check_not_passthrough(data, named, roles, "--columns")
+    if named is not None:
+        refuse_text_in_numbers(data, named)
+        return named
+    cols = [
+        c
+        for c in data.columns
+        if c not in roles
+        and pd.api.types.is_numeric_dtype(data[c])
+        and not pd.api.types.is_bool_dtype(data[c])
+    ]
+    refuse_suspect_columns(
+        data,
+        cols,
+        hint="Say what they are: --id or --weight-column to pass them through, or --columns "
+        "to name the columns to perturb (codes are not quantities: leave them out).",
+    )
+    if not cols:
+        raise ParameterError("no numeric columns to perturb: name them with --columns")
+    return cols
 
 
 def _structural(values: list[str] | None) -> dict[str, str] | None:
@@ -103,16 +151,20 @@ def additive_command(
     sample_weights: str | None = _WEIGHTS,
     seed: int | None = _SEED,
     diagnostics: Path | None = _DIAG,
+    ids: str | None = id_option(),
+    weight_column: str | None = weight_column_option(),
+    na_values: str | None = na_values_option(),
     quiet: bool = _QUIET,
 ) -> None:
     """Additive correlated noise: X_m = mean + ((X - mean) + E)/sqrt(1+k), E ~ N(0, k Sigma)."""
-    check_outputs(output, diagnostics)
-    data = read_input(input)
+    check_outputs(output, diagnostics, inputs=[input])
+    data = read_input(input, na_values=na_values, quiet=quiet)
+    cols = _masked_columns(data, columns, ids, weight_column, sample_weights)
     k_value, zone_col, limits = _zone_setup(data, k, zone_k, zones, zone_thresholds)
     with progress_bar("additive noise (zones)", quiet=quiet) as callback:
         result = additive_noise(
             data,
-            parse_list(columns),
+            cols,
             k_value,
             zones=zone_col,
             zone_thresholds=limits,
@@ -193,11 +245,15 @@ def multiplicative_command(
     sample_weights: str | None = _WEIGHTS,
     seed: int | None = _SEED,
     diagnostics: Path | None = _DIAG,
+    ids: str | None = id_option(),
+    weight_column: str | None = weight_column_option(),
+    na_values: str | None = na_values_option(),
     quiet: bool = _QUIET,
 ) -> None:
     """Multiplicative noise keeping positivity, inequalities, means and covariances."""
-    check_outputs(output, diagnostics)
-    data = read_input(input)
+    check_outputs(output, diagnostics, inputs=[input])
+    data = read_input(input, na_values=na_values, quiet=quiet)
+    cols = _masked_columns(data, columns, ids, weight_column, sample_weights)
     k_value, zone_col, limits = _zone_setup(data, k, zone_k, zones, zone_thresholds)
     chains = [[c.strip() for c in re.split(r">=|>", item)] for item in constraint or []]
     for chain, item in zip(chains, constraint or [], strict=True):
@@ -206,7 +262,7 @@ def multiplicative_command(
     with progress_bar("multiplicative noise (zones)", quiet=quiet) as callback:
         result = multiplicative_noise(
             data,
-            parse_list(columns),
+            cols,
             k_value,
             variant=variant,
             mixed_sign=mixed_sign,
