@@ -41,7 +41,8 @@ def test_nested_hierarchy_and_weights(census):
         "district": {"north": ["d1", "d2"], "south": ["d3", "d4"], "land": ["north", "south"]}
     }
     table = tabulate(census, ["district"], hierarchies=nested, weights="income")
-    got = table.set_index("district")["count"]
+    assert table.set_index("district")["count"]["Total"] == len(census)
+    got = table.set_index("district")["weighted_count"]
     assert got["land"] == pytest.approx(census.loc[census.district != "d5", "income"].sum())
     assert got["Total"] == pytest.approx(census["income"].sum())
 

@@ -34,6 +34,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from sdckit._validation import check_dataframe, check_int, check_positive
 from sdckit.errors import DataError, InfeasibleError, ParameterError
+from sdckit.tables.release import CONFIDENTIAL_COLUMNS, release_frame
 from sdckit.tables.tabulate import Hierarchy, TableStructure
 
 __all__ = ["AdditivityResult", "restore_additivity"]
@@ -46,7 +47,12 @@ class AdditivityResult:
     Attributes
     ----------
     table : DataFrame
-        The input table with a ``restored`` column (int64).
+        What may be published: the input table without its confidential
+        columns (true ``count``, ``cell_key``, ``noise``; see
+        :mod:`sdckit.tables.release`) plus a ``restored`` column (int64).
+    internal : DataFrame
+        The input table with the ``restored`` column, confidential columns
+        included. Never release it.
     params : mapping
     stats : mapping
         ``cells``, ``relations``, ``cells_changed``, ``max_abs_change``,
@@ -56,6 +62,7 @@ class AdditivityResult:
     """
 
     table: pd.DataFrame
+    internal: pd.DataFrame
     params: Mapping[str, Any] = field(default_factory=dict)
     stats: Mapping[str, Any] = field(default_factory=dict)
 
@@ -188,6 +195,47 @@ def _diagnose(
     )
 
 
+def _check_reachable(
+    structure: TableStructure,
+    p: np.ndarray,
+    relations: sparse.csr_matrix,
+    described: list,
+    max_deviation: int,
+    *,
+    inferred: bool,
+) -> None:
+    """Refuse up front a relation that no change within ``max_deviation`` can close.
+
+    A relation ``x(g) - sum x(children) = 0`` with ``k`` terms can move by at
+    most ``k * max_deviation``. A larger gap is not perturbation noise: most
+    often the table has aggregate rows (hierarchy levels) that were not
+    declared, so they were read as categories and counted twice.
+    """
+    if relations.shape[0] == 0:
+        return
+    gap = np.abs(relations @ p)
+    capacity = max_deviation * np.diff(relations.indptr)
+    far = np.flatnonzero(gap > capacity)
+    if len(far) == 0:
+        return
+    k = int(far[np.argmax(gap[far])])
+    where = structure.describe_relation(described[k])
+    if inferred:
+        axis = described[k][0]
+        labels = [c for c in structure.categories[axis] if c != structure.total_label]
+        raise InfeasibleError(
+            f"the table is not additive: {where}, but is off by {gap[k]:g} (no change of at "
+            f"most {max_deviation} per cell can close that). If some of the labels of "
+            f"{structure.dims[axis]!r} {labels[:8]!r} are sums of others (hierarchy levels), "
+            "declare them with hierarchies (--hierarchies); they were read as categories"
+        )
+    raise InfeasibleError(
+        f"the table is not additive under its structure: {where}, but is off by {gap[k]:g}, "
+        f"more than max_deviation={max_deviation} per cell can close; check the hierarchies "
+        "and that every cell holds the same kind of value"
+    )
+
+
 def restore_additivity(
     perturbed: pd.DataFrame,
     original_structure: TableStructure | None = None,
@@ -248,6 +296,7 @@ def restore_additivity(
     if method not in ("two-stage", "joint"):
         raise ParameterError(f"method must be 'two-stage' or 'joint', got {method!r}")
     structure = original_structure or frame.attrs.get("structure")
+    structure_inferred = structure is None and not hierarchies
     if structure is None:
         if dims is None:
             raise ParameterError("give original_structure or dims (the classifying columns)")
@@ -260,6 +309,11 @@ def restore_additivity(
         )
     if value not in frame.columns:
         raise DataError(f"perturbed table has no column {value!r}")
+    if value in CONFIDENTIAL_COLUMNS:
+        raise ParameterError(
+            f"value={value!r} holds the true counts: restoring them publishes the true table; "
+            "restore the perturbed column"
+        )
     positions = structure.cell_positions(frame)
     if len(positions) != structure.n_cells:
         raise DataError(
@@ -287,6 +341,7 @@ def restore_additivity(
         w = np.zeros(structure.n_cells)
         w[positions] = given
     relations, described = structure.relations()
+    _check_reachable(structure, p, relations, described, max_deviation, inferred=structure_inferred)
     lower = np.maximum(p - max_deviation, 0.0)
     upper = p + max_deviation
     if fix_zeros:
@@ -386,4 +441,6 @@ def restore_additivity(
         "weights": weights if isinstance(weights, str) or weights is None else "array",
     }
     table.attrs["structure"] = structure
-    return AdditivityResult(table, params, stats)
+    published = release_frame(table)
+    published.attrs["structure"] = structure
+    return AdditivityResult(published, table, params, stats)
