@@ -7,7 +7,8 @@ relation of the table exactly and minimises the weighted absolute deviation
 bounds ``|y_c - p_c| <= max_deviation``, zeros staying zero and no cell
 landing on 1 or 2 (a cell is 0 or at least 3: one binary per cell whose
 bounds reach 1 or 2). The problem is a mixed integer programme solved by
-HiGHS (``scipy.optimize.milp``).
+HiGHS through ``highspy``; with a time limit the best table found is
+returned with its proven gap.
 
 The paper's two-stage variant first restores additivity only (cells at 3
 weighted up so they tend to stay), then runs a refinement in which the cells
@@ -21,16 +22,18 @@ a high price) names the relations that cannot hold together with the bounds.
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+import highspy
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from sdckit._validation import check_dataframe, check_int, check_positive
 from sdckit.errors import DataError, InfeasibleError, ParameterError
@@ -73,12 +76,24 @@ class AdditivityResult:
     def summary(self) -> str:
         """Size of the problem and of the adjustment."""
         s = self.stats
-        return (
+        text = (
             f"additivity restored ({self.params['method']}): {s['cells']} cells, "
             f"{s['relations']} relations; {s['cells_changed']} cells adjusted, "
             f"max |change| {s['max_abs_change']}, mean |change| {s['mean_abs_change']:.3f}; "
             f"binaries {s['binaries']}, seconds {[round(t, 2) for t in s['seconds']]}"
         )
+        if s.get("joint_fallback"):
+            text += (
+                "; the paper's second stage was infeasible (its bounds keep stage-1 zeros at 0 "
+                "and cells of 3+ at 3+), so the joint model was solved"
+            )
+        gap = s.get("mip_gap", [None])[-1]
+        if gap is not None and gap > 1e-6:
+            text += (
+                f"; stopped at the time limit ({s['status'][-1]}): best table found, "
+                f"proven within {gap:.1%} of the optimum"
+            )
+        return text
 
 
 def _solve(
@@ -90,8 +105,17 @@ def _solve(
     binary_cells: np.ndarray,
     time_limit: float | None,
     elastic: bool = False,
-) -> tuple[np.ndarray | None, Any]:
-    """min sum w |y - p|  s.t.  relations y = 0, lower <= y <= upper, y in {0} u [3, inf) on binary_cells."""
+    relax: bool = False,
+    info: dict | None = None,
+) -> tuple[np.ndarray | None, str]:
+    """min sum w |y - p|  s.t.  relations y = 0, lower <= y <= upper, y in {0} u [3, inf) on binary_cells.
+
+    Solved by HiGHS through ``highspy`` (Huangfu & Hall 2018). With a time
+    limit the best integer table found is returned, and ``info`` receives
+    ``mip_gap`` (relative gap proven between it and the dual bound),
+    ``dual_bound`` and ``objective``; ``relax=True`` solves the LP relaxation
+    (the bound a benchmark compares with).
+    """
     n = len(p)
     n_bin = len(binary_cells)
     n_rel = relations.shape[0]
@@ -132,37 +156,123 @@ def _solve(
         )
         lo.append(np.full(n_bin, -np.inf))
         hi.append(np.zeros(n_bin))
-    matrix = sparse.vstack(blocks, format="csr")
+    matrix = sparse.vstack(blocks, format="csc")
     cost = np.concatenate(
         [np.zeros(n), weights, np.zeros(n_bin), np.full(n_slack, 1000.0 * (weights.sum() + 1))]
     )
     var_lo = np.concatenate([lower, np.zeros(n), np.zeros(n_bin), np.zeros(n_slack)])
     var_hi = np.concatenate([upper, np.full(n, np.inf), np.ones(n_bin), np.full(n_slack, np.inf)])
-    integrality = np.concatenate(
-        [np.ones(n), np.zeros(n), np.ones(n_bin), np.zeros(n_slack)]
-    ).astype(np.uint8)
-    options = {"disp": False}
-    if time_limit is not None:
-        options["time_limit"] = time_limit
-    res = milp(
+    integer = np.concatenate([np.ones(n), np.zeros(n), np.ones(n_bin), np.zeros(n_slack)]) > 0
+    x, status = _highs(
         cost,
-        constraints=LinearConstraint(matrix, np.concatenate(lo), np.concatenate(hi)),
-        integrality=integrality,
-        bounds=Bounds(var_lo, var_hi),
-        options=options,
+        matrix,
+        np.concatenate(lo),
+        np.concatenate(hi),
+        var_lo,
+        var_hi,
+        None if relax else integer,
+        time_limit,
+        info,
     )
-    if res.x is None:
-        if res.status == 1:
-            raise InfeasibleError(
-                f"restore_additivity: HiGHS stopped ({res.message}) before finding any table; "
-                "raise time_limit"
-            )
-        return None, res
-    x = res.x
+    if x is None:
+        return None, status
     if elastic:
         slack = x[2 * n + n_bin :]
-        return np.round(slack[:n_rel] + slack[n_rel:], 6), res
-    return np.round(x[:n]).astype(np.int64), res
+        return np.round(slack[:n_rel] + slack[n_rel:], 6), status
+    if relax:
+        return x[:n], status
+    return np.round(x[:n]).astype(np.int64), status
+
+
+_BANNER_SHOWN = False
+
+
+def _new_highs() -> highspy.Highs:
+    """A Highs instance; the first one's copyright banner (printed by the C++ library on
+    standard output, before any option can be set) is kept off the command line's output."""
+    global _BANNER_SHOWN
+    if _BANNER_SHOWN:
+        return highspy.Highs()
+    _BANNER_SHOWN = True
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 1)
+            return highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _highs(
+    cost: np.ndarray,
+    matrix: sparse.csc_matrix,
+    row_lo: np.ndarray,
+    row_hi: np.ndarray,
+    var_lo: np.ndarray,
+    var_hi: np.ndarray,
+    integer: np.ndarray | None,
+    time_limit: float | None,
+    info: dict | None,
+) -> tuple[np.ndarray | None, str]:
+    """Solve one (mixed integer) linear programme with highspy; the best table within the limit."""
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_col_ = len(cost)
+    lp.num_row_ = matrix.shape[0]
+    lp.col_cost_ = cost
+    lp.col_lower_ = var_lo
+    lp.col_upper_ = np.where(np.isinf(var_hi), inf, var_hi)
+    lp.row_lower_ = np.where(np.isinf(row_lo), -inf, row_lo)
+    lp.row_upper_ = np.where(np.isinf(row_hi), inf, row_hi)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = matrix.indptr
+    lp.a_matrix_.index_ = matrix.indices
+    lp.a_matrix_.value_ = matrix.data
+    if integer is not None:
+        lp.integrality_ = [
+            highspy.HighsVarType.kInteger if flag else highspy.HighsVarType.kContinuous
+            for flag in integer
+        ]
+    h = _new_highs()
+    h.setOptionValue("output_flag", False)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    h.passModel(lp)
+    h.run()
+    status = h.getModelStatus()
+    text = h.modelStatusToString(status)
+    solved = h.getInfo()
+    feasible = solved.primal_solution_status == 2  # kSolutionStatusFeasible
+    if info is not None:
+        info["status"] = text
+        info["objective"] = float(solved.objective_function_value) if feasible else None
+        if integer is not None:
+            info["mip_gap"] = float(solved.mip_gap) if feasible else None
+            info["dual_bound"] = float(solved.mip_dual_bound)
+    if status == highspy.HighsModelStatus.kOptimal or (
+        feasible
+        and status
+        in (
+            highspy.HighsModelStatus.kTimeLimit,
+            highspy.HighsModelStatus.kInterrupt,
+            highspy.HighsModelStatus.kSolutionLimit,
+            highspy.HighsModelStatus.kIterationLimit,
+        )
+    ):
+        return np.asarray(h.getSolution().col_value), text
+    if status in (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kIterationLimit):
+        raise InfeasibleError(
+            f"restore_additivity: HiGHS stopped ({text}) before finding any table; raise time_limit"
+        )
+    return None, text
+
+
+def _stage(runs: list[dict]) -> dict:
+    """A fresh record for one HiGHS run, appended to ``runs``."""
+    runs.append({})
+    return runs[-1]
 
 
 def _diagnose(
@@ -352,11 +462,12 @@ def restore_additivity(
         else:
             upper[p == 0] = 0.0
     seconds, binaries = [], []
+    runs: list[dict] = []
     fallback = False
     if method == "joint":
         risky = np.flatnonzero((lower <= 2) & (upper >= 1))
         start = time.perf_counter()
-        y, res = _solve(p, relations, lower, upper, w, risky, time_limit)
+        y, _status = _solve(p, relations, lower, upper, w, risky, time_limit, info=_stage(runs))
         seconds.append(time.perf_counter() - start)
         binaries.append(len(risky))
         if y is None:
@@ -367,7 +478,16 @@ def restore_additivity(
         # stage 1: additivity only; cells at 3 are weighted up so they tend to stay
         w1 = np.where(p == 3, 10.0 * w, w)
         start = time.perf_counter()
-        y1, res = _solve(p, relations, lower, upper, w1, np.array([], dtype=np.int64), time_limit)
+        y1, _status = _solve(
+            p,
+            relations,
+            lower,
+            upper,
+            w1,
+            np.array([], dtype=np.int64),
+            time_limit,
+            info=_stage(runs),
+        )
         seconds.append(time.perf_counter() - start)
         binaries.append(0)
         if y1 is None:
@@ -393,7 +513,9 @@ def restore_additivity(
             lower2[y1 >= 3] = np.maximum(lower2[y1 >= 3], 3.0)
             upper2[y1 == 0] = 0.0
             start = time.perf_counter()
-            y, res = _solve(p, relations, lower2, upper2, w, sensitive, time_limit)
+            y, _status = _solve(
+                p, relations, lower2, upper2, w, sensitive, time_limit, info=_stage(runs)
+            )
             seconds.append(time.perf_counter() - start)
             binaries.append(len(sensitive))
             if y is None:
@@ -402,7 +524,9 @@ def restore_additivity(
                 fallback = True
                 risky = np.flatnonzero((lower <= 2) & (upper >= 1))
                 start = time.perf_counter()
-                y, res = _solve(p, relations, lower, upper, w, risky, time_limit)
+                y, _status = _solve(
+                    p, relations, lower, upper, w, risky, time_limit, info=_stage(runs)
+                )
                 seconds.append(time.perf_counter() - start)
                 binaries.append(len(risky))
                 if y is None:
@@ -430,7 +554,9 @@ def restore_additivity(
         "binaries": binaries,
         "seconds": seconds,
         "objective": float(w @ change),
-        "status": res.message,
+        "status": [r.get("status") for r in runs],
+        "mip_gap": [r.get("mip_gap") for r in runs],
+        "dual_bound": [r.get("dual_bound") for r in runs],
         "joint_fallback": fallback,
     }
     params = {
