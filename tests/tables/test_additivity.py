@@ -103,3 +103,28 @@ def test_errors():
         restore_additivity(_one_way([3, 3, 6]), dims=["x"], method="magic")
     with pytest.raises(DataError):
         restore_additivity(_one_way([3.5, 3, 6]), dims=["x"])
+
+
+def test_no_table_within_the_time_limit_falls_back_to_soft_bounds(keyed, ptable, monkeypatch):
+    """Issue 24: a CTA run that reaches its time limit must still return the best additive
+    table without 1s and 2s, saying so, never nothing."""
+    from sdckit.tables import additivity
+
+    def out_of_time(*args, **kwargs):
+        raise additivity._NoTableInTime("time limit")
+
+    monkeypatch.setattr(additivity, "_solve", out_of_time)
+    perturbed = cell_key_perturb(keyed, ptable, dims=["district", "age", "sex"]).internal
+    result = restore_additivity(perturbed, max_deviation=3, method="joint", time_limit=5)
+    table = result.internal
+    structure = table.attrs["structure"]
+    matrix, _ = structure.relations()
+    y = np.zeros(structure.n_cells)
+    y[structure.cell_positions(table)] = table["restored"]
+    assert np.array_equal(matrix @ y, np.zeros(matrix.shape[0]))
+    assert not table["restored"].isin([1, 2]).any()
+    assert (table.loc[table["count"] == 0, "restored"] == 0).all()
+    assert result.stats["soft_bounds"]
+    assert "bounds were made soft" in result.summary()
+    with pytest.raises(InfeasibleError):
+        restore_additivity(perturbed, method="joint", on_timeout="error")

@@ -87,6 +87,12 @@ class AdditivityResult:
                 "; the paper's second stage was infeasible (its bounds keep stage-1 zeros at 0 "
                 "and cells of 3+ at 3+), so the joint model was solved"
             )
+        if s.get("soft_bounds"):
+            text += (
+                "; no table within the time limit under the hard bounds, so the bounds were made "
+                f"soft (warm start: re-aggregated inner cells): {s['cells_beyond_max_deviation']} "
+                f"cells deviate by more than max_deviation={self.params['max_deviation']}"
+            )
         gap = s.get("mip_gap", [None])[-1]
         if gap is not None and gap > 1e-6:
             text += (
@@ -187,6 +193,91 @@ def _solve(
 _BANNER_SHOWN = False
 
 
+class _NoTableInTime(InfeasibleError):
+    """HiGHS reached its time limit before any integer table."""
+
+
+def _solve_soft(
+    p: np.ndarray,
+    relations: sparse.csr_matrix,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    weights: np.ndarray,
+    start: np.ndarray,
+    max_deviation: int,
+    time_limit: float | None,
+    info: dict,
+) -> np.ndarray:
+    """CTA with the per-cell bounds made soft, warm-started from an additive table.
+
+    ``start`` is additive and free of 1s and 2s (the perturbed inner cells
+    with every margin re-aggregated), so HiGHS holds a table from the first
+    second; the model then trades deviations ``w |y - p|`` against bound
+    violations ``e`` (cost 100 times the largest weight per unit beyond
+    ``max_deviation``), and the best table within the limit comes back.
+    """
+    n = len(p)
+    fixed_zero = upper == 0
+    binary = np.flatnonzero(~fixed_zero & ((lower <= 2) | (start < 3)))
+    n_bin = len(binary)
+    cap = np.maximum(upper, start) + 10.0 * max(max_deviation, 1)
+    eye = sparse.identity(n, format="csr")
+    zero = sparse.csr_matrix((n, n))
+    nb0 = sparse.csr_matrix((n, n_bin))
+    sel = sparse.csr_matrix((np.ones(n_bin), (np.arange(n_bin), binary)), shape=(n_bin, n))
+    zb = sparse.csr_matrix((n_bin, n))
+    ident = sparse.identity(n_bin, format="csr")
+    # variables: y (n), t (n), e (n), z (n_bin)
+    blocks = [
+        sparse.hstack([-eye, eye, zero, nb0]),  # t - y >= -p
+        sparse.hstack([eye, eye, zero, nb0]),  # t + y >= p
+        sparse.hstack([eye, zero, -eye, nb0]),  # y - e <= upper
+        sparse.hstack([eye, zero, eye, nb0]),  # y + e >= lower
+        sparse.hstack([sel, zb, zb, -3 * ident]),  # y - 3 z >= 0
+        sparse.hstack([sel, zb, zb, -sparse.diags(cap[binary])]),  # y - cap z <= 0
+    ]
+    lo = [-p, p, np.full(n, -np.inf), lower, np.zeros(n_bin), np.full(n_bin, -np.inf)]
+    hi = [np.full(n, np.inf), np.full(n, np.inf), upper, np.full(n, np.inf)]
+    hi += [np.full(n_bin, np.inf), np.zeros(n_bin)]
+    if relations.shape[0]:
+        n_rel = relations.shape[0]
+        blocks.append(sparse.hstack([relations, sparse.csr_matrix((n_rel, 2 * n + n_bin))]))
+        lo.append(np.zeros(n_rel))
+        hi.append(np.zeros(n_rel))
+    matrix = sparse.vstack(blocks, format="csc")
+    penalty = 100.0 * float(weights.max())
+    cost = np.concatenate([np.zeros(n), weights, np.full(n, penalty), np.zeros(n_bin)])
+    y_lo = np.where(fixed_zero, 0.0, 3.0)
+    y_lo[binary] = 0.0
+    y_hi = np.where(fixed_zero, 0.0, cap)
+    var_lo = np.concatenate([y_lo, np.zeros(2 * n), np.zeros(n_bin)])
+    var_hi = np.concatenate([y_hi, np.full(2 * n, np.inf), np.ones(n_bin)])
+    integer = np.concatenate([np.ones(n), np.zeros(2 * n), np.ones(n_bin)]) > 0
+    warm = np.concatenate(
+        [
+            start,
+            np.abs(start - p),
+            np.maximum(start - upper, 0) + np.maximum(lower - start, 0),
+            (start[binary] >= 3).astype(float),
+        ]
+    )
+    x, _ = _highs(
+        cost,
+        matrix,
+        np.concatenate(lo),
+        np.concatenate(hi),
+        var_lo,
+        var_hi,
+        integer,
+        time_limit,
+        info,
+        start=warm,
+    )
+    if x is None:
+        raise InfeasibleError("restore_additivity: the soft-bound model found no table")
+    return np.round(x[:n]).astype(np.int64)
+
+
 def _new_highs() -> highspy.Highs:
     """A Highs instance; the first one's copyright banner (printed by the C++ library on
     standard output, before any option can be set) is kept off the command line's output."""
@@ -215,8 +306,13 @@ def _highs(
     integer: np.ndarray | None,
     time_limit: float | None,
     info: dict | None,
+    start: np.ndarray | None = None,
 ) -> tuple[np.ndarray | None, str]:
-    """Solve one (mixed integer) linear programme with highspy; the best table within the limit."""
+    """Solve one (mixed integer) linear programme with highspy; the best table within the limit.
+
+    ``start``, a feasible point, is handed to HiGHS as its first incumbent
+    (a warm start, which scipy's interface does not accept).
+    """
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
     lp.num_col_ = len(cost)
@@ -240,6 +336,11 @@ def _highs(
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
     h.passModel(lp)
+    if start is not None:
+        solution = highspy.HighsSolution()
+        solution.col_value = list(start)
+        solution.value_valid = True
+        h.setSolution(solution)
     h.run()
     status = h.getModelStatus()
     text = h.modelStatusToString(status)
@@ -263,7 +364,7 @@ def _highs(
     ):
         return np.asarray(h.getSolution().col_value), text
     if status in (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kIterationLimit):
-        raise InfeasibleError(
+        raise _NoTableInTime(
             f"restore_additivity: HiGHS stopped ({text}) before finding any table; raise time_limit"
         )
     return None, text
@@ -360,6 +461,7 @@ def restore_additivity(
     hierarchies: Mapping[str, Hierarchy] | None = None,
     total_label: str = "Total",
     time_limit: float | None = None,
+    on_timeout: str = "soft-bounds",
 ) -> AdditivityResult:
     """Make a perturbed table additive again by controlled tabular adjustment.
 
@@ -391,7 +493,16 @@ def restore_additivity(
     original : str or None, default "count"
         Column of original counts, used only to know the true zeros.
     time_limit : float, optional
-        Seconds per HiGHS run.
+        Seconds per HiGHS run. At the limit the best table found is returned
+        with its proven gap (``stats["mip_gap"]``).
+    on_timeout : {"soft-bounds", "error"}
+        When a run ends at the time limit without any table:
+        ``"soft-bounds"`` (default) solves again with the per-cell bounds
+        made soft, warm-started from the perturbed inner cells with every
+        margin re-aggregated (additive and free of 1s and 2s), and returns
+        the best table; cells beyond ``max_deviation`` are counted in
+        ``stats["cells_beyond_max_deviation"]`` and named in the summary.
+        ``"error"``: raise :class:`~sdckit.errors.InfeasibleError`.
 
     Raises
     ------
@@ -405,6 +516,8 @@ def restore_additivity(
         time_limit = check_positive(time_limit, "time_limit")
     if method not in ("two-stage", "joint"):
         raise ParameterError(f"method must be 'two-stage' or 'joint', got {method!r}")
+    if on_timeout not in ("soft-bounds", "error"):
+        raise ParameterError(f"on_timeout must be 'soft-bounds' or 'error', got {on_timeout!r}")
     structure = original_structure or frame.attrs.get("structure")
     structure_inferred = structure is None and not hierarchies
     if structure is None:
@@ -464,84 +577,103 @@ def restore_additivity(
     seconds, binaries = [], []
     runs: list[dict] = []
     fallback = False
-    if method == "joint":
-        risky = np.flatnonzero((lower <= 2) & (upper >= 1))
-        start = time.perf_counter()
-        y, _status = _solve(p, relations, lower, upper, w, risky, time_limit, info=_stage(runs))
-        seconds.append(time.perf_counter() - start)
-        binaries.append(len(risky))
-        if y is None:
-            raise _diagnose(
-                structure, p, relations, described, lower, upper, w, risky, time_limit, "joint"
-            )
-    else:
-        # stage 1: additivity only; cells at 3 are weighted up so they tend to stay
-        w1 = np.where(p == 3, 10.0 * w, w)
-        start = time.perf_counter()
-        y1, _status = _solve(
-            p,
-            relations,
-            lower,
-            upper,
-            w1,
-            np.array([], dtype=np.int64),
-            time_limit,
-            info=_stage(runs),
-        )
-        seconds.append(time.perf_counter() - start)
-        binaries.append(0)
-        if y1 is None:
-            raise _diagnose(
-                structure,
+    soft_bounds = False
+    try:
+        if method == "joint":
+            risky = np.flatnonzero((lower <= 2) & (upper >= 1))
+            start = time.perf_counter()
+            y, _status = _solve(p, relations, lower, upper, w, risky, time_limit, info=_stage(runs))
+            seconds.append(time.perf_counter() - start)
+            binaries.append(len(risky))
+            if y is None:
+                raise _diagnose(
+                    structure, p, relations, described, lower, upper, w, risky, time_limit, "joint"
+                )
+        else:
+            # stage 1: additivity only; cells at 3 are weighted up so they tend to stay
+            w1 = np.where(p == 3, 10.0 * w, w)
+            start = time.perf_counter()
+            y1, _status = _solve(
                 p,
                 relations,
-                described,
                 lower,
                 upper,
-                w,
+                w1,
                 np.array([], dtype=np.int64),
                 time_limit,
-                "stage 1, additivity",
-            )
-        sensitive = np.flatnonzero((y1 == 1) | (y1 == 2))
-        if len(sensitive) == 0:
-            y = y1
-            seconds.append(0.0)
-            binaries.append(0)
-        else:
-            lower2, upper2 = lower.copy(), upper.copy()
-            lower2[y1 >= 3] = np.maximum(lower2[y1 >= 3], 3.0)
-            upper2[y1 == 0] = 0.0
-            start = time.perf_counter()
-            y, _status = _solve(
-                p, relations, lower2, upper2, w, sensitive, time_limit, info=_stage(runs)
+                info=_stage(runs),
             )
             seconds.append(time.perf_counter() - start)
-            binaries.append(len(sensitive))
-            if y is None:
-                # the refinement's bounds (3+ stays 3+, stage-1 zeros stay 0) were too
-                # narrow, the risk the paper names; fall back to the joint model
-                fallback = True
-                risky = np.flatnonzero((lower <= 2) & (upper >= 1))
+            binaries.append(0)
+            if y1 is None:
+                raise _diagnose(
+                    structure,
+                    p,
+                    relations,
+                    described,
+                    lower,
+                    upper,
+                    w,
+                    np.array([], dtype=np.int64),
+                    time_limit,
+                    "stage 1, additivity",
+                )
+            sensitive = np.flatnonzero((y1 == 1) | (y1 == 2))
+            if len(sensitive) == 0:
+                y = y1
+                seconds.append(0.0)
+                binaries.append(0)
+            else:
+                lower2, upper2 = lower.copy(), upper.copy()
+                lower2[y1 >= 3] = np.maximum(lower2[y1 >= 3], 3.0)
+                upper2[y1 == 0] = 0.0
                 start = time.perf_counter()
                 y, _status = _solve(
-                    p, relations, lower, upper, w, risky, time_limit, info=_stage(runs)
+                    p, relations, lower2, upper2, w, sensitive, time_limit, info=_stage(runs)
                 )
                 seconds.append(time.perf_counter() - start)
-                binaries.append(len(risky))
+                binaries.append(len(sensitive))
                 if y is None:
-                    raise _diagnose(
-                        structure,
-                        p,
-                        relations,
-                        described,
-                        lower,
-                        upper,
-                        w,
-                        risky,
-                        time_limit,
-                        "stage 2 and joint fallback",
+                    # the refinement's bounds (3+ stays 3+, stage-1 zeros stay 0) were too
+                    # narrow, the risk the paper names; fall back to the joint model
+                    fallback = True
+                    risky = np.flatnonzero((lower <= 2) & (upper >= 1))
+                    start = time.perf_counter()
+                    y, _status = _solve(
+                        p, relations, lower, upper, w, risky, time_limit, info=_stage(runs)
                     )
+                    seconds.append(time.perf_counter() - start)
+                    binaries.append(len(risky))
+                    if y is None:
+                        raise _diagnose(
+                            structure,
+                            p,
+                            relations,
+                            described,
+                            lower,
+                            upper,
+                            w,
+                            risky,
+                            time_limit,
+                            "stage 2 and joint fallback",
+                        )
+    except _NoTableInTime:
+        if on_timeout != "soft-bounds":
+            raise
+        # no table within the limit: start from the perturbed inner cells with every
+        # margin re-aggregated (additive, no 1s or 2s) and let HiGHS improve it
+        soft_bounds = True
+        inner = np.zeros(structure.n_cells)
+        inner[structure.inner_mask()] = 1.0
+        start_table = structure.aggregate(
+            (p * inner)[structure.inner_mask()].reshape(structure.leaf_shape)
+        ).ravel()
+        start = time.perf_counter()
+        y = _solve_soft(
+            p, relations, lower, upper, w, start_table, max_deviation, time_limit, _stage(runs)
+        )
+        seconds.append(time.perf_counter() - start)
+        binaries.append(int(((upper > 0) & ((lower <= 2) | (start_table < 3))).sum()))
     table = frame.copy()
     table["restored"] = y[positions]
     change = np.abs(y - p)
@@ -558,6 +690,8 @@ def restore_additivity(
         "mip_gap": [r.get("mip_gap") for r in runs],
         "dual_bound": [r.get("dual_bound") for r in runs],
         "joint_fallback": fallback,
+        "soft_bounds": soft_bounds,
+        "cells_beyond_max_deviation": int((change > max_deviation).sum()),
     }
     params = {
         "max_deviation": max_deviation,
