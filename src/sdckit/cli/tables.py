@@ -28,6 +28,7 @@ from sdckit.tables import (
     safe_perturb,
     tabulate,
 )
+from sdckit.tables.formats import read_codelist_hierarchy, read_hrc, to_sdmx_csv
 from sdckit.tables.release import (
     CONFIDENTIAL_COLUMNS,
     check_internal_path,
@@ -50,8 +51,29 @@ def _dims(value: str | None, option: str = "--dims") -> list[str]:
 
 
 def _hierarchies(path: Path | None) -> dict | None:
+    """``--hierarchies``: a YAML/JSON map of every dimension, or ``DIM=FILE[,DIM=FILE]`` with
+    tau-ARGUS ``.hrc`` files or parent-child code-list CSVs."""
     if path is None:
         return None
+    text = str(path)
+    if "=" in text:
+        spec = {}
+        for item in text.split(","):
+            dim, sep, name = item.partition("=")
+            if not sep or not dim.strip() or not name.strip():
+                raise ParameterError(f"--hierarchies expects DIM=FILE[,DIM=FILE], got {item!r}")
+            file = Path(name.strip())
+            suffix = file.suffix.lower()
+            if suffix == ".hrc":
+                spec[dim.strip()] = read_hrc(file)
+            elif suffix in (".csv", ".txt"):
+                spec[dim.strip()] = read_codelist_hierarchy(file, dimension=dim.strip())
+            else:
+                raise ParameterError(
+                    f"--hierarchies {dim.strip()}={name.strip()}: give a .hrc (tau-ARGUS) or a "
+                    ".csv code list (parent,child)"
+                )
+        return spec
     if not path.exists():
         raise DataError(f"hierarchy file {str(path)!r} does not exist")
     try:
@@ -65,7 +87,11 @@ def _hierarchies(path: Path | None) -> dict | None:
     return spec
 
 
-_HIERARCHY_HELP = "YAML/JSON file: {dim: {parent: [children, ...]}} (nested parents allowed)."
+_HIERARCHY_HELP = (
+    "YAML/JSON file {dim: {parent: [children, ...]}}, or DIM=FILE[,DIM=FILE] with tau-ARGUS "
+    ".hrc files or parent,child code-list CSVs."
+)
+_SDMX_HELP = "Write SDMX-CSV for this dataflow (AGENCY:ID(VERSION)) instead of the tidy table."
 _TRUE_COUNTS_HELP = (
     "Also write the true counts, cell keys and noise (columns named *_CONFIDENTIAL) for the "
     "producer's own use; the output name must then contain 'internal' or 'confidential'."
@@ -84,8 +110,26 @@ def _check_protected_outputs(
         check_internal_path(output, option)
 
 
-def _write_protected(internal, published, output: Path, with_true_counts: bool, what: str) -> None:
+def _write_protected(
+    internal,
+    published,
+    output: Path,
+    with_true_counts: bool,
+    what: str,
+    *,
+    sdmx: str | None = None,
+    dims: list[str] | None = None,
+    value: str = "perturbed",
+) -> None:
     """The one writer of protected tables: refuses confidential columns unless asked for."""
+    if sdmx is not None:
+        if with_true_counts:
+            raise ParameterError("--sdmx writes a release; it cannot hold --with-true-counts")
+        structure = published.attrs.get("structure")
+        dims = list(structure.dims) if structure is not None else dims
+        if not dims:
+            raise ParameterError("--sdmx needs --dims to know the dimension columns")
+        published = to_sdmx_csv(published, dims, dataflow=sdmx, value=value)
     frame = internal_frame(internal) if with_true_counts else published
     check_release(frame, allow_confidential=with_true_counts, what=what)
     write_output(frame, output)
@@ -205,6 +249,7 @@ def perturb_command(
         help="Record weights (microdata input): the count is perturbed, the weighted total scaled.",
     ),
     with_true_counts: bool = typer.Option(False, "--with-true-counts", help=_TRUE_COUNTS_HELP),
+    sdmx: str | None = typer.Option(None, "--sdmx", help=_SDMX_HELP),
     quiet: bool = typer.Option(False, "--quiet", help="No summary."),
 ) -> None:
     """Cell key perturbation: no perturbed 1s or 2s, identical cells get identical noise (Section 4).
@@ -224,7 +269,15 @@ def perturb_command(
         hierarchies=_hierarchies(hierarchies),
         weights=weights,
     )
-    _write_protected(result.internal, result.table, output, with_true_counts, "perturbed table")
+    _write_protected(
+        result.internal,
+        result.table,
+        output,
+        with_true_counts,
+        "perturbed table",
+        sdmx=sdmx,
+        dims=parse_list(dims),
+    )
     if not quiet:
         err_console.print(result.summary(), highlight=False)
 
@@ -240,6 +293,7 @@ def restore_command(
     hierarchies: Path | None = typer.Option(None, "--hierarchies", help=_HIERARCHY_HELP),
     time_limit: float | None = typer.Option(None, "--time-limit", help="Seconds per HiGHS run."),
     with_true_counts: bool = typer.Option(False, "--with-true-counts", help=_TRUE_COUNTS_HELP),
+    sdmx: str | None = typer.Option(None, "--sdmx", help=_SDMX_HELP),
     quiet: bool = typer.Option(False, "--quiet", help="No progress or summary."),
 ) -> None:
     """Restore additivity by controlled tabular adjustment without small cells (Section 5).
@@ -257,7 +311,16 @@ def restore_command(
             hierarchies=_hierarchies(hierarchies),
             time_limit=time_limit,
         )
-    _write_protected(result.internal, result.table, output, with_true_counts, "restored table")
+    _write_protected(
+        result.internal,
+        result.table,
+        output,
+        with_true_counts,
+        "restored table",
+        sdmx=sdmx,
+        dims=_dims(dims),
+        value="restored",
+    )
     if not quiet:
         err_console.print(result.summary(), highlight=False)
 

@@ -357,9 +357,10 @@ def _leaf_categories(
     """Leaf categories, record codes, and whether unobserved leaves may be dropped."""
     column = data[dim]
     if column.isna().any():
-        row = column.index[int(np.flatnonzero(column.isna().to_numpy())[0])]
+        row = int(np.flatnonzero(column.isna().to_numpy())[0]) + 1
         raise DataError(
-            f"column {dim!r} has missing values (first at row {row!r}); tabulate needs complete categories"
+            f"column {dim!r} has {int(column.isna().sum())} missing values (the first in row "
+            f"{row}, counting data rows from 1); tabulate needs complete categories"
         )
     if given is not None:
         leaves = list(given)
