@@ -115,7 +115,7 @@ def test_nullable_integer_codes():
     plain = tabulate(frame.astype({"code": "int64"}), ["code", "sex"])
     assert table["count"].tolist() == plain["count"].tolist()
     frame.loc[2, "code"] = pd.NA
-    with pytest.raises(DataError, match="'code'.*row 2"):
+    with pytest.raises(DataError, match="'code'.*row 3"):  # data rows counted from 1
         tabulate(frame, ["code", "sex"])
 
 
