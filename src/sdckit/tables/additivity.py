@@ -90,7 +90,7 @@ class AdditivityResult:
         if s.get("soft_bounds"):
             text += (
                 "; no table within the time limit under the hard bounds, so the bounds were made "
-                f"soft (warm start: re-aggregated inner cells): {s['cells_beyond_max_deviation']} "
+                f"soft (warm start: the rounded LP with re-aggregated margins): {s['cells_beyond_max_deviation']} "
                 f"cells deviate by more than max_deviation={self.params['max_deviation']}"
             )
         gap = s.get("mip_gap", [None])[-1]
@@ -210,8 +210,8 @@ def _solve_soft(
 ) -> np.ndarray:
     """CTA with the per-cell bounds made soft, warm-started from an additive table.
 
-    ``start`` is additive and free of 1s and 2s (the perturbed inner cells
-    with every margin re-aggregated), so HiGHS holds a table from the first
+    ``start`` is additive and free of 1s and 2s (the rounded LP relaxation's
+    inner cells with every margin re-aggregated), so HiGHS holds a table from the first
     second; the model then trades deviations ``w |y - p|`` against bound
     violations ``e`` (cost 100 times the largest weight per unit beyond
     ``max_deviation``), and the best table within the limit comes back.
@@ -498,8 +498,9 @@ def restore_additivity(
     on_timeout : {"soft-bounds", "error"}
         When a run ends at the time limit without any table:
         ``"soft-bounds"`` (default) solves again with the per-cell bounds
-        made soft, warm-started from the perturbed inner cells with every
-        margin re-aggregated (additive and free of 1s and 2s), and returns
+        made soft, warm-started from the rounded LP relaxation repaired to
+        additivity (inner cells rounded, 1s and 2s moved to 0 or 3, margins
+        re-aggregated: additive and free of 1s and 2s), and returns
         the best table; cells beyond ``max_deviation`` are counted in
         ``stats["cells_beyond_max_deviation"]`` and named in the summary.
         ``"error"``: raise :class:`~sdckit.errors.InfeasibleError`.
@@ -660,14 +661,29 @@ def restore_additivity(
     except _NoTableInTime:
         if on_timeout != "soft-bounds":
             raise
-        # no table within the limit: start from the perturbed inner cells with every
-        # margin re-aggregated (additive, no 1s or 2s) and let HiGHS improve it
+        # no table within the limit. Warm start, the rounded LP repaired to feasibility:
+        # the LP relaxation of the additivity-only model (fast) has its inner cells
+        # rounded, those at 1 or 2 moved to 0 or 3, and every margin re-aggregated from
+        # the inner cells, so it is additive and free of 1s and 2s (a margin is a sum of
+        # cells that are 0 or at least 3); only some margins may leave their bounds.
         soft_bounds = True
-        inner = np.zeros(structure.n_cells)
-        inner[structure.inner_mask()] = 1.0
-        start_table = structure.aggregate(
-            (p * inner)[structure.inner_mask()].reshape(structure.leaf_shape)
-        ).ravel()
+        mask = structure.inner_mask()
+        relaxed, _ = _solve(
+            p,
+            relations,
+            lower,
+            upper,
+            w,
+            np.array([], dtype=np.int64),
+            None,
+            relax=True,
+            info=_stage(runs),
+        )
+        base = np.round(relaxed) if relaxed is not None else p.copy()
+        small = (base == 1) | (base == 2)
+        to_three = small & (np.abs(3 - p) < np.abs(p)) & (upper >= 3)
+        base = np.where(small, np.where(to_three, 3.0, 0.0), base)
+        start_table = structure.aggregate(base[mask].reshape(structure.leaf_shape)).ravel()
         start = time.perf_counter()
         y = _solve_soft(
             p, relations, lower, upper, w, start_table, max_deviation, time_limit, _stage(runs)
