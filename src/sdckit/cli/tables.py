@@ -102,10 +102,7 @@ def _check_protected_outputs(
     output: Path, with_true_counts: bool, *inputs: Path | None, option: str = "--output"
 ) -> None:
     """Before any work: the output path is usable, is not an input, and says 'internal' if it must."""
-    check_outputs(output)
-    for source in inputs:
-        if source is not None and source.exists() and output.resolve() == source.resolve():
-            raise ParameterError(f"{option} {str(output)!r} is also an input; choose another name")
+    check_outputs(output, inputs=inputs)
     if with_true_counts:
         check_internal_path(output, option)
 
