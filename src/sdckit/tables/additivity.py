@@ -96,8 +96,8 @@ class AdditivityResult:
         gap = s.get("mip_gap", [None])[-1]
         if gap is not None and gap > 1e-6:
             text += (
-                f"; stopped at the time limit ({s['status'][-1]}): best table found, "
-                f"proven within {gap:.1%} of the optimum"
+                f"; stopped at the time limit ({s['status'][-1]}): best table found, with a "
+                f"relative gap of {gap:.1%} to the lower bound HiGHS proved"
             )
         return text
 
