@@ -668,17 +668,20 @@ def restore_additivity(
         # cells that are 0 or at least 3); only some margins may leave their bounds.
         soft_bounds = True
         mask = structure.inner_mask()
-        relaxed, _ = _solve(
-            p,
-            relations,
-            lower,
-            upper,
-            w,
-            np.array([], dtype=np.int64),
-            None,
-            relax=True,
-            info=_stage(runs),
-        )
+        try:
+            relaxed, _ = _solve(
+                p,
+                relations,
+                lower,
+                upper,
+                w,
+                np.array([], dtype=np.int64),
+                time_limit,
+                relax=True,
+                info=_stage(runs),
+            )
+        except _NoTableInTime:  # not even the LP within the limit: the perturbed cells
+            relaxed = None
         base = np.round(relaxed) if relaxed is not None else p.copy()
         small = (base == 1) | (base == 2)
         to_three = small & (np.abs(3 - p) < np.abs(p)) & (upper >= 3)
