@@ -47,7 +47,7 @@ def eta(numeric: pd.Series, groups: pd.Series) -> float:
 
 def run(name: str, data: pd.DataFrame, pairs, etas, seed: int) -> None:
     print(
-        f"\n## {name}: {len(data)} records x {data.shape[1]} columns, k = 5, q = 1, seed {seed}\n"
+        f"\n### {name}: {len(data)} records x {data.shape[1]} columns, k = 5, q = 1, seed {seed}\n"
     )
     results = {b: rwn(data, k=5, q=1.0, random_state=seed, balance_steps=b) for b in (False, True)}
     plain, balanced = results[False].column_changes, results[True].column_changes

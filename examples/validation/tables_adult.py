@@ -88,10 +88,10 @@ def main() -> None:
         f"small cells {int(merged['safe'].isin([1, 2]).sum())}, additive {additive(merged, 'safe')}"
     )
     for D in (3, 4, 5):
-        perturbed = cell_key_perturb(original, design_ptable(D, 2.01, pstay=args.pstay)).table
+        perturbed = cell_key_perturb(original, design_ptable(D, 2.01, pstay=args.pstay)).internal
         start = time.perf_counter()
         restored = restore_additivity(perturbed, max_deviation=D, method="two-stage")
-        table = restored.table
+        table = restored.internal
         results[f"noiseD{D} adj."] = information_loss(table, "restored")
         results[f"noiseD{D}"] = information_loss(table, "perturbed")
         notes.append(

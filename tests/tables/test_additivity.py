@@ -24,11 +24,12 @@ def ptable():
 def test_restored_table_is_additive_within_bounds(keyed, ptable, method):
     perturbed = cell_key_perturb(
         keyed, ptable, dims=["district", "age", "sex"], hierarchies=REGIONS
-    ).table
+    ).internal
     before = perturbed.copy()
     result = restore_additivity(perturbed, max_deviation=3, method=method)
     pd.testing.assert_frame_equal(perturbed, before)
-    table = result.table
+    table = result.internal
+    assert "count" not in result.table and "cell_key" not in result.table
     structure = table.attrs["structure"]
     matrix, _ = structure.relations()
     y = np.zeros(structure.n_cells)
@@ -55,8 +56,29 @@ def _one_way(values):
 
 
 def test_infeasible_names_the_relation():
+    # 3 and 3 may only become 3 or 4 (not 2), so the total 4 +- 1 cannot be met
     with pytest.raises(InfeasibleError, match="x='Total' is the sum of"):
-        restore_additivity(_one_way([3, 3, 20]), dims=["x"], max_deviation=1)
+        restore_additivity(_one_way([3, 3, 4]), dims=["x"], max_deviation=1)
+
+
+def test_undeclared_hierarchy_rows_are_named_not_blamed_on_max_deviation(keyed, ptable):
+    """Issue 24: restore without --hierarchies on a table with hierarchy rows advised raising
+    max_deviation; the gap is a double count, and the message must say so."""
+    perturbed = cell_key_perturb(keyed, ptable, dims=["district", "sex"], hierarchies=REGIONS)
+    published = perturbed.table.astype({"district": str, "sex": str})
+    published.attrs = {}  # as read back from a file
+    with pytest.raises(InfeasibleError, match="hierarchies") as info:
+        restore_additivity(published, dims=["district", "sex"])
+    assert "max_deviation" not in str(info.value).split("(")[0]
+    assert "raise max_deviation" not in str(info.value).lower()
+    # with the hierarchy declared the same table restores
+    ok = restore_additivity(published, dims=["district", "sex"], hierarchies=REGIONS)
+    assert not ok.table["restored"].isin([1, 2]).any()
+
+
+def test_restoring_the_true_counts_is_refused():
+    with pytest.raises(ParameterError, match="true counts"):
+        restore_additivity(_one_way([3, 3, 6]), dims=["x"], value="count")
 
 
 def test_weights_steer_the_adjustment():
@@ -81,3 +103,32 @@ def test_errors():
         restore_additivity(_one_way([3, 3, 6]), dims=["x"], method="magic")
     with pytest.raises(DataError):
         restore_additivity(_one_way([3.5, 3, 6]), dims=["x"])
+
+
+def test_no_table_within_the_time_limit_falls_back_to_soft_bounds(keyed, ptable, monkeypatch):
+    """Issue 24: a CTA run that reaches its time limit must still return the best additive
+    table without 1s and 2s, saying so, never nothing."""
+    from sdckit.tables import additivity
+
+    solve = additivity._solve
+
+    def out_of_time(*args, relax=False, **kwargs):
+        if relax:  # the LP relaxation (for the warm start) still solves
+            return solve(*args, relax=True, **kwargs)
+        raise additivity._NoTableInTime("time limit")
+
+    monkeypatch.setattr(additivity, "_solve", out_of_time)
+    perturbed = cell_key_perturb(keyed, ptable, dims=["district", "age", "sex"]).internal
+    result = restore_additivity(perturbed, max_deviation=3, method="joint", time_limit=5)
+    table = result.internal
+    structure = table.attrs["structure"]
+    matrix, _ = structure.relations()
+    y = np.zeros(structure.n_cells)
+    y[structure.cell_positions(table)] = table["restored"]
+    assert np.array_equal(matrix @ y, np.zeros(matrix.shape[0]))
+    assert not table["restored"].isin([1, 2]).any()
+    assert (table.loc[table["count"] == 0, "restored"] == 0).all()
+    assert result.stats["soft_bounds"]
+    assert "bounds were made soft" in result.summary()
+    with pytest.raises(InfeasibleError):
+        restore_additivity(perturbed, method="joint", on_timeout="error")

@@ -15,11 +15,12 @@ def ptable():
 
 def test_no_perturbed_ones_or_twos(keyed, ptable):
     result = cell_key_perturb(keyed, ptable, dims=["district", "age", "sex"])
-    perturbed = result.table["perturbed"]
+    perturbed = result.internal["perturbed"]
     assert not perturbed.isin([1, 2]).any()
-    assert (result.table["count"] <= 2).any()  # the table had small cells to remove
-    assert (np.abs(result.table["noise"]) <= 3).all()
-    assert (perturbed[result.table["count"] == 0] == 0).all()
+    assert (result.internal["count"] <= 2).any()  # the table had small cells to remove
+    assert (np.abs(result.internal["noise"]) <= 3).all()
+    assert (perturbed[result.internal["count"] == 0] == 0).all()
+    assert list(result.table.columns) == ["district", "age", "sex", "perturbed"]
     assert result.stats["small_cells"] == 0
 
 

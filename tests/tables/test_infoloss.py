@@ -27,7 +27,7 @@ def test_distribution_and_counts_small_example():
 
 
 def test_two_tables_matched_on_dims(keyed):
-    result = cell_key_perturb(keyed, design_ptable(3, 2.01), dims=["age", "sex"]).table
+    result = cell_key_perturb(keyed, design_ptable(3, 2.01), dims=["age", "sex"]).internal
     protected = result[["sex", "age", "perturbed"]].iloc[::-1]
     a = information_loss(result, protected, dims=["age", "sex"], protected_value="perturbed")
     b = information_loss(result, "perturbed")
@@ -40,6 +40,22 @@ def test_two_tables_matched_on_dims(keyed):
         )
     with pytest.raises(ParameterError):
         information_loss(result, protected)
+    with pytest.raises(ParameterError, match="true column itself"):
+        information_loss(result, "count")
+
+
+def test_protected_table_file_is_compared_by_its_protected_column(keyed):
+    """Issue 24: with a protected table holding both count and perturbed, the protected
+    column was never passed and count was compared with count (mean deviation 0)."""
+    internal = cell_key_perturb(keyed, design_ptable(3, 2.01), dims=["age", "sex"]).internal
+    truth = internal[["age", "sex", "count"]]
+    expected = float(
+        np.abs(internal["perturbed"] - internal["count"])[internal["count"] > 0].mean()
+    )
+    assert expected > 0
+    loss = information_loss(truth, internal, dims=["age", "sex"])
+    assert loss.compared == ("count", "perturbed")
+    assert loss.mean_abs_deviation == pytest.approx(expected)
 
 
 def test_compare_layout():

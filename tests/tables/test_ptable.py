@@ -3,8 +3,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.optimize import Bounds, LinearConstraint, minimize
 
-from sdckit.errors import DataError, ParameterError
+from sdckit.errors import DataError, InfeasibleError, ParameterError
 from sdckit.tables import PTable, design_ptable
 
 
@@ -123,3 +124,119 @@ def test_from_frame_rejects_broken_tables():
     with pytest.raises(DataError, match="js=2"):
         PTable.from_frame(plain, js=2)
     assert PTable.from_frame(frame, js=2).js == 2
+
+
+def _independent_maxent(D: int, V: float, js: int, i: int, last: bool) -> np.ndarray:
+    """Maximum entropy of one row by a general constrained solver on the primal
+    (trust-constr), with the symmetric last row parameterised by its half."""
+    j = np.arange(max(0, i - D), i + D + 1)
+    j = j[(j == 0) | (j > js)]
+    v = (j - i).astype(float)
+    if last:  # p_-k = p_k: variables p_0 .. p_D
+        k = np.arange(D + 1)
+
+        def full(y):
+            return np.concatenate([y[:0:-1], y])
+
+        cons = [
+            LinearConstraint(np.r_[1.0, 2 * np.ones(D)][None, :], 1, 1),
+            LinearConstraint((2.0 * k**2)[None, :], V, V),
+        ]
+        start = np.full(D + 1, 1.0 / (2 * D + 1))
+    else:
+
+        def full(y):
+            return y
+
+        cons = [LinearConstraint(np.vstack([np.ones(len(v)), v, v**2]), [1, 0, V], [1, 0, V])]
+        start = np.full(len(v), 1.0 / len(v))
+
+    def negentropy(y):
+        p = np.clip(full(y), 1e-300, None)
+        return float(np.sum(p * np.log(p)))
+
+    res = minimize(
+        negentropy,
+        start,
+        method="trust-constr",
+        constraints=cons,
+        bounds=Bounds(np.zeros(len(start)), np.ones(len(start))),
+        options={"xtol": 1e-12, "gtol": 1e-12, "maxiter": 5000},
+    )
+    return full(res.x)
+
+
+@pytest.mark.filterwarnings("ignore:delta_grad")
+@pytest.mark.parametrize(("D", "V", "js"), [(3, 2.01, 2), (4, 2.5, 2), (5, 3.0, 2), (3, 1.0, 0)])
+def test_maxent_rows_equal_an_independent_maximum_entropy_computation(D, V, js):
+    """Issue 24: the 'maxent' design fell back to an average of LP solutions (last row of
+    D=3, V=2.01 had p_stay 0.475; the maximum-entropy row has 0.268, entropy 1.753)."""
+    P = design_ptable(D, V, js=js)
+    dev = P.deviation_probabilities()
+    for i in (js + 2, P.n_rows - 1):
+        row = dev[i][dev[i] > 0] if i < P.n_rows - 1 else dev[i]
+        expected = _independent_maxent(D, V, js, i, last=i == P.n_rows - 1)
+        assert len(row) == len(expected)
+        np.testing.assert_allclose(row, expected, atol=2e-4)
+
+
+def test_maxent_last_row_d3_matches_r_ptable_figures():
+    row = design_ptable(3, 2.01).deviation_probabilities()[-1]
+    assert row[3] == pytest.approx(0.268, abs=5e-4)
+    assert -(row * np.log(row)).sum() == pytest.approx(1.753, abs=5e-4)
+
+
+def test_maxent_does_not_fall_back_silently(monkeypatch):
+    from sdckit.tables import ptable as module
+
+    monkeypatch.setattr(module, "_newton_dual", lambda dual, features: np.zeros(len(features)))
+    with pytest.raises(InfeasibleError, match="did not converge"):
+        design_ptable(3, 2.01)
+
+
+# Giessing & Höhne (2011), appendix Table 1, "Random Noise, D = 3": rows 1-8 over the
+# perturbed counts 0, 3, 4, ..., 11
+PAPER_D3 = [
+    [0.667, 0.332, 0.001, 0, 0, 0, 0, 0, 0, 0],
+    [0.334, 0.666, 0, 0, 0, 0, 0, 0, 0, 0],
+    [0.125, 0.687, 0.063, 0.063, 0.063, 0, 0, 0, 0, 0],
+    [0, 0.601, 0.099, 0.100, 0.100, 0.100, 0, 0, 0, 0],
+    [0, 0.167, 0.167, 0.416, 0.083, 0.083, 0.083, 0, 0, 0],
+    [0, 0.072, 0.072, 0.072, 0.571, 0.072, 0.072, 0.072, 0, 0],
+    [0, 0, 0.072, 0.072, 0.072, 0.571, 0.072, 0.072, 0.072, 0],
+    [0, 0, 0, 0.072, 0.072, 0.072, 0.571, 0.072, 0.072, 0.072],
+]
+
+
+def test_paper_procedure_reproduces_appendix_table_1_for_d3():
+    """The paper's own design (§3.1: centre fixed at 70% or the most (9) allows, normal
+    tails, LP) gives their Table 1 rows; their V = 2 + epsilon reads as epsilon ~ 0.004."""
+    P = design_ptable(3, 2.004, objective="paper")
+    columns = [0, *range(3, 12)]
+    ours = np.array([[P.transition(i).get(j, 0.0) for j in columns] for i in range(1, 9)])
+    np.testing.assert_allclose(ours, np.array(PAPER_D3), atol=2.5e-3)
+    # rows 6-8: 0.571 at the centre and 0.072 on each of the six neighbours
+    assert P.transition(7)[7] == pytest.approx(0.571, abs=1e-3)
+    assert P.transition(7)[4] == pytest.approx(0.072, abs=1e-3)
+
+
+def test_paper_procedure_holds_the_constraints_and_the_centre():
+    P = design_ptable(5, 2.01, objective="paper")
+    dev = P.deviation_probabilities()
+    v = np.arange(-5, 6)
+    np.testing.assert_allclose(dev.sum(axis=1), 1.0, atol=1e-9)
+    np.testing.assert_allclose(dev[1:] @ v, 0.0, atol=1e-9)
+    np.testing.assert_allclose(dev[1:] @ v**2, 2.01, atol=1e-9)
+    assert dev[-1][5] == pytest.approx(0.7)  # the paper's 70% where (9) allows it
+    right = dev[-1][6:]
+    assert (np.diff(right) <= 1e-12).all()  # monotone tails
+
+
+def test_pstay_one_is_refused():
+    with pytest.raises(ParameterError, match="pstay"):
+        design_ptable(3, 2.01, pstay=1.0)
+
+
+def test_impossible_size_refused_with_memory_estimate():
+    with pytest.raises(ParameterError, match="TiB"):
+        design_ptable(1_000_000, 2.01)

@@ -41,7 +41,8 @@ def test_nested_hierarchy_and_weights(census):
         "district": {"north": ["d1", "d2"], "south": ["d3", "d4"], "land": ["north", "south"]}
     }
     table = tabulate(census, ["district"], hierarchies=nested, weights="income")
-    got = table.set_index("district")["count"]
+    assert table.set_index("district")["count"]["Total"] == len(census)
+    got = table.set_index("district")["weighted_count"]
     assert got["land"] == pytest.approx(census.loc[census.district != "d5", "income"].sum())
     assert got["Total"] == pytest.approx(census["income"].sum())
 
@@ -114,7 +115,7 @@ def test_nullable_integer_codes():
     plain = tabulate(frame.astype({"code": "int64"}), ["code", "sex"])
     assert table["count"].tolist() == plain["count"].tolist()
     frame.loc[2, "code"] = pd.NA
-    with pytest.raises(DataError, match="'code'.*row 2"):
+    with pytest.raises(DataError, match="'code'.*row 3"):  # data rows counted from 1
         tabulate(frame, ["code", "sex"])
 
 

@@ -8,12 +8,12 @@ import typer
 import yaml
 
 from sdckit.cli._common import (
+    check_outputs,
     console,
     err_console,
     parse_list,
     progress_bar,
     read_input,
-    write_mask_result,
     write_output,
 )
 from sdckit.errors import DataError, ParameterError
@@ -27,6 +27,14 @@ from sdckit.tables import (
     restore_additivity,
     safe_perturb,
     tabulate,
+)
+from sdckit.tables.formats import read_codelist_hierarchy, read_hrc, to_sdmx_csv
+from sdckit.tables.release import (
+    CONFIDENTIAL_COLUMNS,
+    check_internal_path,
+    check_release,
+    from_internal_names,
+    internal_frame,
 )
 
 tables_app = typer.Typer(
@@ -43,8 +51,29 @@ def _dims(value: str | None, option: str = "--dims") -> list[str]:
 
 
 def _hierarchies(path: Path | None) -> dict | None:
+    """``--hierarchies``: a YAML/JSON map of every dimension, or ``DIM=FILE[,DIM=FILE]`` with
+    tau-ARGUS ``.hrc`` files or parent-child code-list CSVs."""
     if path is None:
         return None
+    text = str(path)
+    if "=" in text:
+        spec = {}
+        for item in text.split(","):
+            dim, sep, name = item.partition("=")
+            if not sep or not dim.strip() or not name.strip():
+                raise ParameterError(f"--hierarchies expects DIM=FILE[,DIM=FILE], got {item!r}")
+            file = Path(name.strip())
+            suffix = file.suffix.lower()
+            if suffix == ".hrc":
+                spec[dim.strip()] = read_hrc(file)
+            elif suffix in (".csv", ".txt"):
+                spec[dim.strip()] = read_codelist_hierarchy(file, dimension=dim.strip())
+            else:
+                raise ParameterError(
+                    f"--hierarchies {dim.strip()}={name.strip()}: give a .hrc (tau-ARGUS) or a "
+                    ".csv code list (parent,child)"
+                )
+        return spec
     if not path.exists():
         raise DataError(f"hierarchy file {str(path)!r} does not exist")
     try:
@@ -58,7 +87,54 @@ def _hierarchies(path: Path | None) -> dict | None:
     return spec
 
 
-_HIERARCHY_HELP = "YAML/JSON file: {dim: {parent: [children, ...]}} (nested parents allowed)."
+_HIERARCHY_HELP = (
+    "YAML/JSON file {dim: {parent: [children, ...]}}, or DIM=FILE[,DIM=FILE] with tau-ARGUS "
+    ".hrc files or parent,child code-list CSVs."
+)
+_SDMX_HELP = "Write SDMX-CSV for this dataflow (AGENCY:ID(VERSION)) instead of the tidy table."
+_TRUE_COUNTS_HELP = (
+    "Also write the true counts, cell keys and noise (columns named *_CONFIDENTIAL) for the "
+    "producer's own use; the output name must then contain 'internal' or 'confidential'."
+)
+
+
+def _check_protected_outputs(
+    output: Path, with_true_counts: bool, *inputs: Path | None, option: str = "--output"
+) -> None:
+    """Before any work: the output path is usable, is not an input, and says 'internal' if it must."""
+    check_outputs(output, inputs=inputs)
+    if with_true_counts:
+        check_internal_path(output, option)
+
+
+def _write_protected(
+    internal,
+    published,
+    output: Path,
+    with_true_counts: bool,
+    what: str,
+    *,
+    sdmx: str | None = None,
+    dims: list[str] | None = None,
+    value: str = "perturbed",
+) -> None:
+    """The one writer of protected tables: refuses confidential columns unless asked for."""
+    if sdmx is not None:
+        if with_true_counts:
+            raise ParameterError("--sdmx writes a release; it cannot hold --with-true-counts")
+        structure = published.attrs.get("structure")
+        dims = list(structure.dims) if structure is not None else dims
+        if not dims:
+            raise ParameterError("--sdmx needs --dims to know the dimension columns")
+        published = to_sdmx_csv(published, dims, dataflow=sdmx, value=value)
+    frame = internal_frame(internal) if with_true_counts else published
+    check_release(frame, allow_confidential=with_true_counts, what=what)
+    write_output(frame, output)
+    if with_true_counts:
+        err_console.print(
+            f"{output} holds the TRUE counts (columns *_CONFIDENTIAL): internal use only, "
+            "never publish it"
+        )
 
 
 @tables_app.command("add-keys")
@@ -72,6 +148,7 @@ def add_keys_command(
     column: str = typer.Option("record_key", "--column", help="Name of the key column."),
 ) -> None:
     """Draw record keys once and store them with the microdata (Section 4)."""
+    _check_protected_outputs(output, False, input)
     write_output(add_record_keys(read_input(input), seed, kind=kind, column=column), output)
 
 
@@ -87,7 +164,11 @@ def tabulate_command(
     hierarchies: Path | None = typer.Option(None, "--hierarchies", help=_HIERARCHY_HELP),
     no_margins: bool = typer.Option(False, "--no-margins", help="Leave out the totals."),
 ) -> None:
-    """Frequency table with all margins (and hierarchy levels), empty cells included."""
+    """Frequency table with all margins (and hierarchy levels), empty cells included.
+
+    The table holds the true counts: it is the producer's input to perturb, never a release.
+    """
+    _check_protected_outputs(output, False, input)
     table = tabulate(
         read_input(input),
         _dims(dims),
@@ -97,6 +178,9 @@ def tabulate_command(
         record_key=record_key,
     )
     write_output(table, output)
+    err_console.print(
+        "this table holds the TRUE counts: an input to `tables perturb`, not for release"
+    )
 
 
 @tables_app.command("design-ptable")
@@ -108,12 +192,30 @@ def design_ptable_command(
     V: float = typer.Option(2.01, "--V", help="Variance of the noise."),
     js: int = typer.Option(2, "--js", help="Perturbed counts 1..js are forbidden."),
     pstay: float | None = typer.Option(None, "--pstay", help="Fixed probability of no change."),
-    monotone: bool = typer.Option(False, "--monotone", help="Tails decrease away from i."),
-    objective: str = typer.Option("maxent", "--objective", help="maxent or lp."),
+    monotone: bool = typer.Option(
+        False, "--monotone", help="Tails decrease away from i (paper: always, centre free)."
+    ),
+    objective: str = typer.Option(
+        "maxent",
+        "--objective",
+        help="maxent (as R ptable), paper (Giessing & Höhne 2011, §3.1: centre, normal tails, LP) or lp.",
+    ),
+    symmetry_bound: float | None = typer.Option(
+        None, "--symmetry-bound", help="Bound on |p(i,i-1) - p(i,i+1)| (the paper's symmetry)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", help="No summary."),
 ) -> None:
     """Design a zero-mean, fixed-variance transition matrix without small cells (Section 3.1)."""
-    ptable = design_ptable(D, V, js=js, pstay=pstay, monotone=monotone, objective=objective)
+    check_outputs(output)
+    ptable = design_ptable(
+        D,
+        V,
+        js=js,
+        pstay=pstay,
+        monotone=True if monotone else None,
+        objective=objective,
+        symmetry_bound=symmetry_bound,
+    )
     write_output(ptable.to_frame(), output)
     if not quiet:
         err_console.print(ptable.summary(), highlight=False)
@@ -138,21 +240,41 @@ def perturb_command(
         None, "--threshold", help="Suppress perturbed counts below this."
     ),
     hierarchies: Path | None = typer.Option(None, "--hierarchies", help=_HIERARCHY_HELP),
+    weights: str | None = typer.Option(
+        None,
+        "--weights",
+        help="Record weights (microdata input): the count is perturbed, the weighted total scaled.",
+    ),
+    with_true_counts: bool = typer.Option(False, "--with-true-counts", help=_TRUE_COUNTS_HELP),
+    sdmx: str | None = typer.Option(None, "--sdmx", help=_SDMX_HELP),
     quiet: bool = typer.Option(False, "--quiet", help="No summary."),
 ) -> None:
-    """Cell key perturbation: no perturbed 1s or 2s, identical cells get identical noise (Section 4)."""
+    """Cell key perturbation: no perturbed 1s or 2s, identical cells get identical noise (Section 4).
+
+    The output holds the dimensions and the perturbed values only.
+    """
+    _check_protected_outputs(output, with_true_counts, input, ptable)
     table = ptable and PTable.from_frame(read_table(ptable))
     if table is None:
         table = design_ptable(D, V)
     result = cell_key_perturb(
-        read_input(input),
+        from_internal_names(read_input(input)),
         table,
         dims=parse_list(dims),
         record_key=record_key,
         threshold=threshold,
         hierarchies=_hierarchies(hierarchies),
+        weights=weights,
     )
-    write_output(result.table, output)
+    _write_protected(
+        result.internal,
+        result.table,
+        output,
+        with_true_counts,
+        "perturbed table",
+        sdmx=sdmx,
+        dims=parse_list(dims),
+    )
     if not quiet:
         err_console.print(result.summary(), highlight=False)
 
@@ -167,12 +289,18 @@ def restore_command(
     method: str = typer.Option("two-stage", "--method", help="two-stage or joint."),
     hierarchies: Path | None = typer.Option(None, "--hierarchies", help=_HIERARCHY_HELP),
     time_limit: float | None = typer.Option(None, "--time-limit", help="Seconds per HiGHS run."),
+    with_true_counts: bool = typer.Option(False, "--with-true-counts", help=_TRUE_COUNTS_HELP),
+    sdmx: str | None = typer.Option(None, "--sdmx", help=_SDMX_HELP),
     quiet: bool = typer.Option(False, "--quiet", help="No progress or summary."),
 ) -> None:
-    """Restore additivity by controlled tabular adjustment without small cells (Section 5)."""
+    """Restore additivity by controlled tabular adjustment without small cells (Section 5).
+
+    The output holds the dimensions and the protected values only.
+    """
+    _check_protected_outputs(output, with_true_counts, input, hierarchies)
     with progress_bar("CTA (HiGHS)", quiet=quiet):
         result = restore_additivity(
-            read_input(input),
+            from_internal_names(read_input(input)),
             dims=_dims(dims),
             value=value,
             max_deviation=max_deviation,
@@ -180,7 +308,16 @@ def restore_command(
             hierarchies=_hierarchies(hierarchies),
             time_limit=time_limit,
         )
-    write_output(result.table, output)
+    _write_protected(
+        result.internal,
+        result.table,
+        output,
+        with_true_counts,
+        "restored table",
+        sdmx=sdmx,
+        dims=_dims(dims),
+        value="restored",
+    )
     if not quiet:
         err_console.print(result.summary(), highlight=False)
 
@@ -199,11 +336,16 @@ def safe_command(
     no_optimise: bool = typer.Option(False, "--no-optimise", help="Stop at the first solution."),
     seed: int | None = typer.Option(None, "--seed", help="Random seed."),
     diagnostics: Path | None = typer.Option(
-        None, "--diagnostics", help="Also write per-record diagnostics."
+        None,
+        "--diagnostics",
+        help="Also write which records changed (internal: the name must contain 'internal').",
     ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress or summary."),
 ) -> None:
     """SAFE-style pre-tabular protection: every table of the variables is free of 1s and 2s."""
+    _check_protected_outputs(output, False, input)
+    if diagnostics is not None:
+        _check_protected_outputs(diagnostics, True, input, output, option="--diagnostics")
     controlled = [_dims(t, "--tables") for t in tables.split(";") if t.strip()]
     with progress_bar("SAFE", quiet=quiet) as callback:
         result = safe_perturb(
@@ -215,7 +357,14 @@ def safe_command(
             random_state=seed,
             progress=callback,
         )
-    write_mask_result(result, output, diagnostics, quiet=quiet)
+    # protected microdata: record keys would let anyone recompute every cell key
+    microdata_confidential = [c for c in CONFIDENTIAL_COLUMNS if c != "count"]
+    check_release(result.data, what="protected microdata", known=microdata_confidential)
+    write_output(result.data, output)
+    if diagnostics is not None:
+        write_output(result.diagnostics.reset_index(), diagnostics)
+    if not quiet:
+        err_console.print(result.summary(), highlight=False)
 
 
 @tables_app.command("infoloss")
@@ -225,13 +374,20 @@ def infoloss_command(
         "perturbed", "--protected", help="Column of protected counts, or a table file."
     ),
     dims: str | None = typer.Option(None, "--dims", help="Dims to match a protected table file."),
-    value: str = typer.Option("count", "--value", help="Column of counts."),
+    value: str = typer.Option("count", "--value", help="Column of true counts."),
+    protected_value: str | None = typer.Option(
+        None,
+        "--protected-value",
+        help="Column of the protected table file to compare (default: restored, else perturbed).",
+    ),
     output: Path | None = typer.Option(
         None, "--output", "-o", help="Write the deviation distribution here."
     ),
 ) -> None:
     """Distribution of absolute deviations, mean deviation, false zeros and non-zeros (Sections 6-7)."""
-    original = read_input(input)
+    if output is not None:
+        _check_protected_outputs(output, False, input)
+    original = from_internal_names(read_input(input))
     other = protected
     if protected not in original.columns and Path(protected).suffix.lower() in (
         ".csv",
@@ -239,8 +395,10 @@ def infoloss_command(
         ".pq",
         ".txt",
     ):
-        other = read_table(Path(protected))
-    loss = information_loss(original, other, dims=parse_list(dims), value=value)
+        other = from_internal_names(read_table(Path(protected)))
+    loss = information_loss(
+        original, other, dims=parse_list(dims), value=value, protected_value=protected_value
+    )
     console.print(loss.summary(), highlight=False)
     if output is not None:
         write_output(loss.distribution.reset_index(), output)

@@ -1,11 +1,12 @@
 """Protected frequency tables: tabulation, cell key perturbation, perturbation-table design.
 
 Giessing & Höhne (2011), *Eliminating small cells from census counts tables*
-(seed 004). This package never imports :mod:`sdckit.microdata`.
+This package never imports :mod:`sdckit.microdata`.
 """
 
 from sdckit.tables.additivity import AdditivityResult, restore_additivity
 from sdckit.tables.cellkey import CellKeyResult, cell_key_perturb, lookup_noise
+from sdckit.tables.formats import read_codelist_hierarchy, read_hrc, to_sdmx_csv
 from sdckit.tables.infoloss import (
     DeviationPublication,
     InfoLossResult,
@@ -20,6 +21,12 @@ from sdckit.tables.invariant import (
     invariant_transform,
     split_small_counts,
 )
+from sdckit.tables.magnitude import (
+    MagnitudeResult,
+    magnitude_information_loss,
+    magnitude_perturb,
+    perturb_sums,
+)
 from sdckit.tables.ptable import PTable, design_ptable
 from sdckit.tables.recordkeys import (
     INTEGER_KEY_MODULUS,
@@ -27,23 +34,33 @@ from sdckit.tables.recordkeys import (
     add_record_keys,
     key_units,
 )
+from sdckit.tables.release import (
+    CONFIDENTIAL_COLUMNS,
+    ConfidentialColumnError,
+    check_release,
+    release_frame,
+)
 from sdckit.tables.safe import SafeResult, safe_perturb
 from sdckit.tables.tabulate import TableStructure, tabulate
 
 __all__ = [
+    "CONFIDENTIAL_COLUMNS",
     "INTEGER_KEY_MODULUS",
     "UNIFORM_KEY_RESOLUTION",
     "AdditivityResult",
     "CellKeyResult",
+    "ConfidentialColumnError",
     "DeviationPublication",
     "InfoLossResult",
     "InvariantMatrix",
+    "MagnitudeResult",
     "PTable",
     "SafeResult",
     "TableStructure",
     "add_record_keys",
     "banded_transition",
     "cell_key_perturb",
+    "check_release",
     "compare_information_loss",
     "design_ptable",
     "information_loss",
@@ -51,9 +68,16 @@ __all__ = [
     "invariant_transform",
     "key_units",
     "lookup_noise",
+    "magnitude_information_loss",
+    "magnitude_perturb",
     "perturb_deviations",
+    "perturb_sums",
+    "read_codelist_hierarchy",
+    "read_hrc",
+    "release_frame",
     "restore_additivity",
     "safe_perturb",
     "split_small_counts",
     "tabulate",
+    "to_sdmx_csv",
 ]

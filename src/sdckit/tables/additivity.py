@@ -7,7 +7,8 @@ relation of the table exactly and minimises the weighted absolute deviation
 bounds ``|y_c - p_c| <= max_deviation``, zeros staying zero and no cell
 landing on 1 or 2 (a cell is 0 or at least 3: one binary per cell whose
 bounds reach 1 or 2). The problem is a mixed integer programme solved by
-HiGHS (``scipy.optimize.milp``).
+HiGHS through ``highspy``; with a time limit the best table found is
+returned with its proven gap.
 
 The paper's two-stage variant first restores additivity only (cells at 3
 weighted up so they tend to stay), then runs a refinement in which the cells
@@ -21,19 +22,22 @@ a high price) names the relations that cannot hold together with the bounds.
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+import highspy
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from sdckit._validation import check_dataframe, check_int, check_positive
 from sdckit.errors import DataError, InfeasibleError, ParameterError
+from sdckit.tables.release import CONFIDENTIAL_COLUMNS, release_frame
 from sdckit.tables.tabulate import Hierarchy, TableStructure
 
 __all__ = ["AdditivityResult", "restore_additivity"]
@@ -46,7 +50,12 @@ class AdditivityResult:
     Attributes
     ----------
     table : DataFrame
-        The input table with a ``restored`` column (int64).
+        What may be published: the input table without its confidential
+        columns (true ``count``, ``cell_key``, ``noise``; see
+        :mod:`sdckit.tables.release`) plus a ``restored`` column (int64).
+    internal : DataFrame
+        The input table with the ``restored`` column, confidential columns
+        included. Never release it.
     params : mapping
     stats : mapping
         ``cells``, ``relations``, ``cells_changed``, ``max_abs_change``,
@@ -56,6 +65,7 @@ class AdditivityResult:
     """
 
     table: pd.DataFrame
+    internal: pd.DataFrame
     params: Mapping[str, Any] = field(default_factory=dict)
     stats: Mapping[str, Any] = field(default_factory=dict)
 
@@ -66,12 +76,30 @@ class AdditivityResult:
     def summary(self) -> str:
         """Size of the problem and of the adjustment."""
         s = self.stats
-        return (
+        text = (
             f"additivity restored ({self.params['method']}): {s['cells']} cells, "
             f"{s['relations']} relations; {s['cells_changed']} cells adjusted, "
             f"max |change| {s['max_abs_change']}, mean |change| {s['mean_abs_change']:.3f}; "
             f"binaries {s['binaries']}, seconds {[round(t, 2) for t in s['seconds']]}"
         )
+        if s.get("joint_fallback"):
+            text += (
+                "; the paper's second stage was infeasible (its bounds keep stage-1 zeros at 0 "
+                "and cells of 3+ at 3+), so the joint model was solved"
+            )
+        if s.get("soft_bounds"):
+            text += (
+                "; no table within the time limit under the hard bounds, so the bounds were made "
+                f"soft (warm start: the rounded LP with re-aggregated margins): {s['cells_beyond_max_deviation']} "
+                f"cells deviate by more than max_deviation={self.params['max_deviation']}"
+            )
+        gap = s.get("mip_gap", [None])[-1]
+        if gap is not None and gap > 1e-6:
+            text += (
+                f"; stopped at the time limit ({s['status'][-1]}): best table found, with a "
+                f"relative gap of {gap:.1%} to the lower bound HiGHS proved"
+            )
+        return text
 
 
 def _solve(
@@ -83,8 +111,17 @@ def _solve(
     binary_cells: np.ndarray,
     time_limit: float | None,
     elastic: bool = False,
-) -> tuple[np.ndarray | None, Any]:
-    """min sum w |y - p|  s.t.  relations y = 0, lower <= y <= upper, y in {0} u [3, inf) on binary_cells."""
+    relax: bool = False,
+    info: dict | None = None,
+) -> tuple[np.ndarray | None, str]:
+    """min sum w |y - p|  s.t.  relations y = 0, lower <= y <= upper, y in {0} u [3, inf) on binary_cells.
+
+    Solved by HiGHS through ``highspy`` (Huangfu & Hall 2018). With a time
+    limit the best integer table found is returned, and ``info`` receives
+    ``mip_gap`` (relative gap proven between it and the dual bound),
+    ``dual_bound`` and ``objective``; ``relax=True`` solves the LP relaxation
+    (the bound a benchmark compares with).
+    """
     n = len(p)
     n_bin = len(binary_cells)
     n_rel = relations.shape[0]
@@ -125,37 +162,218 @@ def _solve(
         )
         lo.append(np.full(n_bin, -np.inf))
         hi.append(np.zeros(n_bin))
-    matrix = sparse.vstack(blocks, format="csr")
+    matrix = sparse.vstack(blocks, format="csc")
     cost = np.concatenate(
         [np.zeros(n), weights, np.zeros(n_bin), np.full(n_slack, 1000.0 * (weights.sum() + 1))]
     )
     var_lo = np.concatenate([lower, np.zeros(n), np.zeros(n_bin), np.zeros(n_slack)])
     var_hi = np.concatenate([upper, np.full(n, np.inf), np.ones(n_bin), np.full(n_slack, np.inf)])
-    integrality = np.concatenate(
-        [np.ones(n), np.zeros(n), np.ones(n_bin), np.zeros(n_slack)]
-    ).astype(np.uint8)
-    options = {"disp": False}
-    if time_limit is not None:
-        options["time_limit"] = time_limit
-    res = milp(
+    integer = np.concatenate([np.ones(n), np.zeros(n), np.ones(n_bin), np.zeros(n_slack)]) > 0
+    x, status = _highs(
         cost,
-        constraints=LinearConstraint(matrix, np.concatenate(lo), np.concatenate(hi)),
-        integrality=integrality,
-        bounds=Bounds(var_lo, var_hi),
-        options=options,
+        matrix,
+        np.concatenate(lo),
+        np.concatenate(hi),
+        var_lo,
+        var_hi,
+        None if relax else integer,
+        time_limit,
+        info,
     )
-    if res.x is None:
-        if res.status == 1:
-            raise InfeasibleError(
-                f"restore_additivity: HiGHS stopped ({res.message}) before finding any table; "
-                "raise time_limit"
-            )
-        return None, res
-    x = res.x
+    if x is None:
+        return None, status
     if elastic:
         slack = x[2 * n + n_bin :]
-        return np.round(slack[:n_rel] + slack[n_rel:], 6), res
-    return np.round(x[:n]).astype(np.int64), res
+        return np.round(slack[:n_rel] + slack[n_rel:], 6), status
+    if relax:
+        return x[:n], status
+    return np.round(x[:n]).astype(np.int64), status
+
+
+_BANNER_SHOWN = False
+
+
+class _NoTableInTime(InfeasibleError):
+    """HiGHS reached its time limit before any integer table."""
+
+
+def _solve_soft(
+    p: np.ndarray,
+    relations: sparse.csr_matrix,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    weights: np.ndarray,
+    start: np.ndarray,
+    max_deviation: int,
+    time_limit: float | None,
+    info: dict,
+) -> np.ndarray:
+    """CTA with the per-cell bounds made soft, warm-started from an additive table.
+
+    ``start`` is additive and free of 1s and 2s (the rounded LP relaxation's
+    inner cells with every margin re-aggregated), so HiGHS holds a table from the first
+    second; the model then trades deviations ``w |y - p|`` against bound
+    violations ``e`` (cost 100 times the largest weight per unit beyond
+    ``max_deviation``), and the best table within the limit comes back.
+    """
+    n = len(p)
+    fixed_zero = upper == 0
+    binary = np.flatnonzero(~fixed_zero & ((lower <= 2) | (start < 3)))
+    n_bin = len(binary)
+    cap = np.maximum(upper, start) + 10.0 * max(max_deviation, 1)
+    eye = sparse.identity(n, format="csr")
+    zero = sparse.csr_matrix((n, n))
+    nb0 = sparse.csr_matrix((n, n_bin))
+    sel = sparse.csr_matrix((np.ones(n_bin), (np.arange(n_bin), binary)), shape=(n_bin, n))
+    zb = sparse.csr_matrix((n_bin, n))
+    ident = sparse.identity(n_bin, format="csr")
+    # variables: y (n), t (n), e (n), z (n_bin)
+    blocks = [
+        sparse.hstack([-eye, eye, zero, nb0]),  # t - y >= -p
+        sparse.hstack([eye, eye, zero, nb0]),  # t + y >= p
+        sparse.hstack([eye, zero, -eye, nb0]),  # y - e <= upper
+        sparse.hstack([eye, zero, eye, nb0]),  # y + e >= lower
+        sparse.hstack([sel, zb, zb, -3 * ident]),  # y - 3 z >= 0
+        sparse.hstack([sel, zb, zb, -sparse.diags(cap[binary])]),  # y - cap z <= 0
+    ]
+    lo = [-p, p, np.full(n, -np.inf), lower, np.zeros(n_bin), np.full(n_bin, -np.inf)]
+    hi = [np.full(n, np.inf), np.full(n, np.inf), upper, np.full(n, np.inf)]
+    hi += [np.full(n_bin, np.inf), np.zeros(n_bin)]
+    if relations.shape[0]:
+        n_rel = relations.shape[0]
+        blocks.append(sparse.hstack([relations, sparse.csr_matrix((n_rel, 2 * n + n_bin))]))
+        lo.append(np.zeros(n_rel))
+        hi.append(np.zeros(n_rel))
+    matrix = sparse.vstack(blocks, format="csc")
+    penalty = 100.0 * float(weights.max())
+    cost = np.concatenate([np.zeros(n), weights, np.full(n, penalty), np.zeros(n_bin)])
+    y_lo = np.where(fixed_zero, 0.0, 3.0)
+    y_lo[binary] = 0.0
+    y_hi = np.where(fixed_zero, 0.0, cap)
+    var_lo = np.concatenate([y_lo, np.zeros(2 * n), np.zeros(n_bin)])
+    var_hi = np.concatenate([y_hi, np.full(2 * n, np.inf), np.ones(n_bin)])
+    integer = np.concatenate([np.ones(n), np.zeros(2 * n), np.ones(n_bin)]) > 0
+    warm = np.concatenate(
+        [
+            start,
+            np.abs(start - p),
+            np.maximum(start - upper, 0) + np.maximum(lower - start, 0),
+            (start[binary] >= 3).astype(float),
+        ]
+    )
+    x, _ = _highs(
+        cost,
+        matrix,
+        np.concatenate(lo),
+        np.concatenate(hi),
+        var_lo,
+        var_hi,
+        integer,
+        time_limit,
+        info,
+        start=warm,
+    )
+    if x is None:
+        raise InfeasibleError("restore_additivity: the soft-bound model found no table")
+    return np.round(x[:n]).astype(np.int64)
+
+
+def _new_highs() -> highspy.Highs:
+    """A Highs instance; the first one's copyright banner (printed by the C++ library on
+    standard output, before any option can be set) is kept off the command line's output."""
+    global _BANNER_SHOWN
+    if _BANNER_SHOWN:
+        return highspy.Highs()
+    _BANNER_SHOWN = True
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 1)
+            return highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _highs(
+    cost: np.ndarray,
+    matrix: sparse.csc_matrix,
+    row_lo: np.ndarray,
+    row_hi: np.ndarray,
+    var_lo: np.ndarray,
+    var_hi: np.ndarray,
+    integer: np.ndarray | None,
+    time_limit: float | None,
+    info: dict | None,
+    start: np.ndarray | None = None,
+) -> tuple[np.ndarray | None, str]:
+    """Solve one (mixed integer) linear programme with highspy; the best table within the limit.
+
+    ``start``, a feasible point, is handed to HiGHS as its first incumbent
+    (a warm start, which scipy's interface does not accept).
+    """
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_col_ = len(cost)
+    lp.num_row_ = matrix.shape[0]
+    lp.col_cost_ = cost
+    lp.col_lower_ = var_lo
+    lp.col_upper_ = np.where(np.isinf(var_hi), inf, var_hi)
+    lp.row_lower_ = np.where(np.isinf(row_lo), -inf, row_lo)
+    lp.row_upper_ = np.where(np.isinf(row_hi), inf, row_hi)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = matrix.indptr
+    lp.a_matrix_.index_ = matrix.indices
+    lp.a_matrix_.value_ = matrix.data
+    if integer is not None:
+        lp.integrality_ = [
+            highspy.HighsVarType.kInteger if flag else highspy.HighsVarType.kContinuous
+            for flag in integer
+        ]
+    h = _new_highs()
+    h.setOptionValue("output_flag", False)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    h.passModel(lp)
+    if start is not None:
+        solution = highspy.HighsSolution()
+        solution.col_value = list(start)
+        solution.value_valid = True
+        h.setSolution(solution)
+    h.run()
+    status = h.getModelStatus()
+    text = h.modelStatusToString(status)
+    solved = h.getInfo()
+    feasible = solved.primal_solution_status == 2  # kSolutionStatusFeasible
+    if info is not None:
+        info["status"] = text
+        info["objective"] = float(solved.objective_function_value) if feasible else None
+        if integer is not None:
+            info["mip_gap"] = float(solved.mip_gap) if feasible else None
+            info["dual_bound"] = float(solved.mip_dual_bound)
+    if status == highspy.HighsModelStatus.kOptimal or (
+        feasible
+        and status
+        in (
+            highspy.HighsModelStatus.kTimeLimit,
+            highspy.HighsModelStatus.kInterrupt,
+            highspy.HighsModelStatus.kSolutionLimit,
+            highspy.HighsModelStatus.kIterationLimit,
+        )
+    ):
+        return np.asarray(h.getSolution().col_value), text
+    if status in (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kIterationLimit):
+        raise _NoTableInTime(
+            f"restore_additivity: HiGHS stopped ({text}) before finding any table; raise time_limit"
+        )
+    return None, text
+
+
+def _stage(runs: list[dict]) -> dict:
+    """A fresh record for one HiGHS run, appended to ``runs``."""
+    runs.append({})
+    return runs[-1]
 
 
 def _diagnose(
@@ -188,6 +406,47 @@ def _diagnose(
     )
 
 
+def _check_reachable(
+    structure: TableStructure,
+    p: np.ndarray,
+    relations: sparse.csr_matrix,
+    described: list,
+    max_deviation: int,
+    *,
+    inferred: bool,
+) -> None:
+    """Refuse up front a relation that no change within ``max_deviation`` can close.
+
+    A relation ``x(g) - sum x(children) = 0`` with ``k`` terms can move by at
+    most ``k * max_deviation``. A larger gap is not perturbation noise: most
+    often the table has aggregate rows (hierarchy levels) that were not
+    declared, so they were read as categories and counted twice.
+    """
+    if relations.shape[0] == 0:
+        return
+    gap = np.abs(relations @ p)
+    capacity = max_deviation * np.diff(relations.indptr)
+    far = np.flatnonzero(gap > capacity)
+    if len(far) == 0:
+        return
+    k = int(far[np.argmax(gap[far])])
+    where = structure.describe_relation(described[k])
+    if inferred:
+        axis = described[k][0]
+        labels = [c for c in structure.categories[axis] if c != structure.total_label]
+        raise InfeasibleError(
+            f"the table is not additive: {where}, but is off by {gap[k]:g} (no change of at "
+            f"most {max_deviation} per cell can close that). If some of the labels of "
+            f"{structure.dims[axis]!r} {labels[:8]!r} are sums of others (hierarchy levels), "
+            "declare them with hierarchies (--hierarchies); they were read as categories"
+        )
+    raise InfeasibleError(
+        f"the table is not additive under its structure: {where}, but is off by {gap[k]:g}, "
+        f"more than max_deviation={max_deviation} per cell can close; check the hierarchies "
+        "and that every cell holds the same kind of value"
+    )
+
+
 def restore_additivity(
     perturbed: pd.DataFrame,
     original_structure: TableStructure | None = None,
@@ -202,6 +461,7 @@ def restore_additivity(
     hierarchies: Mapping[str, Hierarchy] | None = None,
     total_label: str = "Total",
     time_limit: float | None = None,
+    on_timeout: str = "soft-bounds",
 ) -> AdditivityResult:
     """Make a perturbed table additive again by controlled tabular adjustment.
 
@@ -233,7 +493,17 @@ def restore_additivity(
     original : str or None, default "count"
         Column of original counts, used only to know the true zeros.
     time_limit : float, optional
-        Seconds per HiGHS run.
+        Seconds per HiGHS run. At the limit the best table found is returned
+        with its proven gap (``stats["mip_gap"]``).
+    on_timeout : {"soft-bounds", "error"}
+        When a run ends at the time limit without any table:
+        ``"soft-bounds"`` (default) solves again with the per-cell bounds
+        made soft, warm-started from the rounded LP relaxation repaired to
+        additivity (inner cells rounded, 1s and 2s moved to 0 or 3, margins
+        re-aggregated: additive and free of 1s and 2s), and returns
+        the best table; cells beyond ``max_deviation`` are counted in
+        ``stats["cells_beyond_max_deviation"]`` and named in the summary.
+        ``"error"``: raise :class:`~sdckit.errors.InfeasibleError`.
 
     Raises
     ------
@@ -247,7 +517,10 @@ def restore_additivity(
         time_limit = check_positive(time_limit, "time_limit")
     if method not in ("two-stage", "joint"):
         raise ParameterError(f"method must be 'two-stage' or 'joint', got {method!r}")
+    if on_timeout not in ("soft-bounds", "error"):
+        raise ParameterError(f"on_timeout must be 'soft-bounds' or 'error', got {on_timeout!r}")
     structure = original_structure or frame.attrs.get("structure")
+    structure_inferred = structure is None and not hierarchies
     if structure is None:
         if dims is None:
             raise ParameterError("give original_structure or dims (the classifying columns)")
@@ -260,6 +533,11 @@ def restore_additivity(
         )
     if value not in frame.columns:
         raise DataError(f"perturbed table has no column {value!r}")
+    if value in CONFIDENTIAL_COLUMNS:
+        raise ParameterError(
+            f"value={value!r} holds the true counts: restoring them publishes the true table; "
+            "restore the perturbed column"
+        )
     positions = structure.cell_positions(frame)
     if len(positions) != structure.n_cells:
         raise DataError(
@@ -287,6 +565,7 @@ def restore_additivity(
         w = np.zeros(structure.n_cells)
         w[positions] = given
     relations, described = structure.relations()
+    _check_reachable(structure, p, relations, described, max_deviation, inferred=structure_inferred)
     lower = np.maximum(p - max_deviation, 0.0)
     upper = p + max_deviation
     if fix_zeros:
@@ -297,72 +576,123 @@ def restore_additivity(
         else:
             upper[p == 0] = 0.0
     seconds, binaries = [], []
+    runs: list[dict] = []
     fallback = False
-    if method == "joint":
-        risky = np.flatnonzero((lower <= 2) & (upper >= 1))
-        start = time.perf_counter()
-        y, res = _solve(p, relations, lower, upper, w, risky, time_limit)
-        seconds.append(time.perf_counter() - start)
-        binaries.append(len(risky))
-        if y is None:
-            raise _diagnose(
-                structure, p, relations, described, lower, upper, w, risky, time_limit, "joint"
-            )
-    else:
-        # stage 1: additivity only; cells at 3 are weighted up so they tend to stay
-        w1 = np.where(p == 3, 10.0 * w, w)
-        start = time.perf_counter()
-        y1, res = _solve(p, relations, lower, upper, w1, np.array([], dtype=np.int64), time_limit)
-        seconds.append(time.perf_counter() - start)
-        binaries.append(0)
-        if y1 is None:
-            raise _diagnose(
-                structure,
+    soft_bounds = False
+    try:
+        if method == "joint":
+            risky = np.flatnonzero((lower <= 2) & (upper >= 1))
+            start = time.perf_counter()
+            y, _status = _solve(p, relations, lower, upper, w, risky, time_limit, info=_stage(runs))
+            seconds.append(time.perf_counter() - start)
+            binaries.append(len(risky))
+            if y is None:
+                raise _diagnose(
+                    structure, p, relations, described, lower, upper, w, risky, time_limit, "joint"
+                )
+        else:
+            # stage 1: additivity only; cells at 3 are weighted up so they tend to stay
+            w1 = np.where(p == 3, 10.0 * w, w)
+            start = time.perf_counter()
+            y1, _status = _solve(
                 p,
                 relations,
-                described,
+                lower,
+                upper,
+                w1,
+                np.array([], dtype=np.int64),
+                time_limit,
+                info=_stage(runs),
+            )
+            seconds.append(time.perf_counter() - start)
+            binaries.append(0)
+            if y1 is None:
+                raise _diagnose(
+                    structure,
+                    p,
+                    relations,
+                    described,
+                    lower,
+                    upper,
+                    w,
+                    np.array([], dtype=np.int64),
+                    time_limit,
+                    "stage 1, additivity",
+                )
+            sensitive = np.flatnonzero((y1 == 1) | (y1 == 2))
+            if len(sensitive) == 0:
+                y = y1
+                seconds.append(0.0)
+                binaries.append(0)
+            else:
+                lower2, upper2 = lower.copy(), upper.copy()
+                lower2[y1 >= 3] = np.maximum(lower2[y1 >= 3], 3.0)
+                upper2[y1 == 0] = 0.0
+                start = time.perf_counter()
+                y, _status = _solve(
+                    p, relations, lower2, upper2, w, sensitive, time_limit, info=_stage(runs)
+                )
+                seconds.append(time.perf_counter() - start)
+                binaries.append(len(sensitive))
+                if y is None:
+                    # the refinement's bounds (3+ stays 3+, stage-1 zeros stay 0) were too
+                    # narrow, the risk the paper names; fall back to the joint model
+                    fallback = True
+                    risky = np.flatnonzero((lower <= 2) & (upper >= 1))
+                    start = time.perf_counter()
+                    y, _status = _solve(
+                        p, relations, lower, upper, w, risky, time_limit, info=_stage(runs)
+                    )
+                    seconds.append(time.perf_counter() - start)
+                    binaries.append(len(risky))
+                    if y is None:
+                        raise _diagnose(
+                            structure,
+                            p,
+                            relations,
+                            described,
+                            lower,
+                            upper,
+                            w,
+                            risky,
+                            time_limit,
+                            "stage 2 and joint fallback",
+                        )
+    except _NoTableInTime:
+        if on_timeout != "soft-bounds":
+            raise
+        # no table within the limit. Warm start, the rounded LP repaired to feasibility:
+        # the LP relaxation of the additivity-only model (fast) has its inner cells
+        # rounded, those at 1 or 2 moved to 0 or 3, and every margin re-aggregated from
+        # the inner cells, so it is additive and free of 1s and 2s (a margin is a sum of
+        # cells that are 0 or at least 3); only some margins may leave their bounds.
+        soft_bounds = True
+        mask = structure.inner_mask()
+        try:
+            relaxed, _ = _solve(
+                p,
+                relations,
                 lower,
                 upper,
                 w,
                 np.array([], dtype=np.int64),
                 time_limit,
-                "stage 1, additivity",
+                relax=True,
+                info=_stage(runs),
             )
-        sensitive = np.flatnonzero((y1 == 1) | (y1 == 2))
-        if len(sensitive) == 0:
-            y = y1
-            seconds.append(0.0)
-            binaries.append(0)
-        else:
-            lower2, upper2 = lower.copy(), upper.copy()
-            lower2[y1 >= 3] = np.maximum(lower2[y1 >= 3], 3.0)
-            upper2[y1 == 0] = 0.0
-            start = time.perf_counter()
-            y, res = _solve(p, relations, lower2, upper2, w, sensitive, time_limit)
-            seconds.append(time.perf_counter() - start)
-            binaries.append(len(sensitive))
-            if y is None:
-                # the refinement's bounds (3+ stays 3+, stage-1 zeros stay 0) were too
-                # narrow, the risk the paper names; fall back to the joint model
-                fallback = True
-                risky = np.flatnonzero((lower <= 2) & (upper >= 1))
-                start = time.perf_counter()
-                y, res = _solve(p, relations, lower, upper, w, risky, time_limit)
-                seconds.append(time.perf_counter() - start)
-                binaries.append(len(risky))
-                if y is None:
-                    raise _diagnose(
-                        structure,
-                        p,
-                        relations,
-                        described,
-                        lower,
-                        upper,
-                        w,
-                        risky,
-                        time_limit,
-                        "stage 2 and joint fallback",
-                    )
+        except _NoTableInTime:  # not even the LP within the limit: the perturbed cells
+            relaxed = None
+        base = np.round(relaxed) if relaxed is not None else p.copy()
+        small = (base == 1) | (base == 2)
+        to_three = small & (np.abs(3 - p) < np.abs(p)) & (upper >= 3)
+        base = np.where(small, np.where(to_three, 3.0, 0.0), base)
+        start_table = structure.aggregate(base[mask].reshape(structure.leaf_shape)).ravel()
+        start = time.perf_counter()
+        y = _solve_soft(
+            p, relations, lower, upper, w, start_table, max_deviation, time_limit, _stage(runs)
+        )
+        seconds.append(time.perf_counter() - start)
+        binaries.append(int(((upper > 0) & ((lower <= 2) | (start_table < 3))).sum()))
     table = frame.copy()
     table["restored"] = y[positions]
     change = np.abs(y - p)
@@ -375,8 +705,12 @@ def restore_additivity(
         "binaries": binaries,
         "seconds": seconds,
         "objective": float(w @ change),
-        "status": res.message,
+        "status": [r.get("status") for r in runs],
+        "mip_gap": [r.get("mip_gap") for r in runs],
+        "dual_bound": [r.get("dual_bound") for r in runs],
         "joint_fallback": fallback,
+        "soft_bounds": soft_bounds,
+        "cells_beyond_max_deviation": int((change > max_deviation).sum()),
     }
     params = {
         "max_deviation": max_deviation,
@@ -386,4 +720,6 @@ def restore_additivity(
         "weights": weights if isinstance(weights, str) or weights is None else "array",
     }
     table.attrs["structure"] = structure
-    return AdditivityResult(table, params, stats)
+    published = release_frame(table)
+    published.attrs["structure"] = structure
+    return AdditivityResult(published, table, params, stats)

@@ -22,6 +22,7 @@ from sdckit._validation import check_columns, check_dataframe, check_int
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.tables.ptable import PTable
 from sdckit.tables.recordkeys import INTEGER_KEY_MODULUS
+from sdckit.tables.release import release_frame
 from sdckit.tables.tabulate import Hierarchy, tabulate
 
 __all__ = ["CellKeyResult", "cell_key_perturb", "lookup_noise"]
@@ -36,8 +37,15 @@ class CellKeyResult:
     Attributes
     ----------
     table : DataFrame
-        The input table (or the table built from microdata) with added columns
-        ``noise`` and ``perturbed`` (and ``suppressed`` with a threshold).
+        What may be published: the dimensions, ``perturbed`` (and
+        ``suppressed`` with a threshold, ``perturbed_weighted`` for a weighted
+        table) and any other column of the input that is not confidential.
+        It never holds the true ``count``, the ``cell_key`` or the ``noise``
+        (see :mod:`sdckit.tables.release`).
+    internal : DataFrame
+        The producer's full table: the input columns (true ``count``,
+        ``cell_key``, ``weighted_count``) plus ``noise`` and the published
+        columns. Never release it.
     ptable : PTable
         The perturbation table used.
     params : mapping
@@ -48,6 +56,7 @@ class CellKeyResult:
     """
 
     table: pd.DataFrame
+    internal: pd.DataFrame
     ptable: PTable
     params: Mapping[str, Any] = field(default_factory=dict)
     stats: Mapping[str, Any] = field(default_factory=dict)
@@ -122,6 +131,8 @@ def cell_key_perturb(
     margins: bool = True,
     categories: Mapping[str, Sequence[Any]] | None = None,
     total_label: str = "Total",
+    weights: str | None = None,
+    weighted_count: str = "weighted_count",
 ) -> CellKeyResult:
     """Perturb a frequency table by the cell key method.
 
@@ -143,8 +154,18 @@ def cell_key_perturb(
     threshold : int, optional
         Perturbed counts below ``threshold`` (other than 0) are suppressed:
         ``perturbed`` becomes missing and ``suppressed`` True.
-    hierarchies, margins, categories, total_label
+    hierarchies, margins, categories, total_label, weights
         Passed to :func:`sdckit.tables.tabulate` for microdata.
+    weighted_count : str, default "weighted_count"
+        Column of weighted totals (from :func:`sdckit.tables.tabulate` with
+        ``weights``). The cell key noise is drawn for the *unweighted* count
+        and the weighted total is published as ``perturbed_weighted =
+        weighted_count * perturbed / count`` (the cell's mean weight times the
+        perturbed count), the approach of the R package cellKey (Meindl &
+        Enderle) for weighted frequency tables: noise of +-D on a weighted
+        total of millions would protect nothing (Giessing & Höhne (2011), §4,
+        design the noise for counts). Perturbing a weighted total as if it
+        were a count is refused.
 
     Returns
     -------
@@ -156,6 +177,12 @@ def cell_key_perturb(
         raise ParameterError(f"ptable must be a PTable, got {type(ptable).__name__}")
     if threshold is not None:
         threshold = check_int(threshold, "threshold", minimum=1)
+    if count == weighted_count or frame.attrs.get("weighted_count_column") == count:
+        raise ParameterError(
+            f"count={count!r} names weighted totals: cell key noise is designed for counts, and "
+            "+-D on a weighted total does not protect the records behind it; perturb the "
+            f"unweighted count (the weighted total in {weighted_count!r} is then scaled)"
+        )
     table_mode = count in frame.columns and cell_key in frame.columns
     if table_mode:
         table = frame.copy()
@@ -177,6 +204,7 @@ def cell_key_perturb(
             categories=categories,
             record_key=record_key,
             total_label=total_label,
+            weights=weights,
         )
         if (count, cell_key) != ("count", "cell_key"):
             table = table.rename(columns={"count": count, "cell_key": cell_key})
@@ -190,11 +218,20 @@ def cell_key_perturb(
     counts = raw.astype(np.int64)
     if (counts < 0).any():
         raise DataError(f"column {count!r} has negative counts")
+    weighted = None
+    if weighted_count in table.columns:
+        weighted = pd.to_numeric(table[weighted_count], errors="coerce").to_numpy(np.float64)
+        if not np.isfinite(weighted).all():
+            raise DataError(f"column {weighted_count!r} has missing or non-numeric values")
     keys = _uniform_from_cell_keys(table[cell_key], cell_key)
     noise = lookup_noise(counts, keys, ptable)
     perturbed = counts + noise
     table["noise"] = noise
     table["perturbed"] = perturbed
+    if weighted is not None:
+        # noise on the unweighted count, weighted total scaled by the cell's mean weight
+        mean_weight = np.divide(weighted, counts, out=np.zeros(len(counts)), where=counts > 0)
+        table["perturbed_weighted"] = mean_weight * perturbed
     n_suppressed = 0
     if threshold is not None:
         suppressed = (perturbed > 0) & (perturbed < threshold)
@@ -218,4 +255,6 @@ def cell_key_perturb(
         "threshold": threshold,
         "from_microdata": not table_mode,
     }
-    return CellKeyResult(table, ptable, params, stats)
+    table.attrs["confidential"] = [c for c in (count, cell_key, weighted_count) if c in table]
+    published = release_frame(table)
+    return CellKeyResult(published, table, ptable, params, stats)

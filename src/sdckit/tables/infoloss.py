@@ -53,6 +53,8 @@ class InfoLossResult:
     cells : int
         All cells compared.
     nonzero_cells : int
+    compared : tuple of str
+        The true column and the protected column that were compared.
     """
 
     distribution: pd.DataFrame
@@ -62,11 +64,14 @@ class InfoLossResult:
     false_nonzeros: int
     cells: int
     nonzero_cells: int
+    compared: tuple[str, str] = ("", "")
 
     def summary(self) -> str:
         """Mean and max deviation, false zeros and non-zeros, and the distribution."""
         dist = ", ".join(f"{int(d)}: {p:.2f}%" for d, p in self.distribution["percent"].items())
-        return (
+        truth, released = self.compared
+        head = f"true {truth!r} vs protected {released!r}: " if truth else ""
+        return head + (
             f"{self.nonzero_cells} non-zero cells of {self.cells}: mean |deviation| "
             f"{self.mean_abs_deviation:.3f}, max {self.max_abs_deviation}; false zeros "
             f"{self.false_zeros}, false non-zeros {self.false_nonzeros}; distribution {dist}"
@@ -104,18 +109,33 @@ def information_loss(
     dims : list of str
         Classifying columns (needed when ``protected`` is a table).
     value : str, default "count"
-        Column of the true counts (and of the protected table's counts unless
-        ``protected_value`` is given).
+        Column of the true counts.
+    protected_value : str, optional
+        Column of the protected table to compare. Default: ``restored`` if
+        the protected table has it, else ``perturbed``, else ``value`` (a
+        table tabulated from protected microdata, e.g. after SAFE).
     """
     if isinstance(protected, str):
+        if protected == value:
+            raise ParameterError(
+                f"the protected column {protected!r} is the true column itself; "
+                "name the column of protected counts"
+            )
         truth = _values(original, value, "original")
         released = _values(original, protected, "original")
+        compared = (value, protected)
     else:
         if dims is None:
             raise ParameterError("dims is needed to match the cells of two tables")
         dims = check_columns(original, dims, "dims")
         check_columns(protected, dims, "dims")
-        pv = protected_value or value
+        if protected_value is None:
+            pv = next((c for c in ("restored", "perturbed") if c in protected.columns), value)
+        else:
+            pv = protected_value
+        if pv not in protected.columns:
+            raise DataError(f"the protected table has no column {pv!r}")
+        compared = (value, pv)
         left = original[[*list(dims), value]].astype({d: str for d in dims})
         right = protected[[*list(dims), pv]].astype({d: str for d in dims})
         right = right.rename(columns={pv: "__protected"})
@@ -145,6 +165,7 @@ def information_loss(
         false_nonzeros=int((~nonzero & (released != 0)).sum()),
         cells=len(truth),
         nonzero_cells=int(nonzero.sum()),
+        compared=compared,
     )
 
 

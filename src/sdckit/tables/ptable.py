@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.optimize import linprog, minimize
+from scipy.stats import norm
 
 from sdckit._validation import check_fraction, check_int, check_positive
 from sdckit.errors import DataError, InfeasibleError, ParameterError
@@ -210,9 +211,21 @@ def _row_support(i: int, D: int, js: int) -> np.ndarray:
 
 
 def _row_constraints(
-    i: int, support: np.ndarray, symmetric: bool, pstay: float | None, monotone: bool
-) -> tuple[list[np.ndarray], list[float], list[np.ndarray]]:
-    """Equalities (besides the variance) and monotonicity inequalities (a.x <= 0)."""
+    i: int,
+    support: np.ndarray,
+    symmetric: bool,
+    pstay: float | None,
+    monotone: bool | str,
+    symmetry_bound: float | None = None,
+) -> tuple[list[np.ndarray], list[float], list[np.ndarray], list[float]]:
+    """Equalities (besides the variance) and inequalities ``a.x <= h``.
+
+    ``monotone``: True (both tails non-increasing away from ``i`` and below
+    ``p_ii``), ``"tails"`` (both tails non-increasing, the centre free) or
+    ``"right"`` (``p_ij >= p_i,j+1`` for ``j > i`` only, the example
+    Giessing & Höhne (2011), §3.1, give). ``symmetry_bound`` bounds
+    ``|p_i,i-1 - p_i,i+1|``.
+    """
     v = (support - i).astype(float)
     n = len(support)
     eq_rows: list[np.ndarray] = [np.ones(n), v]
@@ -231,7 +244,14 @@ def _row_constraints(
                 eq_rows.append(e)
                 eq_rhs.append(0.0)
     ineq: list[np.ndarray] = []
-    if monotone:
+    if monotone == "right":
+        idx = np.flatnonzero(v > 0)
+        idx = idx[np.argsort(v[idx])]
+        for near, far in itertools.pairwise(idx):
+            e = np.zeros(n)
+            e[far], e[near] = 1.0, -1.0
+            ineq.append(e)
+    elif monotone in (True, "tails"):
         # probabilities do not grow moving away from i, on each side
         for side in (v > 0, v < 0):
             idx = np.flatnonzero(side)
@@ -241,7 +261,7 @@ def _row_constraints(
                 e[far], e[near] = 1.0, -1.0
                 ineq.append(e)
         centre = np.flatnonzero(v == 0)
-        if len(centre):
+        if len(centre) and monotone is True:
             # the nearest allowed deviation on each side (a jump over the forbidden
             # counts 1..js, e.g. 2 -> 0, is the nearest one below) stays below p_ii
             for side in (v > 0, v < 0):
@@ -250,14 +270,22 @@ def _row_constraints(
                     e = np.zeros(n)
                     e[idx[np.argmin(np.abs(v[idx]))]], e[centre[0]] = 1.0, -1.0
                     ineq.append(e)
-    return eq_rows, eq_rhs, ineq
+    ineq_rhs = [0.0] * len(ineq)
+    if symmetry_bound is not None:
+        left, right = np.flatnonzero(v == -1), np.flatnonzero(v == 1)
+        if len(left) and len(right):
+            e = np.zeros(n)
+            e[left[0]], e[right[0]] = 1.0, -1.0
+            ineq += [e, -e]
+            ineq_rhs += [symmetry_bound, symmetry_bound]
+    return eq_rows, eq_rhs, ineq, ineq_rhs
 
 
-def _lp(c, a_eq, b_eq, a_ub, n):
+def _lp(c, a_eq, b_eq, a_ub, n, b_ub=None):
     res = linprog(
         c,
         A_ub=np.array(a_ub) if a_ub else None,
-        b_ub=np.zeros(len(a_ub)) if a_ub else None,
+        b_ub=(np.zeros(len(a_ub)) if b_ub is None else np.asarray(b_ub)) if a_ub else None,
         A_eq=np.array(a_eq),
         b_eq=np.array(b_eq),
         bounds=[(0, 1)] * n,
@@ -269,8 +297,11 @@ def _lp(c, a_eq, b_eq, a_ub, n):
 def _polish(x: np.ndarray, a_eq: np.ndarray, b_eq: np.ndarray) -> np.ndarray:
     """Least-norm correction onto the equalities, moving only the positive entries."""
     x = np.where(x < 1e-13, 0.0, x)
-    free = x > 0
-    for _ in range(3):
+    # correct through the clearly positive entries, so a step cannot push one below 0
+    free = x > 1e-6 * x.max()
+    if np.linalg.matrix_rank(a_eq[:, free]) < np.linalg.matrix_rank(a_eq[:, x > 0]):
+        free = x > 0
+    for _ in range(5):
         residual = b_eq - a_eq @ x
         if np.abs(residual).max() < 1e-14:
             break
@@ -289,80 +320,296 @@ def _design_row(
     *,
     symmetric: bool,
     pstay: float | None,
-    monotone: bool,
+    monotone: bool | str,
     objective: str,
+    symmetry_bound: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, float, tuple[float, float] | None]:
     support = _row_support(i, D, js)
     if i == 0:
         return support, np.array([1.0]), 0.0, None
     v = (support - i).astype(float)
     n = len(support)
-    eq_rows, eq_rhs, ineq = _row_constraints(i, support, symmetric, pstay, monotone)
-    low = _lp(v**2, eq_rows, eq_rhs, ineq, n)
-    high = _lp(-(v**2), eq_rows, eq_rhs, ineq, n)
+    # the paper's method treats pstay as a target for the centre, not a constraint
+    fixed_stay = None if objective == "paper" else pstay
+    eq_rows, eq_rhs, ineq, ineq_rhs = _row_constraints(
+        i, support, symmetric, fixed_stay, monotone, symmetry_bound
+    )
+    low = _lp(v**2, eq_rows, eq_rhs, ineq, n, ineq_rhs)
+    high = _lp(-(v**2), eq_rows, eq_rhs, ineq, n, ineq_rhs)
     if low.status != 0 or high.status != 0:
         raise InfeasibleError(
             f"row {i} of the perturbation table has no distribution with zero mean, deviations "
             f"within D={D}, no transitions to 1..{js}"
-            + (f" and p_stay={pstay}" if pstay is not None and i > js else "")
+            + (f" and p_stay={fixed_stay}" if fixed_stay is not None and i > js else "")
             + (" and monotone tails" if monotone else "")
         )
-    v_low, v_high = float(low.fun), float(-high.fun)
+    # 0.0 + ...: HiGHS may return -0.0, which would print as "-0"
+    v_low, v_high = 0.0 + float(low.fun), 0.0 + float(-high.fun)
     target = min(max(V, v_low), v_high)
     adjusted = None if abs(target - V) <= 1e-9 * max(1.0, V) else (v_low, v_high)
     a_eq = np.array([*eq_rows, v**2])
     b_eq = np.array([*eq_rhs, target])
+    g = (np.array(ineq), np.array(ineq_rhs)) if ineq else (np.zeros((0, n)), np.zeros(0))
     if objective == "lp":
-        res = _lp(np.abs(v), list(a_eq), list(b_eq), ineq, n)
+        res = _lp(np.abs(v), list(a_eq), list(b_eq), ineq, n, ineq_rhs)
         if res.status != 0:
             raise InfeasibleError(f"row {i}: linear programme failed: {res.message}")
         x = _polish(res.x.copy(), a_eq, b_eq)
+        _check_row(i, x, a_eq, b_eq, g, "linear programme")
         return support, x, target, adjusted
-    # maximum entropy over the face of the feasible set: entries that can be positive
-    maximisers = []
-    for k in range(n):
-        c = np.zeros(n)
-        c[k] = -1.0
-        res = _lp(c, list(a_eq), list(b_eq), ineq, n)
+    if objective == "paper":
+        x = _paper_row(i, v, a_eq, b_eq, g, pstay)
+        return support, x, target, adjusted
+    x = _maxent_row(i, a_eq, b_eq, g, n)
+    return support, x, target, adjusted
+
+
+def _check_row(
+    i: int,
+    x: np.ndarray,
+    a_eq: np.ndarray,
+    b_eq: np.ndarray,
+    g: tuple[np.ndarray, np.ndarray],
+    what: str,
+) -> None:
+    """A designed row must meet its constraints; anything else is an error, never a fallback."""
+    residual = float(np.abs(a_eq @ x - b_eq).max())
+    violation = float((g[0] @ x - g[1]).max()) if len(g[1]) else 0.0
+    if residual > 1e-7 or violation > 1e-7 or (x < -1e-12).any():
+        raise InfeasibleError(
+            f"row {i} of the perturbation table: the {what} did not converge "
+            f"(constraint residual {residual:.1e}, monotony violation {max(violation, 0):.1e})"
+        )
+
+
+def _free_entries(
+    a_eq: np.ndarray, b_eq: np.ndarray, g: tuple[np.ndarray, np.ndarray], n: int, i: int
+) -> np.ndarray:
+    """Entries that are positive somewhere on the feasible set.
+
+    Each LP maximises ``sum_j y_j`` with ``0 <= y_j <= x_j`` and ``y_j <= 1``
+    over the entries not yet known to be free, with ``y_j`` capped at a
+    small level so that one LP reaches every entry that can be positive
+    (the feasible set is convex); every entry positive in its
+    solution is free. When the LP's optimum is 0 the remaining entries are
+    zero on the whole feasible set. A handful of LPs per row.
+    """
+    free = np.zeros(n, dtype=bool)
+    eye = np.eye(n)
+    while not free.all():
+        unknown = np.flatnonzero(~free)
+        m = len(unknown)
+        # variables: x (n), y (m)
+        # the cap keeps the LP from a sparse vertex: every entry that can reach it does
+        cap = 1e-4 / n
+        cost = np.concatenate([np.zeros(n), -np.ones(m)])
+        a_ub = [np.concatenate([-eye[k], np.eye(m)[r]]) for r, k in enumerate(unknown)]
+        a_ub += [np.concatenate([row, np.zeros(m)]) for row in g[0]]
+        b_ub = np.concatenate([np.zeros(m), g[1]])
+        res = linprog(
+            cost,
+            A_ub=np.array(a_ub),
+            b_ub=b_ub,
+            A_eq=np.hstack([a_eq, np.zeros((a_eq.shape[0], m))]),
+            b_eq=b_eq,
+            bounds=[(0, 1)] * n + [(0, cap)] * m,
+            method="highs",
+        )
         if res.status != 0:
             raise InfeasibleError(f"row {i}: linear programme failed: {res.message}")
-        maximisers.append(res.x)
-    maximisers = np.array(maximisers)
-    can_be_positive = maximisers.max(axis=0) > 1e-10
-    start = maximisers.mean(axis=0)
-    idx = np.flatnonzero(can_be_positive)
-    a_sub = a_eq[:, idx]
-    ineq_sub = np.array(ineq)[:, idx] if ineq else None
+        found = res.x[:n] > 1e-10
+        if not (found & ~free).any():
+            break
+        free |= found
+    return free
 
-    def negentropy(y):
-        y = np.maximum(y, 1e-300)
-        return float(np.sum(y * np.log(y)))
 
-    def gradient(y):
-        return np.log(np.maximum(y, 1e-300)) + 1.0
+def _maxent_row(
+    i: int, a_eq: np.ndarray, b_eq: np.ndarray, g_all: tuple[np.ndarray, np.ndarray], n: int
+) -> np.ndarray:
+    """Maximum-entropy row, solved through its convex dual.
 
-    constraints = [
-        {"type": "eq", "fun": lambda y: a_sub @ y - b_eq, "jac": lambda y: a_sub},
-    ]
-    if ineq_sub is not None:
-        constraints.append(
-            {"type": "ineq", "fun": lambda y: -(ineq_sub @ y), "jac": lambda y: -ineq_sub}
-        )
-    res = minimize(
-        negentropy,
-        start[idx],
-        jac=gradient,
-        bounds=[(0.0, 1.0)] * len(idx),
-        constraints=constraints,
-        method="SLSQP",
-        options={"ftol": 1e-14, "maxiter": 500},
-    )
+    The entries that can be positive are found first (the maximum lies in the
+    relative interior of that face); there the solution has the exponential
+    form ``p_j ~ exp(sum_k theta_k a_kj - sum_m mu_m g_mj)`` with ``mu >= 0``
+    for the monotony inequalities ``g x <= 0``, and ``(theta, mu)`` minimise
+    the convex, smooth ``log sum_j exp(...) - theta . b`` (Cover & Thomas
+    (2006), §12.1; the dual needs no independent constraints, so the
+    symmetry equalities that the zero-mean row already implies cost nothing).
+    """
+    free = _free_entries(a_eq, b_eq, g_all, n, i)
+    idx = np.flatnonzero(free)
     x = np.zeros(n)
-    x[idx] = res.x if res.success else start[idx]
+    if len(idx) == 1:
+        x[idx] = 1.0
+        _check_row(i, x, a_eq, b_eq, g_all, "maximum-entropy programme")
+        return x
+    # the row-sum equality is the first one: it becomes the normaliser
+    features = a_eq[1:, idx]
+    targets = b_eq[1:]
+    scale = np.maximum(np.abs(features).max(axis=1), 1.0)
+    features = features / scale[:, None]
+    targets = targets / scale
+    g, h = g_all[0][:, idx], g_all[1]
+    n_theta, n_mu = features.shape[0], g.shape[0]
+
+    def dual(z: np.ndarray) -> tuple[float, np.ndarray]:
+        theta, mu = z[:n_theta], z[n_theta:]
+        logits = theta @ features - mu @ g
+        top = logits.max()
+        weights = np.exp(logits - top)
+        total = weights.sum()
+        p = weights / total
+        value = top + np.log(total) - theta @ targets + mu @ h
+        grad = np.concatenate([features @ p - targets, h - g @ p])
+        return float(value), grad
+
+    if n_mu == 0:
+        z = _newton_dual(dual, features)
+    else:
+        z = _lbfgs_dual(dual, n_theta, n_mu)
+    theta, mu = z[:n_theta], z[n_theta:]
+    logits = theta @ features - mu @ g
+    weights = np.exp(logits - logits.max())
+    x[idx] = weights / weights.sum()
     x = _polish(x, a_eq, b_eq)
-    if ineq and (np.array(ineq) @ x > 1e-9).any():
-        x = _polish(start.copy(), a_eq, b_eq)
-    return support, x, target, adjusted
+    _check_row(i, x, a_eq, b_eq, g_all, "maximum-entropy programme")
+    return x
+
+
+def _newton_dual(dual, features: np.ndarray) -> np.ndarray:
+    """Damped Newton on the dual without inequalities (Hessian: the features' covariance)."""
+    theta = np.zeros(features.shape[0])
+    value, grad = dual(theta)
+    for _ in range(200):
+        if np.abs(grad).max() < 1e-13:
+            break
+        logits = theta @ features
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        mean = features @ p
+        hessian = (features * p) @ features.T - np.outer(mean, mean)
+        step = -np.linalg.lstsq(hessian, grad, rcond=1e-12)[0]
+        t = 1.0
+        while t > 1e-12:
+            new_value, new_grad = dual(theta + t * step)
+            if new_value <= value + 1e-4 * t * (grad @ step):
+                break
+            t /= 2
+        if t <= 1e-12:
+            break
+        theta, value, grad = theta + t * step, new_value, new_grad
+    return theta
+
+
+def _lbfgs_dual(dual, n_theta: int, n_mu: int) -> np.ndarray:
+    """L-BFGS-B on the dual with the monotony multipliers bounded below by 0."""
+    res = minimize(
+        dual,
+        np.zeros(n_theta + n_mu),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(None, None)] * n_theta + [(0.0, None)] * n_mu,
+        options={"maxiter": 20_000, "gtol": 1e-13, "ftol": 1e-16, "maxcor": 10},
+    )
+    return res.x
+
+
+def _discretised_normal_tails(v: np.ndarray, centre_mass: float, V: float) -> np.ndarray:
+    """Row shaped like a discretised normal: ``centre_mass`` at 0, tails ``F(k+.5) - F(k-.5)``.
+
+    The normal's standard deviation is chosen so that the tails carry the
+    variance ``V`` (Giessing & Höhne (2011), §3.1, the tail fit).
+    """
+    off = v != 0
+    tail_var = V / max(1.0 - centre_mass, 1e-12) if off.any() else 0.0
+
+    def shape(sigma: float) -> np.ndarray:
+        w = norm.cdf((np.abs(v) + 0.5) / sigma) - norm.cdf((np.abs(v) - 0.5) / sigma)
+        w = np.where(off, w, 0.0)
+        return w / w.sum() if w.sum() > 0 else np.where(off, 1.0 / max(off.sum(), 1), 0.0)
+
+    low, high = 1e-3, 1e3
+    for _ in range(200):
+        mid = np.sqrt(low * high)
+        if shape(mid) @ v**2 < tail_var:
+            low = mid
+        else:
+            high = mid
+    out = (1.0 - centre_mass) * shape(np.sqrt(low * high))
+    out[~off] = centre_mass if (~off).any() else 0.0
+    return out
+
+
+def _paper_row(
+    i: int,
+    v: np.ndarray,
+    a_eq: np.ndarray,
+    b_eq: np.ndarray,
+    g: tuple[np.ndarray, np.ndarray],
+    pstay: float | None,
+) -> np.ndarray:
+    """Giessing & Höhne (2011), §3.1: fix the centre, fit normal tails, solve system (9) by LP.
+
+    The centre ``p_ii`` is set to ``pstay`` (the paper: about 70%) or, where
+    system (9) with the monotony constraints does not allow that much, to the
+    largest feasible value. The tails are fitted to a discretised normal
+    distribution, and the LP returns the row satisfying (9), monotony and
+    symmetry that is closest to the fit in absolute difference.
+    """
+    n = len(v)
+    eq_rows, eq_rhs = list(a_eq), list(b_eq)
+    centre = np.flatnonzero(v == 0)
+    centre_mass = 0.0
+    if len(centre):
+        c = np.zeros(n)
+        c[centre[0]] = 1.0
+        top = _lp(-c, eq_rows, eq_rhs, list(g[0]), n, g[1])
+        bottom = _lp(c, eq_rows, eq_rhs, list(g[0]), n, g[1])
+        if top.status != 0 or bottom.status != 0:
+            raise InfeasibleError(f"row {i}: linear programme failed: {top.message}")
+        wanted = 0.7 if pstay is None else pstay
+        centre_mass = float(min(max(wanted, bottom.fun), -top.fun))
+        eq_rows.append(c)
+        eq_rhs.append(centre_mass)
+    fitted = _discretised_normal_tails(v, centre_mass, float(b_eq[-1]))
+    # min sum |x - fitted|: variables x (n) and t (n) with t >= +-(x - fitted)
+    eye = np.eye(n)
+    a_ub = [np.concatenate([row, np.zeros(n)]) for row in g[0]]
+    b_ub = list(g[1])
+    for k in range(n):
+        a_ub.append(np.concatenate([eye[k], -eye[k]]))
+        b_ub.append(fitted[k])
+        a_ub.append(np.concatenate([-eye[k], -eye[k]]))
+        b_ub.append(-fitted[k])
+    res = linprog(
+        np.concatenate([np.zeros(n), np.ones(n)]),
+        A_ub=np.array(a_ub),
+        b_ub=np.array(b_ub),
+        A_eq=np.array([np.concatenate([r, np.zeros(n)]) for r in eq_rows]),
+        b_eq=np.array(eq_rhs),
+        bounds=[(0, 1)] * n + [(0, None)] * n,
+        method="highs",
+    )
+    if res.status != 0:
+        raise InfeasibleError(f"row {i}: linear programme failed: {res.message}")
+    x = _polish(res.x[:n].copy(), np.array(eq_rows), np.array(eq_rhs))
+    _check_row(i, x, np.array(eq_rows), np.array(eq_rhs), g, "paper's linear programme")
+    return x
+
+
+#: Largest maximum deviation designed: rows and row supports both grow with D.
+MAX_D = 100
+#: Largest transition matrix (bytes) designed.
+MAX_MATRIX_BYTES = 256 * 2**20
+
+
+def _bytes_text(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} PiB"
 
 
 def design_ptable(
@@ -371,32 +618,51 @@ def design_ptable(
     *,
     js: int = 2,
     pstay: float | None = None,
-    monotone: bool = False,
+    monotone: bool | str | None = None,
     objective: str = "maxent",
+    symmetry_bound: float | None = None,
 ) -> PTable:
     """Design a zero-mean, variance-``V`` transition matrix with maximum deviation ``D``.
 
-    Seed 004 (Giessing & Höhne 2011), Section 3.1, conditions (1)-(8) and
-    system (9); each row is solved with scipy (HiGHS for the linear
-    programmes; SLSQP for maximum entropy on the face of the feasible set).
+    Giessing & Höhne (2011), §3.1, conditions (1)-(8) and system (9). Two
+    named designs, neither falling back to the other:
+
+    * ``objective="maxent"`` (default): each row is the maximum-entropy
+      distribution under the constraints, the design of the R package ptable
+      (Enderle, Giessing & Tent 2018) and of the offices that use it; solved
+      exactly through its convex dual (see :func:`_maxent_row`).
+    * ``objective="paper"``: the paper's own procedure: fix the centre
+      ``p_ii`` at ``pstay`` (default 0.7) or the largest value system (9)
+      with monotony allows, fit the tails to a discretised normal
+      distribution, and solve (9) by LP for the row closest to the fit, with
+      monotony ``p_ij >= p_i,j+1`` for ``j > i`` and, optionally, a bound on
+      ``|p_i,i-1 - p_i,i+1|``. It reproduces the rows of the paper's
+      appendix Table 1 for ``D = 3``.
+    * ``objective="lp"``: minimise the expected absolute deviation.
 
     Parameters
     ----------
     D : int
-        Maximum absolute deviation (>= 1).
+        Maximum absolute deviation (1..100).
     V : float
         Variance of the noise (> 0). The paper uses ``2 + epsilon``: with
         ``js = 2`` the counts 1 and 2 cannot reach a variance below 2.
     js : int, default 2
         Perturbed counts ``1..js`` are forbidden (``js = 0``: plain noise).
-    pstay : float, optional
-        Fix the probability of no change ``p_ii`` for counts ``i > js``
-        (the paper fixes 0.7 for larger ``D``).
-    monotone : bool, default False
-        Require probabilities that do not increase moving away from ``i``.
-    objective : {"maxent", "lp"}
-        ``"maxent"``: maximum entropy among the feasible rows;
-        ``"lp"``: minimise the expected absolute deviation ``sum_j p_ij |j - i|``.
+    pstay : float in [0, 1), optional
+        ``maxent``/``lp``: fix the probability of no change ``p_ii`` for
+        counts ``i > js``. ``paper``: the target for the centre (default 0.7).
+        1 is refused: no count above ``js`` would ever change.
+    monotone : bool, "tails" or "right", optional
+        True: probabilities do not increase moving away from ``i`` on either
+        side and stay below ``p_ii``. ``"tails"``: both tails non-increasing
+        away from ``i``, the centre free (with it, ``paper`` reproduces the
+        appendix Table 1 for ``D = 3``). ``"right"``: only
+        ``p_ij >= p_i,j+1`` for ``j > i`` (the paper's example). Default:
+        False, and ``"tails"`` for ``paper``.
+    objective : {"maxent", "paper", "lp"}
+    symmetry_bound : float, optional
+        Bound on ``|p_i,i-1 - p_i,i+1|`` (the paper's symmetry constraint).
 
     Returns
     -------
@@ -406,19 +672,42 @@ def design_ptable(
 
     Raises
     ------
+    ParameterError
+        A parameter out of range, or a size that cannot be designed (the
+        message gives the memory the matrix would take).
     InfeasibleError
-        A row has no distribution at all under the constraints.
+        A row has no distribution at all under the constraints, or its
+        optimiser did not converge (never replaced silently by another row).
     """
     D = check_int(D, "D", minimum=1)
     V = check_positive(V, "V")
     js = check_int(js, "js", minimum=0)
+    L = D + js + 2
+    matrix_bytes = 8.0 * L * (L + D)
+    if D > MAX_D or matrix_bytes > MAX_MATRIX_BYTES:
+        raise ParameterError(
+            f"D={D}, js={js} asks for a {L} x {L + D} transition matrix "
+            f"({_bytes_text(matrix_bytes)}) and {L} row programmes of up to {2 * D + 1} "
+            f"probabilities; at most D={MAX_D} and {_bytes_text(MAX_MATRIX_BYTES)} are designed "
+            "(published p-tables use D of 2 to 20)"
+        )
     if pstay is not None:
         pstay = check_fraction(pstay, "pstay")
-    if objective not in ("maxent", "lp"):
-        raise ParameterError(f"objective must be 'maxent' or 'lp', got {objective!r}")
+        if pstay >= 1.0:
+            raise ParameterError(
+                f"pstay must be below 1, got {pstay:g}: with p_ii = 1 no count above js={js} "
+                "would ever change, so the table would not be protected"
+            )
+    if objective not in ("maxent", "paper", "lp"):
+        raise ParameterError(f"objective must be 'maxent', 'paper' or 'lp', got {objective!r}")
+    if monotone is None:
+        monotone = "tails" if objective == "paper" else False
+    if monotone not in (True, False, "tails", "right"):
+        raise ParameterError(f"monotone must be True, False, 'tails' or 'right', got {monotone!r}")
+    if symmetry_bound is not None:
+        symmetry_bound = check_positive(symmetry_bound, "symmetry_bound", allow_zero=True)
     if D <= js:
         raise ParameterError(f"D={D} must exceed js={js}: count 1 needs to reach {js + 1} (or 0)")
-    L = D + js + 2
     matrix = np.zeros((L, L + D))
     variances = np.zeros(L)
     adjusted: dict[int, tuple[float, float]] = {}
@@ -432,6 +721,7 @@ def design_ptable(
             pstay=pstay if i > js else None,
             monotone=monotone,
             objective=objective,
+            symmetry_bound=symmetry_bound,
         )
         matrix[i, support] = x
         variances[i] = float(x @ (support - i) ** 2)
@@ -444,5 +734,6 @@ def design_ptable(
         "pstay": pstay,
         "monotone": monotone,
         "objective": objective,
+        "symmetry_bound": symmetry_bound,
     }
     return PTable(matrix, D, V, js, variances, adjusted, params)

@@ -357,9 +357,10 @@ def _leaf_categories(
     """Leaf categories, record codes, and whether unobserved leaves may be dropped."""
     column = data[dim]
     if column.isna().any():
-        row = column.index[int(np.flatnonzero(column.isna().to_numpy())[0])]
+        row = int(np.flatnonzero(column.isna().to_numpy())[0]) + 1
         raise DataError(
-            f"column {dim!r} has missing values (first at row {row!r}); tabulate needs complete categories"
+            f"column {dim!r} has {int(column.isna().sum())} missing values (the first in row "
+            f"{row}, counting data rows from 1); tabulate needs complete categories"
         )
     if given is not None:
         leaves = list(given)
@@ -417,7 +418,10 @@ def tabulate(
         or another parent (nested levels, e.g. region > district). Categories
         not under any parent add directly into the total.
     weights : str, optional
-        Column of record weights; ``count`` is then the weighted sum (float).
+        Column of non-negative record weights: adds ``weighted_count``, the
+        weighted total of each cell (float), beside the unweighted ``count``
+        (which the cell key method perturbs, see
+        :func:`sdckit.tables.cell_key_perturb`).
     margins : bool, default True
         Add the total of every dimension (labelled ``total_label``).
     categories : mapping, optional
@@ -433,8 +437,9 @@ def tabulate(
     Returns
     -------
     DataFrame
-        Columns ``dims`` (categoricals), ``count`` and, with ``record_key``,
-        ``cell_key``. Rows in C order of the categories. The structure is kept
+        Columns ``dims`` (categoricals), ``count``, with ``weights``
+        ``weighted_count`` and, with ``record_key``, ``cell_key``. It holds
+        the true counts: an internal table, never a release. Rows in C order of the categories. The structure is kept
         in ``.attrs["structure"]`` (a :class:`TableStructure`).
     """
     data = check_dataframe(data)
@@ -460,14 +465,11 @@ def tabulate(
         )
     cell = np.ravel_multi_index(codes, leaf_shape) if len(dims) > 1 else codes[0]
     elementary_counts = np.bincount(cell, minlength=n_elementary).astype(np.int64)
+    elementary = None
     if weights is not None:
         check_columns(data, [weights], "weights")
-        w = pd.to_numeric(data[weights], errors="coerce").to_numpy(np.float64)
-        if not np.isfinite(w).all():
-            raise DataError(f"weights column {weights!r} has missing or non-numeric values")
+        w = _check_weights(data[weights], weights)
         elementary = np.bincount(cell, weights=w, minlength=n_elementary)
-    else:
-        elementary = elementary_counts
     key_sums = None
     if record_key is not None:
         check_columns(data, [record_key], "record_key")
@@ -489,12 +491,44 @@ def tabulate(
         dims, leaves, hierarchies=hierarchies, margins=margins, total_label=total_label
     )
     out = structure.labels()
-    out["count"] = structure.aggregate(arrays[1] if weights is not None else arrays[0]).ravel()
+    out["count"] = structure.aggregate(arrays[0]).ravel()
+    if elementary is not None:
+        out["weighted_count"] = structure.aggregate(arrays[1]).ravel()
     if key_sums is not None:
         cell_sums = structure.aggregate(arrays[-1]).ravel() % modulus
         out["cell_key"] = cell_sums / modulus if uniform else cell_sums
     out.attrs["structure"] = structure
     return out
+
+
+def _number_text(value: float) -> str:
+    """A number as a person writes it: -3, 0.25, 1e+300 (never np.float64(-3.0))."""
+    value = float(value)
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:g}"
+
+
+def _check_weights(column: pd.Series, name: str) -> np.ndarray:
+    """Record weights as float64: finite and non-negative, else an error naming the first bad row.
+
+    Rows are counted from 1 as a spreadsheet shows the data rows.
+    """
+    w = pd.to_numeric(column, errors="coerce").to_numpy(np.float64)
+    bad = ~np.isfinite(w)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raw = column.iloc[k]
+        shown = "missing" if pd.isna(raw) else repr(str(raw))
+        raise DataError(f"weights column {name!r} must hold numbers; row {k + 1} has {shown}")
+    negative = w < 0
+    if negative.any():
+        k = int(np.flatnonzero(negative)[0])
+        raise DataError(
+            f"weights column {name!r} has negative weights ({int(negative.sum())} rows); "
+            f"the first is row {k + 1} with {_number_text(w[k])}"
+        )
+    return w
 
 
 def _exact_key_sums(
