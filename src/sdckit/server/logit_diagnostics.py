@@ -22,18 +22,17 @@ pair of answers differing by one unit does not show that unit's outcome
 
 from __future__ import annotations
 
-import base64
 import io
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.special
 
 from sdckit.server.metadata import Metadata
 from sdckit.server.perturbation import Perturbation
-from sdckit.server.rules import Verdict
+from sdckit.server.residuals import PlotResult
 
 __all__ = ["BinnedResidualPanel", "LogitDiagnosticsResult", "binned_residual_panels"]
 
@@ -61,32 +60,11 @@ class BinnedResidualPanel:
 
 
 @dataclass(frozen=True)
-class LogitDiagnosticsResult:
+class LogitDiagnosticsResult(PlotResult):
     """Binned residual plots of a logistic regression: the panels' data and a PNG."""
 
-    universe: str
-    formula: str
-    panels: tuple[BinnedResidualPanel, ...]
-    png: bytes = field(repr=False)
-    verdicts: tuple[Verdict, ...] = ()
-    refused: bool = field(default=False, init=False)
-
-    def to_dict(self, *, include_png: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "status": "ok",
-            "analysis": "logit_diagnostics",
-            "universe": self.universe,
-            "formula": self.formula,
-            "panels": [p.to_dict() for p in self.panels],
-            "verdicts": [v.to_dict() for v in self.verdicts],
-        }
-        if include_png:
-            out["png_base64"] = base64.b64encode(self.png).decode("ascii")
-        return out
-
-    def summary(self) -> str:
-        names = ", ".join(p.predictor for p in self.panels)
-        return f"Binned residual plots of {self.formula} on universe {self.universe}: {names}"
+    analysis: ClassVar[str] = "logit_diagnostics"
+    title: ClassVar[str] = "Binned residual plots"
 
 
 def _merge_small(groups: list[np.ndarray], labels: list[str], min_bin: int):

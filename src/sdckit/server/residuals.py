@@ -33,7 +33,7 @@ import hmac
 import io
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.special
@@ -136,20 +136,26 @@ class ResidualPanel:
 
 
 @dataclass(frozen=True)
-class ResidualPlotResult:
-    """Synthetic residual plots of an OLS model: the panels' data and a rendered PNG."""
+class PlotResult:
+    """A released diagnostic plot: the panels' data (no real unit among them) and a PNG.
+
+    Subclasses name the analysis and the plot (``analysis``, ``title``).
+    """
 
     universe: str
     formula: str
-    panels: tuple[ResidualPanel, ...]
+    panels: tuple[Any, ...]
     png: bytes = field(repr=False)
     verdicts: tuple[Verdict, ...] = ()
     refused: bool = field(default=False, init=False)
 
+    analysis: ClassVar[str] = "plot"
+    title: ClassVar[str] = "Plots"
+
     def to_dict(self, *, include_png: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
             "status": "ok",
-            "analysis": "residual_plot",
+            "analysis": self.analysis,
             "universe": self.universe,
             "formula": self.formula,
             "panels": [p.to_dict() for p in self.panels],
@@ -161,7 +167,15 @@ class ResidualPlotResult:
 
     def summary(self) -> str:
         names = ", ".join(p.predictor for p in self.panels)
-        return f"Synthetic residual plots of {self.formula} on universe {self.universe}: {names}"
+        return f"{self.title} of {self.formula} on universe {self.universe}: {names}"
+
+
+@dataclass(frozen=True)
+class ResidualPlotResult(PlotResult):
+    """Synthetic residual plots of an OLS model: the panels' data and a rendered PNG."""
+
+    analysis: ClassVar[str] = "residual_plot"
+    title: ClassVar[str] = "Synthetic residual plots"
 
 
 def _panel_rng(secret: bytes, response: str, predictor: str) -> np.random.Generator:
