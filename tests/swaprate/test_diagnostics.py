@@ -60,18 +60,23 @@ def _regions(n: int, seed: int) -> pd.DataFrame:
 
 
 def test_split_concordance_of_a_multi_valued_attribute():
-    # Nothing swapped: every one-against-the-rest split finds (almost) nothing.
+    # Nothing swapped. Each "rest" group is a mixture of two regions, which one Naive
+    # Bayes class cannot fit: the splits are unreliable, and are no longer called
+    # concordant (before: rho near 1/2 in every split, "concordant").
     data = _regions(12000, seed=6)
-    calm = split_concordance(data, "region")
-    assert list(calm.table["group_1"]) == ["s", "e", "n"] or len(calm.table) == 3
-    assert calm.concordant and calm.rho_mean < 0.01
+    calm = split_concordance(data, "region", calibrate=False)
+    assert len(calm.table) == 3
+    assert calm.code in ("no_evidence", "unreliable") and not calm.concordant
+    assert calm.summary().startswith(f"verdict: {calm.code}: ")
+    # No number is shown for a split whose verdict is not quotable.
+    shaky = ~calm.table["verdict"].isin(["estimated", "no_evidence"])
+    assert calm.table.loc[shaky, "rho"].isna().all()
     # The table's rho is Lemma 2.3 applied to each split's own alpha, n0 and n1.
     released = swap(data, "region", 0.08, random_state=7).data
     result = split_concordance(released, "region", splits=[["n"], ["s"], ["e", "n"]])
-    t = result.table
+    t = result.table.dropna(subset=["rho"])
     expected = t["alpha"] * (len(data) - 1) / (2 * t["n0"] * t["n1"])
     assert np.allclose(t["rho"], expected)
-    assert result.rho_mean == pytest.approx(t["rho"].mean())
 
 
 def test_split_concordance_flags_misspecified_splits():
@@ -86,7 +91,8 @@ def test_split_concordance_flags_misspecified_splits():
     result = split_concordance(released, "region", model="gaussian")
     assert len(result.table) == 4
     assert not result.concordant
-    assert "DISCORDANT" in result.summary()
+    assert result.code == "unreliable"
+    assert result.summary().startswith("verdict: unreliable: ")
 
 
 def test_diagnostics_refuse_bad_input():

@@ -77,7 +77,9 @@ def test_independent_attributes_without_clusters_are_flagged():
     )
     est = estimate_swap_count(data, "sex")
     assert not est.identified
-    assert est.identifiability.degrees_of_freedom == 2 + 3
+    assert est.verdict.code == "not_identified"
+    # age (whole years) is modelled by its level frequencies: K - 1 parameters, region 3.
+    assert est.identifiability.degrees_of_freedom == data["age"].nunique() - 1 + 3
 
 
 def test_weak_association_explained_by_latent_classes_is_flagged():
