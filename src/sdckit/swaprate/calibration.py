@@ -152,8 +152,9 @@ def _judge(
         )
     elif bent:
         reason = (
-            f"the estimate follows known extra swaps NON-LINEARLY (response {responses[0]:.2f} "
-            f"at rho' = {rates[0]:g}, {responses[-1]:.2f} at {rates[-1]:g})"
+            f"the estimate does NOT follow known extra swaps linearly (it rose by "
+            f"{responses[0]:.2f} per swapped record at rho' = {rates[0]:g}, {responses[-1]:.2f} "
+            f"at {rates[-1]:g})"
         )
     else:
         reason = "the estimate follows known extra swaps as it should"
