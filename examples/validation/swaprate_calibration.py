@@ -84,6 +84,7 @@ def one_run(adult: pd.DataFrame, name: str, rate: float, seed: int) -> dict:
         "low": low,
         "high": high,
         "covers": bool(low <= truth <= high) if verdict.quotable else None,
+        "reason": "; ".join(verdict.reasons)[:200],
         "seconds": seconds,
     }
 

@@ -372,6 +372,7 @@ def consensus_swap_count(
         alpha=alpha,
         standard_error=se,
         identified=left_fit.identified and right_fit.identified,
+        associated=left_fit.identifiability.associated and right_fit.identifiability.associated,
         identification_reason="; ".join(
             f"{name} half {list(fit.attributes)}: {fit.identifiability.reason}"
             for name, fit in (("left", left_fit), ("right", right_fit))

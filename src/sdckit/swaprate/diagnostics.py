@@ -51,6 +51,7 @@ from sdckit.swaprate.consensus import consensus_swap_count
 from sdckit.swaprate.gsc import (
     IdentifiabilityCheck,
     SwapCountEstimate,
+    _count_text,
     binary_swap_attribute,
     estimate_swap_count,
     swap_rate_from_count,
@@ -149,12 +150,16 @@ class ImbalanceCheck:
     threshold: float
     large: bool
     guidance: str
+    n0: float | None = None
+    n1: float | None = None
 
     def summary(self) -> str:
-        """One paragraph for a person."""
+        """One paragraph for a person; a count above the records it could be is not shown."""
+        a0 = _count_text(self.a0, self.n1) if self.n1 is not None else f"{self.a0:,.1f}"
+        a1 = _count_text(self.a1, self.n0) if self.n0 is not None else f"{self.a1:,.1f}"
         return (
-            f"imbalance |A0 - A1|/N = {self.imbalance:.4f} (A0 = {self.a0:.1f} changes 1->0, "
-            f"A1 = {self.a1:.1f} changes 0->1; threshold {self.threshold:g}): {self.guidance}"
+            f"imbalance |A0 - A1|/N = {self.imbalance:.4f} (A0 = {a0} changes 1->0, "
+            f"A1 = {a1} changes 0->1; threshold {self.threshold:g}): {self.guidance}"
         )
 
 
@@ -211,6 +216,8 @@ def imbalance_check(
         threshold=threshold,
         large=large,
         guidance=guidance,
+        n0=estimate.n0,
+        n1=estimate.n1,
     )
 
 

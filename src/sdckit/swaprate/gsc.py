@@ -1344,6 +1344,7 @@ def estimate_swap_count(
         a0=estimate.a0,
         a1=estimate.a1,
         identified=estimate.identified,
+        associated=estimate.identifiability.associated,
         identification_reason=estimate.identifiability.reason,
         imbalance=estimate.imbalance,
         imbalance_threshold=imbalance_threshold,

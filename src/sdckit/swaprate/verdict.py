@@ -108,6 +108,7 @@ def judge_swap_estimate(
     a0: float | None = None,
     a1: float | None = None,
     identified: bool = True,
+    associated: bool = True,
     identification_reason: str = "",
     imbalance: float | None = None,
     imbalance_threshold: float = 0.01,
@@ -128,6 +129,12 @@ def judge_swap_estimate(
         Estimated changes 1 -> 0 and 0 -> 1 (Section 4.1.4).
     identified : bool
         The identifiability check.
+    associated : bool
+        Its association test: False means the attributes carry no detectable
+        information about the swap attribute (``not_identified``). Associated
+        but not identified (the fit no better than a latent-class model that
+        ignores the swap attribute) means the model explains structure among
+        the attributes rather than swaps: ``unreliable``.
     identification_reason : str
     imbalance : float, optional
         |A0 - A1| / N; judged against ``imbalance_threshold``.
@@ -142,7 +149,7 @@ def judge_swap_estimate(
     notes: list[str] = []
     if not calibrated:
         notes.append("the re-swap calibration was skipped: the interval assumes the model is right")
-    if not identified:
+    if not identified and not associated:
         return SwapVerdict(
             code="not_identified",
             sentence=(
@@ -156,6 +163,8 @@ def judge_swap_estimate(
             notes=tuple(notes),
         )
     reasons: list[str] = []
+    if not identified:
+        reasons.append(identification_reason)
     # A rho data swap has rho < 1/2 (Definition 2.1), so alpha < n0 n1 / (N - 1) by Lemma 2.3.
     alpha_limit = n0 * n1 / (n - 1)
     if not alpha < alpha_limit:
