@@ -15,7 +15,9 @@ most 5% of runs.
     .venv/bin/python examples/validation/swaprate_calibration.py --runs 200 [--out runs.csv]
 
 ``--runs`` is the total; it is spread evenly over the (rate, attribute set)
-cells (at least one run each).
+cells (at least one run each). ``--sets "sex, race;rL (3)"`` restricts the sets
+and ``--first-run K`` starts the seeds at run index K, to add runs to an
+earlier invocation.
 """
 
 from __future__ import annotations
@@ -99,15 +101,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=200, help="total runs (default 200)")
     parser.add_argument("--out", type=Path, help="write every run to this CSV")
-    parser.add_argument("--sets", help="comma-separated names of attribute sets (default all)")
+    parser.add_argument("--sets", help="semicolon-separated names of attribute sets (default all)")
+    parser.add_argument(
+        "--first-run",
+        type=int,
+        default=0,
+        help="index of the first run per cell (seeds differ per index), to add runs later",
+    )
     args = parser.parse_args()
-    names = list(SETS) if not args.sets else [s.strip() for s in args.sets.split(",")]
+    names = list(SETS) if not args.sets else [s.strip() for s in args.sets.split(";")]
     cells = len(names) * len(RATES)
     per_cell = max(1, math.ceil(args.runs / cells))
     adult = pd.read_csv(DATA)
     print(f"adult.csv: {len(adult)} records; {per_cell} run(s) per cell, {per_cell * cells} runs\n")
     rows = []
-    for k in range(per_cell):
+    for k in range(args.first_run, args.first_run + per_cell):
         for name in names:
             for rate in RATES:
                 row = one_run(adult, name, rate, seed=1000 * k + int(1000 * rate) + 1)
