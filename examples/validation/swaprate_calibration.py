@@ -93,7 +93,10 @@ def one_run(adult: pd.DataFrame, name: str, rate: float, seed: int) -> dict:
 
 def markdown(frame: pd.DataFrame) -> str:
     lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * frame.shape[1]]
-    lines += ["| " + " | ".join(map(str, row)) + " |" for row in frame.to_numpy()]
+    lines += [
+        "| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |"
+        for row in frame.to_numpy()
+    ]
     return "\n".join(lines)
 
 
@@ -108,8 +111,22 @@ def main() -> None:
         default=0,
         help="index of the first run per cell (seeds differ per index), to add runs later",
     )
+    parser.add_argument(
+        "--summarise",
+        nargs="+",
+        type=Path,
+        metavar="CSV",
+        help="run nothing: print the tables of runs written earlier with --out",
+    )
     args = parser.parse_args()
     names = list(SETS) if not args.sets else [s.strip() for s in args.sets.split(";")]
+    if args.summarise:
+        runs = pd.concat([pd.read_csv(path) for path in args.summarise], ignore_index=True)
+        runs["covers"] = runs["covers"].map(
+            {True: True, False: False, "True": True, "False": False}
+        )
+        summarise(runs, [n for n in SETS if n in set(runs["set"])])
+        return
     cells = len(names) * len(RATES)
     per_cell = max(1, math.ceil(args.runs / cells))
     adult = pd.read_csv(DATA)
@@ -129,6 +146,11 @@ def main() -> None:
     runs = pd.DataFrame(rows)
     if args.out:
         runs.to_csv(args.out, index=False)
+    summarise(runs, names)
+
+
+def summarise(runs: pd.DataFrame, names: list[str]) -> None:
+    """The table of verdict codes by set and rate, and the coverage of confident verdicts."""
     short = {"estimated": "e", "no_evidence": "n", "unreliable": "u", "not_identified": "x"}
     table = (
         runs.assign(c=runs["code"].map(short))
@@ -163,6 +185,16 @@ def main() -> None:
         print("\nconfident verdicts that missed the truth:")
         print(markdown(wrong[["set", "rate", "seed", "truth", "code", "alpha_hat", "low", "high"]]))
     print(f"\nmedian seconds per run: {runs['seconds'].median():.1f}")
+    print("\nwhat decided the unreliable verdicts (runs naming each check):")
+    reasons = runs.loc[runs["code"] == "unreliable", "reason"].fillna("")
+    for label, pattern in (
+        ("model fit check", "does not reproduce"),
+        ("imbalance", "imbalance"),
+        ("re-swap calibration", "NOT follow"),
+        ("latent-class comparison", "latent-class"),
+        ("impossible number", "impossible"),
+    ):
+        print(f"  {label}: {int(reasons.str.contains(pattern).sum())}")
 
 
 if __name__ == "__main__":
