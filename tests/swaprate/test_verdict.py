@@ -227,3 +227,12 @@ def test_semi_synthetic_adult_six_attributes_estimated(adult):
     assert est.identified
     assert est.verdict.code == "estimated"
     assert est.verdict.interval[0] <= alpha <= est.verdict.interval[1]
+
+
+def test_calibration_works_whatever_the_index():
+    # The re-swap works on positions: a repeated index label does not stop the calibration.
+    data = naive_bayes_data(600, seed=2)
+    data.index = np.repeat(np.arange(300), 2)
+    est = estimate_swap_count(data, "income")
+    assert est.calibration is not None
+    assert est.change_probabilities.index.equals(data.index)

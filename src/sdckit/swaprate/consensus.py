@@ -356,8 +356,9 @@ def consensus_swap_count(
             except InfeasibleError:
                 return float("nan")
 
+        used = data[[*left_cols, *right_cols, swap_attribute]]
         calibration = reswap_calibration(
-            data[[*left_cols, *right_cols, swap_attribute]],
+            used.reset_index(drop=True),  # positions, whatever the index
             swap_attribute,
             s,
             re_estimate,

@@ -1326,7 +1326,7 @@ def estimate_swap_count(
             )[0]["alpha"]
 
         calibration = reswap_calibration(
-            data[[*attrs, swap_attribute]],
+            data[[*attrs, swap_attribute]].reset_index(drop=True),  # positions, whatever the index
             swap_attribute,
             s,
             re_estimate,
