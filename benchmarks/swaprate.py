@@ -7,6 +7,11 @@ profile standard error, the identifiability check with its 199-permutation
 association test) as a multiple of the floor, and the same without the
 permutations (``permutations=0``: chi-square p-value).
 
+Issue 30: the default re-swap calibration (two more estimates on the data
+re-swapped at rho' = 0.05 and 0.1, without identifiability test and profile
+SE) as a ratio to one estimate without it (``calibrate=False``), both timed
+in the same run.
+
     .venv/bin/python benchmarks/swaprate.py [--quick]
 """
 
@@ -88,12 +93,15 @@ def main() -> None:
     em = best_of(em_step, 5)
 
     start = time.perf_counter()
-    est = estimate_swap_count(frame, "s", attrs)
+    est = estimate_swap_count(frame, "s", attrs, calibrate=False)
     total = time.perf_counter() - start
     per_step = total / est.em_iterations
     start = time.perf_counter()
-    estimate_swap_count(frame, "s", attrs, permutations=0)
+    estimate_swap_count(frame, "s", attrs, permutations=0, calibrate=False)
     total_chi = time.perf_counter() - start
+    start = time.perf_counter()
+    calibrated = estimate_swap_count(frame, "s", attrs)
+    total_calibrated = time.perf_counter() - start
 
     print(f"\nfloor (one P(r|s) pass over {n} records):            1.00")
     print(f"one EM iteration on all records / floor:              {em / floor:.2f}")
@@ -104,6 +112,13 @@ def main() -> None:
         f"identifiability check with {est.identifiability.permutations} permutations included)"
     )
     print(f"full estimate with permutations=0 / floor:            {total_chi / floor:.1f}")
+    print(
+        f"\ndefault estimate with re-swap calibration / one estimate without it: "
+        f"{total_calibrated / total:.2f} (calibration rates "
+        f"{calibrated.calibration.extra_rates}, response per swapped record "
+        f"{calibrated.calibration.slope:.3f}; verdict {calibrated.verdict.code})"
+    )
+    print(f"verdict: {calibrated.verdict}")
     check = est.identifiability
     print(
         f"identifiability: identified {check.identified}, association G = "
@@ -116,7 +131,8 @@ def main() -> None:
     )
     print(
         f"(absolute, for the record only: floor {floor * 1e3:.1f} ms, EM iteration "
-        f"{em * 1e3:.1f} ms, full estimate {total:.1f} s, with permutations=0 {total_chi:.1f} s)"
+        f"{em * 1e3:.1f} ms, full estimate {total:.1f} s, with permutations=0 {total_chi:.1f} s, "
+        f"with the calibration {total_calibrated:.1f} s)"
     )
 
 

@@ -90,11 +90,13 @@ def main() -> None:
                 data = adult if source == "real" else semi_synthetic(adult, rng)
                 released = swap_group_count(data, "income", alpha, random_state=rng).data
                 if source == "real":
-                    result = consensus_swap_count(released, "income", LEFT, RIGHT)
+                    result = consensus_swap_count(released, "income", LEFT, RIGHT, calibrate=False)
                     left, right = result.left, result.right
                     consensus = result.alpha
                 else:
-                    left = estimate_swap_count(released, "income", LEFT, profile_se=False)
+                    left = estimate_swap_count(
+                        released, "income", LEFT, profile_se=False, calibrate=False
+                    )
                     right = consensus = None
                 rows.append(
                     {

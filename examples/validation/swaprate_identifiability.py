@@ -75,7 +75,7 @@ def placebo(adult: pd.DataFrame, runs: int) -> None:
         rates, ses, claimed, large, flagged = [], [], 0, 0, 0
         for _ in range(runs):
             data = adult.assign(placebo=(rng.random(len(adult)) < 0.4).astype(int))
-            est = estimate_swap_count(data, "placebo", attrs)
+            est = estimate_swap_count(data, "placebo", attrs, calibrate=False)
             rates.append(est.alpha / est.n)
             ses.append(est.standard_error / est.n)
             is_large = imbalance_check(est).large
@@ -101,7 +101,9 @@ def size(runs: int) -> None:
         rng = np.random.default_rng(7)
         chi = perm = flagged = 0
         for i in range(runs):
-            est = estimate_swap_count(draw(rng), "s", profile_se=False, random_state=i)
+            est = estimate_swap_count(
+                draw(rng), "s", profile_se=False, random_state=i, calibrate=False
+            )
             check = est.identifiability
             chi += check.asymptotic_p_value < 0.05
             perm += check.permutation_p_value < 0.05
@@ -122,7 +124,7 @@ def informative(adult: pd.DataFrame) -> None:
             swap_group_count(adult, "income", alpha, random_state=rng).data if alpha else adult
         )
         for name, attrs in SETS.items():
-            est = estimate_swap_count(released, "income", attrs, profile_se=False)
+            est = estimate_swap_count(released, "income", attrs, profile_se=False, calibrate=False)
             check = est.identifiability
             print(
                 f"| Adult income | {name} | {rate:g} | {est.alpha / est.n:.4f} "
@@ -135,7 +137,9 @@ def informative(adult: pd.DataFrame) -> None:
         data = pd.DataFrame({"r": rng.normal(s.astype(float), 1.0), "s": s})
         alpha = round(rate * n)
         released = swap_group_count(data, "s", alpha, random_state=rng).data if alpha else data
-        est = estimate_swap_count(released, "s", ["r"], model="gaussian", profile_se=False)
+        est = estimate_swap_count(
+            released, "s", ["r"], model="gaussian", profile_se=False, calibrate=False
+        )
         check = est.identifiability
         print(
             f"| Gaussian 5.1 | r | {rate:g} | {est.alpha / est.n:.4f} "

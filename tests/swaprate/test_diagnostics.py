@@ -20,12 +20,14 @@ from shared_data import shared_csv
 
 def test_imbalance_small_when_well_specified_large_when_not():
     good = swap(naive_bayes_data(10000, seed=4), "income", 0.1, random_state=1).data
-    ok = imbalance_check(estimate_swap_count(good, "income", profile_se=False))
+    ok = imbalance_check(estimate_swap_count(good, "income", profile_se=False, calibrate=False))
     assert not ok.large and ok.imbalance < 0.005
     # Misspecified: Naive Bayes on the real Adult data (seed 002, Section 5.2: about 0.15).
     adult = shared_csv("adult.csv").iloc[:32561].dropna()
     left = ["workclass", "relationship", "sex"]
-    flagged = imbalance_check(estimate_swap_count(adult, "income", left, profile_se=False))
+    flagged = imbalance_check(
+        estimate_swap_count(adult, "income", left, profile_se=False, calibrate=False)
+    )
     assert flagged.imbalance == pytest.approx(abs(flagged.a0 - flagged.a1) / len(adult))
     assert flagged.large and flagged.imbalance > 0.1
     assert "Consensus" in flagged.guidance
@@ -60,18 +62,25 @@ def _regions(n: int, seed: int) -> pd.DataFrame:
 
 
 def test_split_concordance_of_a_multi_valued_attribute():
-    # Nothing swapped: every one-against-the-rest split finds (almost) nothing.
+    # Nothing swapped. Each "rest" group is a mixture of two regions, which one Naive
+    # Bayes class cannot fit: the splits are unreliable, and are no longer called
+    # concordant (before: rho near 1/2 in every split, "concordant").
     data = _regions(12000, seed=6)
-    calm = split_concordance(data, "region")
-    assert list(calm.table["group_1"]) == ["s", "e", "n"] or len(calm.table) == 3
-    assert calm.concordant and calm.rho_mean < 0.01
+    calm = split_concordance(data, "region", calibrate=False)
+    assert len(calm.table) == 3
+    assert calm.code in ("no_evidence", "unreliable") and not calm.concordant
+    assert calm.summary().startswith(f"verdict: {calm.code}: ")
+    # No number is shown for a split whose verdict is not quotable.
+    shaky = ~calm.table["verdict"].isin(["estimated", "no_evidence"])
+    assert calm.table.loc[shaky, "rho"].isna().all()
     # The table's rho is Lemma 2.3 applied to each split's own alpha, n0 and n1.
     released = swap(data, "region", 0.08, random_state=7).data
-    result = split_concordance(released, "region", splits=[["n"], ["s"], ["e", "n"]])
-    t = result.table
+    result = split_concordance(
+        released, "region", splits=[["n"], ["s"], ["e", "n"]], calibrate=False
+    )
+    t = result.table.dropna(subset=["rho"])
     expected = t["alpha"] * (len(data) - 1) / (2 * t["n0"] * t["n1"])
     assert np.allclose(t["rho"], expected)
-    assert result.rho_mean == pytest.approx(t["rho"].mean())
 
 
 def test_split_concordance_flags_misspecified_splits():
@@ -83,10 +92,11 @@ def test_split_concordance_flags_misspecified_splits():
     codes = pd.Series(region).map({"n": 0, "s": 1, "e": 2, "w": 3}).to_numpy()
     x = {f"x{j}": rng.normal(codes * (0.8 + 0.2 * j), 1.0) for j in range(3)}
     released = swap(pd.DataFrame({**x, "region": region}), "region", 0.08, random_state=7).data
-    result = split_concordance(released, "region", model="gaussian")
+    result = split_concordance(released, "region", model="gaussian", calibrate=False)
     assert len(result.table) == 4
     assert not result.concordant
-    assert "DISCORDANT" in result.summary()
+    assert result.code == "unreliable"
+    assert result.summary().startswith("verdict: unreliable: ")
 
 
 def test_diagnostics_refuse_bad_input():
@@ -96,4 +106,4 @@ def test_diagnostics_refuse_bad_input():
     with pytest.raises(ParameterError, match="both left and right"):
         reswap_linearity(data, "s", left=["x0"])
     with pytest.raises(ParameterError, match="multi-valued"):
-        split_concordance(data, "s")
+        split_concordance(data, "s", calibrate=False)

@@ -15,38 +15,8 @@ from sdckit.cli._common import (
     read_input,
 )
 from sdckit.errors import ParameterError
-from sdckit.swaprate import (
-    consensus_swap_count,
-    estimate_swap_count,
-    imbalance_check,
-    reswap_linearity,
-)
-from sdckit.swaprate.gsc import NOT_IDENTIFIED_CONSEQUENCE
-
-
-def _not_identified(reason: str) -> str:
-    return (
-        f"The swap count cannot be estimated from these attributes: {reason}. The alpha "
-        f"printed above is not an estimate of it. {NOT_IDENTIFIED_CONSEQUENCE}"
-    )
-
-
-def _verdict_gsc(alpha_rate: float, se_rate: float, imbalance_large: bool) -> str:
-    if imbalance_large:
-        return (
-            "Do not trust this estimate: the model fits the data poorly (large imbalance), so "
-            "alpha is probably biased. Re-run with --left and --right (Consensus)."
-        )
-    if alpha_rate <= 2 * se_rate:
-        return (
-            "No clear evidence of swapping: the estimate is within two standard errors of zero "
-            f"(about {100 * alpha_rate:.2f}% of records moved each way, SE {100 * se_rate:.2f}%)."
-        )
-    return (
-        f"About {100 * alpha_rate:.2f}% of the records (SE {100 * se_rate:.2f}%) appear to have "
-        "had their swap attribute moved from group 0 to group 1, and as many the other way; "
-        "the model shows no sign of misspecification."
-    )
+from sdckit.swaprate import consensus_swap_count, estimate_swap_count, imbalance_check
+from sdckit.swaprate.calibration import DEFAULT_CALIBRATION_RATES
 
 
 def estimate_command(
@@ -75,10 +45,16 @@ def estimate_command(
     drop_missing: bool = typer.Option(
         False, "--drop-missing", help="Drop records with a missing value in the columns used."
     ),
-    reswap: str | None = typer.Option(
-        None,
+    reswap: str = typer.Option(
+        ",".join(f"{r:g}" for r in DEFAULT_CALIBRATION_RATES),
         "--reswap",
-        help="Re-swap linearity diagnostic at these extra rates, e.g. 0,0.025,0.05,0.1.",
+        help="Extra swap rates of the re-swap calibration, which runs by default (a 0 is "
+        "ignored: the released data are always the first point).",
+    ),
+    no_reswap: bool = typer.Option(
+        False,
+        "--no-reswap",
+        help="Skip the re-swap calibration (faster; the verdict then cannot be no_evidence).",
     ),
     threshold: float = typer.Option(
         0.01, "--imbalance-threshold", help="Imbalance above which the model is judged poor."
@@ -92,7 +68,9 @@ def estimate_command(
         0.05, "--identification-level", help="Significance level of the identifiability tests."
     ),
     seed: int | None = typer.Option(
-        None, "--seed", help="Random seed for --reswap and the permutations (default 0 for these)."
+        None,
+        "--seed",
+        help="Random seed of the calibration's re-swaps and the permutations (default 0).",
     ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
@@ -129,10 +107,15 @@ def estimate_command(
         data = data.dropna(subset=used)
         err_console.print(f"dropped {before - len(data)} records with missing values")
 
-    identification = {
+    rates = [r for r in parse_range(reswap, "--reswap") if r != 0]
+    if not no_reswap and not rates:
+        raise ParameterError("--reswap needs at least one extra rate above 0, e.g. 0.05,0.1")
+    options = {
         "permutations": permutations,
         "identification_level": level,
         "random_state": 0 if seed is None else seed,
+        "calibrate": not no_reswap,
+        **({"calibration_rates": rates} if rates else {}),
     }
     with progress_bar("Algorithm 1", quiet=quiet) as callback:
         if left_cols is not None:
@@ -144,7 +127,7 @@ def estimate_command(
                 model=model,
                 positive=groups,
                 progress=callback,
-                **identification,
+                **options,
             )
             halves = [("left", result.left), ("right", result.right)]
         else:
@@ -155,55 +138,15 @@ def estimate_command(
                 model=model,
                 positive=groups,
                 progress=callback,
-                **identification,
+                imbalance_threshold=threshold,
+                **options,
             )
             halves = [("model", result)]
-        linearity = None
-        if reswap is not None:
-            linearity = reswap_linearity(
-                data,
-                swap_attribute,
-                left=left_cols,
-                right=right_cols,
-                attributes=attr_cols,
-                extra_rates=parse_range(reswap, "--reswap"),
-                model=model,
-                positive=groups,
-                random_state=seed,
-            )
+    # The summary opens with the verdict: its code, then the sentence built from it.
     console.print(result.summary(), highlight=False)
-    checks = {name: imbalance_check(fit, threshold) for name, fit in halves}
-    for name, check in checks.items():
+    for name, fit in halves:
+        check = imbalance_check(fit, threshold, consensus_half=left_cols is not None)
         console.print(f"  imbalance check ({name}): {check.summary()}", highlight=False)
-    if linearity is not None:
-        console.print(linearity.summary(), highlight=False)
-
-    n = result.n
-    if not result.identified:
-        reason = (
-            result.identification_reason if left_cols is not None else result.identifiability.reason
-        )
-        verdict = _not_identified(reason)
-    elif left_cols is not None:
-        verdict = (
-            f"Consensus estimate: about {100 * result.alpha / n:.2f}% of the records moved from "
-            f"group 0 to group 1 (and as many back), i.e. a swap rate rho of about {result.rho:.4f}."
-        )
-        if any(c.large for c in checks.values()):
-            verdict += (
-                " The Algorithm 1 halves are misspecified (large imbalance), which is the case "
-                "Consensus is designed for; its own assumption is that the left and right "
-                "predictions are uncorrelated"
-                + (" - check it with --reswap." if linearity is None else ".")
-            )
-    else:
-        verdict = _verdict_gsc(result.alpha / n, result.standard_error / n, checks["model"].large)
-    if linearity is not None and linearity.nonlinear:
-        verdict += (
-            " The re-swap diagnostic is NONLINEAR: the estimate does not track extra swaps, so "
-            "treat it as unreliable and try another split of the attributes."
-        )
-    console.print(f"verdict: {verdict}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

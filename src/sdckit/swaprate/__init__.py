@@ -7,6 +7,11 @@ records and keeps the rate secret. From the released data alone,
   the group swap count alpha together by maximising the relaxed likelihood;
 * :func:`consensus_swap_count` (Algorithm 2, Lemma 4.3) corrects the bias of a
   misspecified model using two attribute sets with independent predictions;
+* every result carries a **verdict** (:class:`~sdckit.swaprate.verdict.SwapVerdict`):
+  ``result.verdict.code`` is ``estimated``, ``no_evidence``, ``unreliable`` or
+  ``not_identified``, decided by the identifiability check, the model fit
+  check (:mod:`~sdckit.swaprate.fitcheck`), the imbalance and the re-swap
+  calibration (:mod:`~sdckit.swaprate.calibration`), which runs by default;
 * :mod:`~sdckit.swaprate.diagnostics` says when to trust them: the
   identifiability check (do the attributes carry any information about the
   swap attribute?), the imbalance check (4.1.4), the re-swap linearity diagnostic (4.3.2, 5.4) and the
@@ -16,6 +21,7 @@ The swap rate rho follows from alpha by Lemma 2.3. The simulator is the rho
 data swap :func:`sdckit.microdata.swap.swap` itself.
 """
 
+from sdckit.swaprate.calibration import SwapCalibration, reswap_calibration
 from sdckit.swaprate.consensus import (
     ConsensusEstimate,
     agreement_sums,
@@ -31,6 +37,7 @@ from sdckit.swaprate.diagnostics import (
     reswap_linearity,
     split_concordance,
 )
+from sdckit.swaprate.fitcheck import ModelFitCheck, model_fit_check
 from sdckit.swaprate.gsc import (
     IdentifiabilityCheck,
     SwapCountEstimate,
@@ -49,8 +56,10 @@ from sdckit.swaprate.models import (
     make_model,
 )
 from sdckit.swaprate.simulate import swap, swap_group_count
+from sdckit.swaprate.verdict import VERDICT_CODES, SwapVerdict, judge_swap_estimate
 
 __all__ = [
+    "VERDICT_CODES",
     "ConsensusEstimate",
     "EncodedRecords",
     "Gaussian",
@@ -58,11 +67,14 @@ __all__ = [
     "IdentifiabilityCheck",
     "ImbalanceCheck",
     "LinearityCheck",
+    "ModelFitCheck",
     "NaiveBayes",
     "NaiveBayesParameters",
     "RecordModel",
     "SplitConcordance",
+    "SwapCalibration",
     "SwapCountEstimate",
+    "SwapVerdict",
     "agreement_sums",
     "binary_swap_attribute",
     "consensus_closed_form",
@@ -70,8 +82,11 @@ __all__ = [
     "estimate_swap_count",
     "identifiability_check",
     "imbalance_check",
+    "judge_swap_estimate",
     "make_model",
+    "model_fit_check",
     "relaxed_log_likelihood",
+    "reswap_calibration",
     "reswap_linearity",
     "split_concordance",
     "swap",

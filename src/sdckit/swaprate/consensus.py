@@ -29,10 +29,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdckit._validation import as_sequence, check_columns, check_dataframe
+from sdckit._validation import as_sequence, check_columns, check_dataframe, check_random_state
 from sdckit.errors import InfeasibleError, ParameterError
-from sdckit.swaprate.gsc import SwapCountEstimate, estimate_swap_count, swap_rate_from_count
-from sdckit.swaprate.models import RecordModel
+from sdckit.swaprate.calibration import (
+    DEFAULT_CALIBRATION_RATES,
+    SwapCalibration,
+    check_calibration_rates,
+    reswap_calibration,
+)
+from sdckit.swaprate.gsc import (
+    SwapCountEstimate,
+    _estimate_lines,
+    _fit_frame,
+    estimate_swap_count,
+    swap_rate_from_count,
+)
+from sdckit.swaprate.models import RecordModel, make_model
+from sdckit.swaprate.verdict import SwapVerdict, judge_swap_estimate
 
 __all__ = ["ConsensusEstimate", "agreement_sums", "consensus_closed_form", "consensus_swap_count"]
 
@@ -118,6 +131,15 @@ class ConsensusEstimate:
     n, n0, n1 : int
     swap_attribute : str
     left_attributes, right_attributes : tuple of str
+    standard_error : float
+        Delta-method standard error of alpha from the per-record terms of A,
+        B, C, D (records independent; the halves' fitted models held fixed,
+        so it is a lower bound).
+    calibration : SwapCalibration or None
+        The re-swap calibration of the Consensus estimate (Sections 4.3.2,
+        5.4; None when skipped).
+    verdict : SwapVerdict or None
+        What may be said (``verdict.code``); read it first.
     """
 
     group_swap_count: float
@@ -132,6 +154,9 @@ class ConsensusEstimate:
     swap_attribute: str
     left_attributes: tuple[str, ...]
     right_attributes: tuple[str, ...]
+    standard_error: float = float("nan")
+    calibration: SwapCalibration | None = None
+    verdict: SwapVerdict | None = None
 
     @property
     def alpha(self) -> float:
@@ -169,7 +194,8 @@ class ConsensusEstimate:
     def summary(self) -> str:
         """The consensus estimate beside the two Algorithm 1 estimates."""
         a, b, c, d = self.agreement
-        lines = [
+        lines = [self.verdict.line()] if self.verdict is not None else []
+        lines += [
             f"Consensus (Algorithm 2), swap attribute {self.swap_attribute!r}, N = {self.n}",
             f"  left  = {list(self.left_attributes)}",
             f"  right = {list(self.right_attributes)}",
@@ -179,20 +205,21 @@ class ConsensusEstimate:
                 "  NOT IDENTIFIED: the swap count cannot be estimated from these attributes; "
                 "the alpha and rho below are not estimates of it"
             )
-        lines += [
-            f"  A = {a:.1f}, B = {b:.1f}, C = {c:.1f}, D = {d:.1f}",
-            f"  group swap count alpha = {self.group_swap_count:.1f}, "
-            f"alpha/N = {self.group_swap_rate:.4f}, rho = {self.rho:.4f}",
-        ]
+        lines.append(f"  A = {a:.1f}, B = {b:.1f}, C = {c:.1f}, D = {d:.1f}")
+        lines += _estimate_lines(
+            self.verdict, self.group_swap_count, self.standard_error, self.n0, self.n1
+        )
         for name, fit in (("left", self.left), ("right", self.right)):
             check = fit.identifiability
             lines.append(
-                f"  Algorithm 1 on {name} alone:{' ' if name == 'left' else ''} "
-                f"alpha = {fit.alpha:.1f} (imbalance {fit.imbalance:.4f}; association "
+                f"  Algorithm 1 on {name} alone (an input of Consensus, not an estimate):"
+                f" alpha = {fit.alpha:.1f} (imbalance {fit.imbalance:.4f}; association "
                 f"p = {check.association_p_value:.3g}, latent-class p = "
                 f"{check.latent_class_p_value:.3g}: "
                 f"{'identified' if check.identified else 'NOT IDENTIFIED'})"
             )
+        if self.calibration is not None:
+            lines.append(self.calibration.summary())
         return "\n".join(lines)
 
 
@@ -205,6 +232,9 @@ def consensus_swap_count(
     model: str | RecordModel | tuple[str | RecordModel, str | RecordModel] = "naive-bayes",
     positive: Any | Iterable[Any] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    calibrate: bool = True,
+    calibration_rates: Sequence[float] = DEFAULT_CALIBRATION_RATES,
+    confidence: float = 0.95,
     **gsc_options: Any,
 ) -> ConsensusEstimate:
     """Estimate alpha by the Consensus algorithm (seed 002, Section 4.2, Algorithm 2).
@@ -225,6 +255,15 @@ def consensus_swap_count(
         Values of the swap attribute coded 1 (Section 4.1.3).
     progress : callable, optional
         Passed to both runs of Algorithm 1.
+    calibrate : bool, default True
+        Re-swap the released data at ``calibration_rates`` and run Consensus
+        again, to see whether it follows swaps of a known size: Lemma 4.4
+        shows that correlated halves bias it non-linearly, and Section 4.3.2
+        proposes exactly this check. Costs two Consensus runs per rate
+        (without identifiability tests).
+    calibration_rates : sequence of float, default (0.05, 0.1)
+    confidence : float, default 0.95
+        Confidence level of the verdict's interval.
     **gsc_options
         Further options of :func:`~sdckit.swaprate.gsc.estimate_swap_count`
         (``tol``, ``starts``, ...).
@@ -258,6 +297,9 @@ def consensus_swap_count(
     else:
         left_model = right_model = model
     gsc_options.setdefault("profile_se", False)
+    rates = check_calibration_rates(calibration_rates) if calibrate else ()
+    rng = check_random_state(gsc_options.pop("random_state", 0))
+    gsc_options["calibrate"] = False
     left_fit = estimate_swap_count(
         data,
         swap_attribute,
@@ -265,6 +307,7 @@ def consensus_swap_count(
         model=left_model,
         positive=positive,
         progress=progress,
+        random_state=rng,
         **gsc_options,
     )
     right_fit = estimate_swap_count(
@@ -274,12 +317,71 @@ def consensus_swap_count(
         model=right_model,
         positive=positive,
         progress=progress,
+        random_state=rng,
         **gsc_options,
     )
     s = left_fit.swapped_class
     a, b, c, d = agreement_sums(left_fit.class_probabilities(), right_fit.class_probabilities(), s)
     n, n0, n1 = left_fit.n, left_fit.n0, left_fit.n1
     alpha = consensus_closed_form(a, b, c, d, n)
+    se = _consensus_standard_error(
+        left_fit.class_probabilities(), right_fit.class_probabilities(), s, n
+    )
+    calibration = None
+    if calibrate:
+        options = {
+            k: v
+            for k, v in gsc_options.items()
+            if k in ("starts", "tol", "max_iter", "max_em_iter", "accelerate")
+        }
+        models = (make_model(left_model), make_model(right_model))
+
+        def re_estimate(frame: pd.DataFrame) -> float:
+            probabilities = []
+            for cols, half_model in zip((left_cols, right_cols), models, strict=True):
+                fit, coded, _ = _fit_frame(
+                    frame,
+                    swap_attribute,
+                    cols,
+                    half_model,
+                    positive,
+                    profile_se=False,
+                    permutations=0,
+                    identify=False,
+                    **options,
+                )
+                probabilities.append(_class_probabilities(fit["log_lik"], fit["n0"], fit["n1"]))
+            try:
+                return consensus_closed_form(*agreement_sums(*probabilities, coded), n)
+            except InfeasibleError:
+                return float("nan")
+
+        used = data[[*left_cols, *right_cols, swap_attribute]]
+        calibration = reswap_calibration(
+            used.reset_index(drop=True),  # positions, whatever the index
+            swap_attribute,
+            s,
+            re_estimate,
+            alpha,
+            se,
+            extra_rates=rates,
+            random_state=rng,
+        )
+    verdict = judge_swap_estimate(
+        n0=n0,
+        n1=n1,
+        alpha=alpha,
+        standard_error=se,
+        identified=left_fit.identified and right_fit.identified,
+        associated=left_fit.identifiability.associated and right_fit.identifiability.associated,
+        identification_reason="; ".join(
+            f"{name} half {list(fit.attributes)}: {fit.identifiability.reason}"
+            for name, fit in (("left", left_fit), ("right", right_fit))
+            if not fit.identified
+        ),
+        calibration=calibration,
+        confidence=confidence,
+    )
     return ConsensusEstimate(
         group_swap_count=alpha,
         rho=swap_rate_from_count(alpha, n0, n1),
@@ -293,4 +395,48 @@ def consensus_swap_count(
         swap_attribute=swap_attribute,
         left_attributes=tuple(left_cols),
         right_attributes=tuple(right_cols),
+        standard_error=se,
+        calibration=calibration,
+        verdict=verdict,
     )
+
+
+def _class_probabilities(log_lik: np.ndarray, n0: float, n1: float) -> np.ndarray:
+    """M_theta(s = a | r_i) with P(s = 0) = n0 / N, as :meth:`SwapCountEstimate.class_probabilities`."""
+    scores = log_lik + np.log(np.array([n0, n1], dtype=float) / (n0 + n1))
+    scores = scores - scores.max(axis=1, keepdims=True)
+    probs = np.exp(scores)
+    return probs / probs.sum(axis=1, keepdims=True)
+
+
+def _consensus_standard_error(
+    left_probabilities: np.ndarray, right_probabilities: np.ndarray, s: np.ndarray, n: int
+) -> float:
+    """Delta-method SE of Lemma 4.3's alpha from the per-record terms of A, B, C, D.
+
+    The records are taken as independent and the two fitted models as fixed,
+    so the uncertainty of the halves' parameters is left out: a lower bound,
+    which the re-swap calibration's widening and the calibration study check.
+    """
+    s = np.asarray(s).astype(np.intp)
+    rows = np.arange(len(s))
+    lr, lw = left_probabilities[rows, s], left_probabilities[rows, 1 - s]
+    rr, rw = right_probabilities[rows, s], right_probabilities[rows, 1 - s]
+    terms = np.column_stack([lr * rr, lr * rw, lw * rr, lw * rw])
+    sums = terms.sum(axis=0)
+    covariance = len(s) * np.cov(terms, rowvar=False)
+
+    def alpha_of(x: np.ndarray) -> float:
+        a, b, c, d = x
+        product = (a * d - b * c) / (n * (a + d - b - c))
+        return n / 4.0 * (1.0 - np.sqrt(max(1.0 - 4.0 * product, 0.0)))
+
+    step = 1e-6 * max(float(np.abs(sums).max()), 1.0)
+    gradient = np.array(
+        [
+            (alpha_of(sums + step * unit) - alpha_of(sums - step * unit)) / (2 * step)
+            for unit in np.eye(4)
+        ]
+    )
+    variance = float(gradient @ covariance @ gradient)
+    return float(np.sqrt(variance)) if np.isfinite(variance) and variance >= 0 else float("inf")

@@ -51,6 +51,7 @@ from sdckit.swaprate.consensus import consensus_swap_count
 from sdckit.swaprate.gsc import (
     IdentifiabilityCheck,
     SwapCountEstimate,
+    _count_text,
     binary_swap_attribute,
     estimate_swap_count,
     swap_rate_from_count,
@@ -149,16 +150,22 @@ class ImbalanceCheck:
     threshold: float
     large: bool
     guidance: str
+    n0: float | None = None
+    n1: float | None = None
 
     def summary(self) -> str:
-        """One paragraph for a person."""
+        """One paragraph for a person; a count above the records it could be is not shown."""
+        a0 = _count_text(self.a0, self.n1) if self.n1 is not None else f"{self.a0:,.1f}"
+        a1 = _count_text(self.a1, self.n0) if self.n0 is not None else f"{self.a1:,.1f}"
         return (
-            f"imbalance |A0 - A1|/N = {self.imbalance:.4f} (A0 = {self.a0:.1f} changes 1->0, "
-            f"A1 = {self.a1:.1f} changes 0->1; threshold {self.threshold:g}): {self.guidance}"
+            f"imbalance |A0 - A1|/N = {self.imbalance:.4f} (A0 = {a0} changes 1->0, "
+            f"A1 = {a1} changes 0->1; threshold {self.threshold:g}): {self.guidance}"
         )
 
 
-def imbalance_check(estimate: SwapCountEstimate, threshold: float = 0.01) -> ImbalanceCheck:
+def imbalance_check(
+    estimate: SwapCountEstimate, threshold: float = 0.01, *, consensus_half: bool = False
+) -> ImbalanceCheck:
     """Judge the fit of Algorithm 1's model by the estimated imbalance (Section 4.1.4).
 
     Parameters
@@ -171,10 +178,19 @@ def imbalance_check(estimate: SwapCountEstimate, threshold: float = 0.01) -> Imb
         data drawn from Naive Bayes), while Naive Bayes on the real Adult data
         gives about 0.15 (as in the paper's Figures 8-9) on one half of the
         attributes and about 0.02 on the other, both badly biased.
+    consensus_half : bool, default False
+        The estimate is one half of a Consensus estimate: the guidance then
+        does not advise Consensus, which is already in use.
     """
     threshold = check_positive(threshold, "threshold")
     large = estimate.imbalance > threshold
-    if large:
+    if large and consensus_half:
+        guidance = (
+            "LARGE: the model fits this half poorly on its own, the case Consensus is designed "
+            "for; Consensus' own assumption (the two halves' predictions uncorrelated) is what "
+            "the re-swap calibration checks."
+        )
+    elif large:
         guidance = (
             "LARGE: the model disagrees with itself about how many records moved each way, so "
             "it fits the original data poorly and its alpha is likely biased. Use the "
@@ -189,7 +205,10 @@ def imbalance_check(estimate: SwapCountEstimate, threshold: float = 0.01) -> Imb
             "balanced by construction."
         )
     else:
-        guidance = "small: no sign that the model is misspecified."
+        guidance = (
+            "small: the model agrees with itself about the moves each way (not proof that it "
+            "fits: the model fit check and the calibration say more, and the verdict weighs them)."
+        )
     return ImbalanceCheck(
         imbalance=estimate.imbalance,
         a0=estimate.a0,
@@ -197,6 +216,8 @@ def imbalance_check(estimate: SwapCountEstimate, threshold: float = 0.01) -> Imb
         threshold=threshold,
         large=large,
         guidance=guidance,
+        n0=estimate.n0,
+        n1=estimate.n1,
     )
 
 
@@ -327,10 +348,11 @@ def reswap_linearity(
 
     def estimate(frame: pd.DataFrame) -> float:
         if left is not None:
+            options = {"calibrate": False, **gsc_options}
             return consensus_swap_count(
-                frame, swap_attribute, left, right, model=model, positive=positive, **gsc_options
+                frame, swap_attribute, left, right, model=model, positive=positive, **options
             ).alpha
-        options = {"profile_se": False, **gsc_options}
+        options = {"profile_se": False, "calibrate": False, **gsc_options}
         return estimate_swap_count(
             frame, swap_attribute, attributes, model=model, positive=positive, **options
         ).alpha
@@ -383,39 +405,37 @@ class SplitConcordance:
     ----------
     table : DataFrame
         One row per split: ``group_1`` (values coded 1), ``n0``, ``n1``,
-        ``alpha``, ``rho`` (Lemma 2.3 for that split), ``imbalance``
-        (Algorithm 1 only) and ``identified`` (the split's identifiability
-        check: False means the attributes do not predict that grouping and
-        its rho is not an estimate).
+        ``verdict`` (the split's verdict code), ``alpha`` and ``rho`` (Lemma
+        2.3 for that split; missing unless the split's verdict is
+        ``estimated`` or ``no_evidence``), ``imbalance`` (Algorithm 1 only)
+        and ``identified``.
     rho_mean, rho_spread : float
-        Mean of the splits' rho estimates, and their standard deviation
-        divided by max(mean, 0.01) (a coefficient of variation that stays
-        finite when nothing was swapped).
+        Mean of the quotable splits' rho estimates, and their standard
+        deviation divided by max(mean, 0.01); NaN when fewer than two splits
+        are quotable.
     concordant : bool
-        ``rho_spread <= tolerance``.
+        The splits are all ``estimated`` or ``no_evidence`` and their rho
+        estimates agree (``rho_spread <= tolerance``).
+    code : str
+        ``estimated`` (concordant splits that found a swap), ``no_evidence``
+        (every split found none), ``unreliable`` (a split is unreliable or
+        not identified, or the splits disagree).
+    reason : str
+        Plain words.
     """
 
     table: pd.DataFrame
     rho_mean: float
     rho_spread: float
     concordant: bool
+    code: str = "unreliable"
+    reason: str = ""
 
     def summary(self) -> str:
-        """The table and the verdict."""
-        verdict = (
-            "concordant: the splits agree on the swap rate"
-            if self.concordant
-            else "DISCORDANT: the splits disagree; the estimates are unreliable"
-        )
-        if not self.table["identified"].all():
-            verdict += (
-                "; some splits are NOT IDENTIFIED (the attributes do not predict that "
-                "grouping): their rho is not an estimate"
-            )
+        """The verdict first, then the table."""
         return (
-            f"split concordance (Section 4.1.3):\n{self.table.to_string(index=False)}\n"
-            f"  rho mean {self.rho_mean:.4f}, coefficient of variation {self.rho_spread:.3f}: "
-            f"{verdict}"
+            f"verdict: {self.code}: {self.reason}\n"
+            f"split concordance (Section 4.1.3):\n{self.table.to_string(index=False)}"
         )
 
 
@@ -436,7 +456,12 @@ def split_concordance(
     Seed 002, Section 4.1.3. A rho data swap of the whole attribute is, for
     every split A | B of its values, a rho swap of the binary "in B"
     indicator, so Lemma 2.3 turns each split's alpha into an estimate of the
-    same rho; their agreement measures reliability.
+    same rho; their agreement measures reliability. Each split gets its own
+    verdict (:class:`~sdckit.swaprate.verdict.SwapVerdict`); only splits
+    coded ``estimated`` or ``no_evidence`` are compared, and a split that is
+    unreliable or not identified makes the whole unreliable. (Before, on an
+    attribute never swapped, every split's alpha sat near the latent-class
+    point rho = 1/2 and agreed, and the splits were called concordant.)
 
     Parameters
     ----------
@@ -453,7 +478,7 @@ def split_concordance(
     tolerance : float, default 0.25
         Largest coefficient of variation of the rho estimates called concordant.
     **gsc_options
-        Passed to the estimator.
+        Passed to the estimator (``calibrate``, ``permutations``, ...).
     """
     check_dataframe(data, min_rows=2)
     [swap_attribute] = check_columns(data, [swap_attribute], "swap_attribute")
@@ -484,22 +509,55 @@ def split_concordance(
                 data, swap_attribute, attributes, model=model, positive=ones, **options
             )
             imbalance = fit.imbalance
+        quotable = fit.verdict.quotable
         rows.append(
             {
                 "group_1": ", ".join(map(str, ones)),
                 "n0": fit.n0,
                 "n1": fit.n1,
-                "alpha": fit.alpha,
-                "rho": swap_rate_from_count(fit.alpha, fit.n0, fit.n1),
+                "verdict": fit.verdict.code,
+                "alpha": fit.alpha if quotable else float("nan"),
+                "rho": swap_rate_from_count(fit.alpha, fit.n0, fit.n1)
+                if quotable
+                else float("nan"),
                 "imbalance": imbalance,
                 "identified": fit.identified,
             }
         )
     table = pd.DataFrame(rows)
-    rho = table["rho"].to_numpy()
-    mean = float(rho.mean())
+    codes = table["verdict"]
+    quotable = table[codes.isin(["estimated", "no_evidence"])]
+    rho = quotable["rho"].to_numpy()
+    mean = float(rho.mean()) if len(rho) else float("nan")
     # Relative spread, with a floor of 0.01 on the scale so that rates near 0 compare sanely.
-    spread = float(rho.std(ddof=1) / max(mean, 0.01))
+    spread = float(rho.std(ddof=1) / max(mean, 0.01)) if len(rho) > 1 else float("nan")
+    failing = table.loc[~codes.isin(["estimated", "no_evidence"]), "group_1"].tolist()
+    if failing:
+        code = "unreliable"
+        reason = (
+            f"the split(s) {failing} are unreliable or not identified, so the splits cannot "
+            "confirm each other; no swap rate can be quoted"
+        )
+    elif (codes == "no_evidence").all():
+        code = "no_evidence"
+        reason = "no split finds evidence of swapping"
+    elif spread <= tolerance:
+        code = "estimated"
+        reason = (
+            f"the splits agree on the swap rate: rho about {mean:.4f} (coefficient of "
+            f"variation {spread:.3f} <= {tolerance:g})"
+        )
+    else:
+        code = "unreliable"
+        reason = (
+            f"the splits disagree on the swap rate (coefficient of variation {spread:.3f} > "
+            f"{tolerance:g}); no swap rate can be quoted"
+        )
     return SplitConcordance(
-        table=table, rho_mean=mean, rho_spread=spread, concordant=bool(spread <= tolerance)
+        table=table,
+        rho_mean=mean,
+        rho_spread=spread,
+        concordant=code == "estimated",
+        code=code,
+        reason=reason,
     )

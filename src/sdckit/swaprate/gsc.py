@@ -18,7 +18,7 @@ was changed", t_i = E[z_i]), then Newton steps on alpha with theta fixed
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -37,7 +37,15 @@ from sdckit._validation import (
     row_label,
 )
 from sdckit.errors import DataError, ParameterError
+from sdckit.swaprate.calibration import (
+    DEFAULT_CALIBRATION_RATES,
+    SwapCalibration,
+    check_calibration_rates,
+    reswap_calibration,
+)
+from sdckit.swaprate.fitcheck import ModelFitCheck, model_fit_check
 from sdckit.swaprate.models import RecordModel, make_model
+from sdckit.swaprate.verdict import SwapVerdict, judge_swap_estimate
 
 __all__ = [
     "IdentifiabilityCheck",
@@ -525,6 +533,15 @@ class SwapCountEstimate:
         log P_theta(r_i | s = a) at the estimate.
     swapped_class : ndarray of 0/1
         The released swap attribute as coded.
+    fit_check : ModelFitCheck or None
+        Whether the fitted relaxed model reproduces the released tables.
+    calibration : SwapCalibration or None
+        The re-swap calibration (None when skipped).
+    verdict : SwapVerdict or None
+        What may be said: ``verdict.code`` is ``estimated``, ``no_evidence``,
+        ``unreliable`` or ``not_identified``. Read it first: alpha and its
+        standard error are the likelihood's maximiser and curvature
+        whatever the verdict.
     """
 
     group_swap_count: float
@@ -551,6 +568,9 @@ class SwapCountEstimate:
     identifiability: IdentifiabilityCheck
     record_log_likelihoods: np.ndarray = field(repr=False)
     swapped_class: np.ndarray = field(repr=False)
+    fit_check: ModelFitCheck | None = None
+    calibration: SwapCalibration | None = None
+    verdict: SwapVerdict | None = None
 
     @property
     def alpha(self) -> float:
@@ -576,29 +596,66 @@ class SwapCountEstimate:
         return probs / probs.sum(axis=1, keepdims=True)
 
     def summary(self) -> str:
-        """Estimate, rate, diagnostics and convergence for a person."""
+        """The verdict first, then the estimate, the diagnostics and convergence, for a person."""
         status = "converged" if self.converged else "NOT converged"
-        lines = [
+        lines = []
+        if self.verdict is not None:
+            lines.append(self.verdict.line())
+            lines += [f"  note: {note}" for note in self.verdict.notes]
+        lines += [
             f"Algorithm 1 (gsc), model {self.model!r}, swap attribute {self.swap_attribute!r}",
             f"  groups: 0 = {list(self.groups[0])}, 1 = {list(self.groups[1])}",
             f"  N = {self.n} (n0 = {self.n0}, n1 = {self.n1})",
         ]
-        if not self.identified:
-            lines.append(
-                "  NOT IDENTIFIED: the swap count cannot be estimated from these attributes; "
-                "the alpha, SE and rho below are artefacts of the model, not estimates"
-            )
-        lines += [
-            f"  group swap count alpha = {self.group_swap_count:.1f} "
-            f"(SE {self.standard_error:.1f}), alpha/N = {self.group_swap_rate:.4f}",
-            f"  data swap rate rho = {self.rho:.4f} (Lemma 2.3)",
-            f"  estimated changes: 0->1 A1 = {self.a1:.1f}, 1->0 A0 = {self.a0:.1f}; "
-            f"imbalance |A0-A1|/N = {self.imbalance:.4f}",
+        lines += _estimate_lines(
+            self.verdict, self.group_swap_count, self.standard_error, self.n0, self.n1
+        )
+        lines.append(
+            f"  estimated changes: 0->1 A1 = {_count_text(self.a1, self.n0)}, "
+            f"1->0 A0 = {_count_text(self.a0, self.n1)}; imbalance |A0-A1|/N = "
+            f"{self.imbalance:.4f}"
+        )
+        lines.append(
             f"  {status} after {self.iterations} iterations ({self.em_iterations} EM steps), "
-            f"log L* = {self.log_likelihood:.2f}",
-            self.identifiability.summary(),
-        ]
+            f"log L* = {self.log_likelihood:.2f}"
+        )
+        lines.append(self.identifiability.summary())
+        if self.fit_check is not None:
+            lines.append(self.fit_check.summary())
+        if self.calibration is not None:
+            lines.append(self.calibration.summary())
         return "\n".join(lines)
+
+
+def _count_text(value: float, limit: float) -> str:
+    """A count, or words when it exceeds the records that could have changed (impossible)."""
+    if value > limit:
+        return f"more than the {limit:,.0f} records it could be (impossible)"
+    return f"{value:,.1f}"
+
+
+def _estimate_lines(
+    verdict: SwapVerdict | None, alpha: float, standard_error: float, n0: float, n1: float
+) -> list[str]:
+    """alpha, SE and rho as a quotable estimate, or as the likelihood's maximiser when not."""
+    n = n0 + n1
+    limit = n0 * n1 / (n - 1)  # rho = 1/2 (Lemma 2.3)
+    if not alpha < limit:
+        return [
+            "  the likelihood is largest at a swap rate of 1/2 or more, which no data swap "
+            "produces: no number is shown"
+        ]
+    rho = swap_rate_from_count(alpha, n0, n1)
+    numbers = (
+        f"alpha = {alpha:,.1f} (SE {standard_error:,.1f}), alpha/N = {alpha / n:.4f}, "
+        f"rho = {rho:.4f}"
+    )
+    if verdict is None or verdict.quotable:
+        return [f"  group swap count {numbers} (rho by Lemma 2.3)"]
+    return [
+        f"  maximiser of the relaxed likelihood: {numbers} - NOT an estimate "
+        f"(verdict {verdict.code})"
+    ]
 
 
 def _newton_alpha(
@@ -923,6 +980,7 @@ def fit_swap_model(
     identification_level: float = 0.05,
     random_state: RandomState = 0,
     progress: Callable[[int, int], None] | None = None,
+    identify: bool = True,
 ) -> dict[str, Any]:
     """Algorithm 1 on already encoded records: the numeric core of :func:`estimate_swap_count`.
 
@@ -930,7 +988,9 @@ def fit_swap_model(
     Returns a dict with ``alpha``, ``parameters``, ``t``, ``log_lik`` (rows x
     2), ``iterations``, ``em_iterations``, ``converged``, ``log_likelihood``,
     ``standard_error``, ``fixed_theta_standard_error``, ``starts``,
-    ``identifiability`` (an :class:`IdentifiabilityCheck`) and ``n0``, ``n1``.
+    ``identifiability`` (an :class:`IdentifiabilityCheck`; None with
+    ``identify=False``, as for the re-swap calibration's estimates) and
+    ``n0``, ``n1``.
     """
     permutations = check_int(permutations, "permutations", minimum=0)
     identification_level = _check_level(identification_level)
@@ -942,7 +1002,7 @@ def fit_swap_model(
         )
     rng = check_random_state(random_state)
     df = model.class_parameter_count(records)
-    if df is None and not permutations:
+    if identify and df is None and not permutations:
         raise ParameterError(
             f"model {model!r} does not count its parameters (class_parameter_count returns "
             "None), so the association test has no chi-square p-value; give permutations > 0"
@@ -985,8 +1045,24 @@ def fit_swap_model(
         if profile_se and np.isfinite(fixed_se)
         else fixed_se
     )
-    identifiability = _identifiability(
-        best, runs, records, s, w, n0, n1, model, df, tol, permutations, identification_level, rng
+    identifiability = (
+        _identifiability(
+            best,
+            runs,
+            records,
+            s,
+            w,
+            n0,
+            n1,
+            model,
+            df,
+            tol,
+            permutations,
+            identification_level,
+            rng,
+        )
+        if identify
+        else None
     )
     return {
         "alpha": best.alpha,
@@ -1093,10 +1169,15 @@ def estimate_swap_count(
     accelerate: bool = True,
     permutations: int = 199,
     identification_level: float = 0.05,
+    calibrate: bool = True,
+    calibration_rates: Sequence[float] = DEFAULT_CALIBRATION_RATES,
+    imbalance_threshold: float = 0.01,
+    fit_level: float = 0.01,
+    confidence: float = 0.95,
     random_state: RandomState = 0,
     progress: Callable[[int, int], None] | None = None,
 ) -> SwapCountEstimate:
-    """Estimate the group swap count alpha of swapped data (Algorithm 1, seed 002 Section 4.1).
+    """Estimate the group swap count alpha of swapped data, with a verdict (Kifer 2015, Section 4.1).
 
     Parameters
     ----------
@@ -1143,20 +1224,39 @@ def estimate_swap_count(
         count its parameters).
     identification_level : float, default 0.05
         Significance level of the two identifiability tests.
+    calibrate : bool, default True
+        Run the re-swap calibration (:mod:`sdckit.swaprate.calibration`):
+        re-swap the released data at ``calibration_rates`` and estimate
+        again, to see whether the estimator follows swaps of a known size
+        (Sections 4.3.2, 5.4). It costs one estimate per rate, without the
+        identifiability test and the profile standard error. Without it the
+        verdict cannot be ``no_evidence``.
+    calibration_rates : sequence of float, default (0.05, 0.1)
+        The extra swap rates rho' of the calibration.
+    imbalance_threshold : float, default 0.01
+        Imbalance |A0 - A1| / N above which the verdict is ``unreliable``.
+    fit_level : float, default 0.01
+        Significance level of the model fit check
+        (:mod:`sdckit.swaprate.fitcheck`).
+    confidence : float, default 0.95
+        Confidence level of the verdict's interval.
     random_state : None, int or numpy Generator, default 0
-        Draws the permutations. Fixed by default so that the same data
-        always get the same verdict.
+        Draws the permutations and the calibration's re-swaps. Fixed by
+        default so that the same data always get the same verdict.
     progress : callable, optional
         ``progress(iteration, max_iter)`` after each outer iteration.
 
     Returns
     -------
     SwapCountEstimate
-        alpha, rho (Lemma 2.3), the fitted model, t_i, the imbalance
-        |A0 - A1| / N (Section 4.1.4), the identifiability check, iterations
-        and convergence status. When ``identified`` is False the attributes
-        do not identify alpha: the number is reported unchanged but is not
-        an estimate of the swap count (see :class:`IdentifiabilityCheck`).
+        The verdict first (``result.verdict.code``: ``estimated``,
+        ``no_evidence``, ``unreliable`` or ``not_identified``; see
+        :class:`~sdckit.swaprate.verdict.SwapVerdict`), then alpha, rho
+        (Lemma 2.3), the fitted model, t_i, the imbalance |A0 - A1| / N
+        (Section 4.1.4), the identifiability check, the model fit check, the
+        calibration, iterations and convergence status. alpha is the
+        maximiser of the relaxed likelihood whatever the verdict; only the
+        verdict says whether it may be quoted.
 
     Notes
     -----
@@ -1174,53 +1274,142 @@ def estimate_swap_count(
         raise ParameterError("attributes is empty: the model needs at least one non-swap attribute")
     if swap_attribute in attrs:
         raise ParameterError(f"attributes must not include the swap attribute {swap_attribute!r}")
+    _check_missing(data, attrs)
     starts = _check_starts(starts)
     tol = check_positive(tol, "tol")
     max_iter = check_int(max_iter, "max_iter", minimum=1)
     max_em_iter = check_int(max_em_iter, "max_em_iter", minimum=1)
+    rates = check_calibration_rates(calibration_rates) if calibrate else ()
+    imbalance_threshold = check_positive(imbalance_threshold, "imbalance_threshold")
+    fit_level = check_fraction(fit_level, "fit_level", open_low=True)
+    confidence = check_fraction(confidence, "confidence", open_low=True)
+    if confidence >= 1:
+        raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}")
     record_model = make_model(model)
+    rng = check_random_state(random_state)
+    options = {
+        "starts": starts,
+        "tol": tol,
+        "max_iter": max_iter,
+        "max_em_iter": max_em_iter,
+        "accelerate": accelerate,
+    }
+    fit, s, groups = _fit_frame(
+        data,
+        swap_attribute,
+        attrs,
+        record_model,
+        positive,
+        profile_se=profile_se,
+        permutations=permutations,
+        identification_level=identification_level,
+        random_state=rng,
+        progress=progress,
+        fit_level=fit_level,
+        **options,
+    )
+    estimate = _estimate_from_fit(fit, data.index, s, swap_attribute, attrs, groups, record_model)
+    calibration = None
+    if calibrate:
+
+        def re_estimate(frame: pd.DataFrame) -> float:
+            return _fit_frame(
+                frame,
+                swap_attribute,
+                attrs,
+                record_model,
+                positive,
+                profile_se=False,
+                permutations=0,
+                identify=False,
+                **options,
+            )[0]["alpha"]
+
+        calibration = reswap_calibration(
+            data[[*attrs, swap_attribute]].reset_index(drop=True),  # positions, whatever the index
+            swap_attribute,
+            s,
+            re_estimate,
+            estimate.alpha,
+            estimate.standard_error,
+            extra_rates=rates,
+            random_state=rng,
+        )
+    verdict = judge_swap_estimate(
+        n0=estimate.n0,
+        n1=estimate.n1,
+        alpha=estimate.alpha,
+        standard_error=estimate.standard_error,
+        converged=estimate.converged,
+        a0=estimate.a0,
+        a1=estimate.a1,
+        identified=estimate.identified,
+        associated=estimate.identifiability.associated,
+        identification_reason=estimate.identifiability.reason,
+        imbalance=estimate.imbalance,
+        imbalance_threshold=imbalance_threshold,
+        fit=fit["fit_check"],
+        calibration=calibration,
+        confidence=confidence,
+    )
+    return replace(estimate, calibration=calibration, verdict=verdict)
+
+
+def _check_missing(data: pd.DataFrame, attrs: Sequence[str]) -> None:
+    """Refuse missing values, counting the records and naming every column that has some."""
+    missing = data[list(attrs)].isna()
+    per_column = missing.sum()
+    if per_column.any():
+        records = int(missing.any(axis=1).sum())
+        listed = ", ".join(f"{c!r} ({int(v):,})" for c, v in per_column[per_column > 0].items())
+        raise DataError(
+            f"{records:,} records have a missing value in the attributes: {listed}; drop those "
+            "records (--drop-missing on the command line), or code a missing value as a "
+            "category of its own"
+        )
+
+
+def _fit_frame(
+    data: pd.DataFrame,
+    swap_attribute: str,
+    attrs: Sequence[str],
+    record_model: RecordModel,
+    positive: Any,
+    *,
+    fit_level: float | None = None,
+    **fit_options: Any,
+) -> tuple[dict[str, Any], np.ndarray, tuple[tuple, tuple]]:
+    """Code s~, merge identical records, run Algorithm 1 and (optionally) the model fit check."""
     s, groups = binary_swap_attribute(data[swap_attribute], positive)
-    frame = data[attrs]
+    frame = data[list(attrs)]
     merged = _merge_identical(frame, s)
     if merged is None:
         records = record_model.encode(frame)
-        fit = fit_swap_model(
-            records,
-            s,
-            record_model,
-            starts=starts,
-            tol=tol,
-            max_iter=max_iter,
-            max_em_iter=max_em_iter,
-            profile_se=profile_se,
-            accelerate=accelerate,
-            permutations=permutations,
-            identification_level=identification_level,
-            random_state=random_state,
-            progress=progress,
-        )
+        counts = None
+        fit = fit_swap_model(records, s, record_model, **fit_options)
+        row_s = s
     else:
         first, codes, counts = merged
         records = record_model.encode(frame.iloc[first])
-        fit = fit_swap_model(
-            records,
-            s[first],
+        row_s = s[first]
+        fit = fit_swap_model(records, row_s, record_model, counts=counts, **fit_options)
+    fit["fit_check"] = (
+        model_fit_check(
             record_model,
+            fit["parameters"],
+            records,
+            row_s,
+            fit["alpha"],
             counts=counts,
-            starts=starts,
-            tol=tol,
-            max_iter=max_iter,
-            max_em_iter=max_em_iter,
-            profile_se=profile_se,
-            accelerate=accelerate,
-            permutations=permutations,
-            identification_level=identification_level,
-            random_state=random_state,
-            progress=progress,
+            level=fit_level,
         )
+        if fit_level is not None
+        else None
+    )
+    if merged is not None:
         fit["t"] = fit["t"][codes]
         fit["log_lik"] = fit["log_lik"][codes]
-    return _estimate_from_fit(fit, data.index, s, swap_attribute, attrs, groups, record_model)
+    return fit, s, groups
 
 
 def _check_starts(starts: Sequence[float]) -> tuple[float, ...]:
@@ -1272,4 +1461,5 @@ def _estimate_from_fit(
         identifiability=fit["identifiability"],
         record_log_likelihoods=fit["log_lik"],
         swapped_class=s,
+        fit_check=fit["fit_check"],
     )

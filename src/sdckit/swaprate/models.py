@@ -46,12 +46,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from sdckit._validation import as_sequence, check_columns
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.schema import Kind, Schema
 
 __all__ = [
+    "AttributeBins",
     "EncodedRecords",
     "Gaussian",
     "GaussianParameters",
@@ -101,6 +103,46 @@ class EncodedRecords:
         return max(len(self.continuous), len(self.categorical))
 
 
+@dataclass(frozen=True)
+class AttributeBins:
+    """One attribute's values grouped into a few bins, for the model fit check.
+
+    Attributes
+    ----------
+    name : str
+    kind : "categorical" or "continuous"
+    index : int
+        Column of the attribute in ``EncodedRecords.categorical`` or
+        ``EncodedRecords.continuous``.
+    codes : ndarray of int
+        The bin of every record.
+    level_bins : ndarray of int, optional
+        Categorical: the bin of every level (code).
+    edges : ndarray, optional
+        Continuous: the inner bin edges, increasing; bin b is
+        (edges[b - 1], edges[b]] with edges[-1] = -inf and edges[B - 1] = inf.
+    """
+
+    name: str
+    kind: str
+    index: int
+    codes: np.ndarray
+    level_bins: np.ndarray | None = None
+    edges: np.ndarray | None = None
+
+    @property
+    def n_bins(self) -> int:
+        """Number of bins."""
+        if self.level_bins is not None:
+            return int(self.level_bins.max()) + 1
+        return len(self.edges) + 1
+
+
+def _normal_bin_probabilities(edges: np.ndarray, mean: float, sd: float) -> np.ndarray:
+    cdf = stats.norm.cdf((np.asarray(edges) - mean) / sd)
+    return np.diff(np.concatenate([[0.0], cdf, [1.0]]))
+
+
 class RecordModel(ABC):
     """A family M_theta of class-conditional record distributions (seed 002, Section 4.1).
 
@@ -141,6 +183,18 @@ class RecordModel(ABC):
         :class:`~sdckit.swaprate.gsc.IdentifiabilityCheck`), used for its
         asymptotic chi-square p-value. A plug-in model may leave it None: the
         permutation p-value needs no count.
+        """
+        return None
+
+    def bin_probabilities(
+        self, parameters: Any, bins: tuple[AttributeBins, ...]
+    ) -> np.ndarray | None:
+        """P_theta(bins | s = a) for one or two attributes: shape (2, B1) or (2, B1, B2).
+
+        Used by the model fit check (:mod:`sdckit.swaprate.fitcheck`) to
+        compare the tables the fitted relaxed model predicts with the
+        observed ones. A plug-in model may leave it None: the fit is then
+        not checked.
         """
         return None
 
@@ -193,10 +247,21 @@ def _categorical_codes(data: pd.DataFrame, names: list[str]) -> tuple[np.ndarray
     return codes, tuple(levels)
 
 
+def _is_discrete(series: pd.Series, max_levels: int) -> bool:
+    """An integer column on at most ``max_levels`` distinct values (age in years, hours, codes)."""
+    if max_levels <= 0 or not pd.api.types.is_integer_dtype(series.dtype):
+        return False
+    values = series.to_numpy(dtype=np.float64)
+    if not np.isfinite(values).all() or not np.array_equal(values, np.round(values)):
+        return False
+    return len(np.unique(values)) <= max_levels
+
+
 def _split_kinds(
     data: pd.DataFrame,
     categorical: Iterable[str] | str | None,
     continuous: Iterable[str] | str | None,
+    discrete_levels: int = 0,
 ) -> tuple[list[str], list[str]]:
     cat = check_columns(data, as_sequence(categorical), "categorical") if categorical else []
     con = check_columns(data, as_sequence(continuous), "continuous") if continuous else []
@@ -207,7 +272,11 @@ def _split_kinds(
     if undecided:
         schema = Schema.infer(data[undecided])
         for col in undecided:
-            (con if schema[col].kind is Kind.NUMERIC else cat).append(col)
+            numeric = schema[col].kind is Kind.NUMERIC
+            if numeric and not _is_discrete(data[col], discrete_levels):
+                con.append(col)
+            else:
+                cat.append(col)
     order = {c: i for i, c in enumerate(data.columns)}
     return sorted(cat, key=order.get), sorted(con, key=order.get)
 
@@ -294,6 +363,19 @@ class NaiveBayes(RecordModel):
         from their dtype (numbers continuous, everything else categorical).
     smoothing : float, default 1
         The Laplace pseudo-count (1 in Example 4.2).
+    discrete_levels : int, default 100
+        An integer attribute not declared either way that takes at most this
+        many distinct values (age in years, hours per week,
+        a status code) is modelled by its level frequencies, the multinomial
+        of Example 4.2, rather than by a normal density. Such an attribute is
+        discrete, and its class-conditional distribution is rarely normal
+        (Adult's age is skewed): with a normal density the model is
+        misspecified even when the attributes are independent given the
+        class, and on semi-synthetic Adult (every attribute resampled within
+        each income class, so that Naive Bayes is the true model, as in
+        Kifer (2015), Section 5.2) the estimate with age and hours per week
+        as normals was 7-9% low (4 standard errors) where the multinomial is
+        within one. 0 models every numeric attribute as normal.
     min_variance : float, default 1e-9
         Floor of every class variance, relative to the attribute's overall
         variance, so that a class concentrated on one value keeps a density.
@@ -307,10 +389,20 @@ class NaiveBayes(RecordModel):
         categorical: Iterable[str] | str | None = None,
         continuous: Iterable[str] | str | None = None,
         smoothing: float = 1.0,
+        discrete_levels: int = 100,
         min_variance: float = 1e-9,
     ) -> None:
         if isinstance(smoothing, bool) or not np.isfinite(smoothing) or smoothing <= 0:
             raise ParameterError(f"smoothing must be a number > 0, got {smoothing!r}")
+        if (
+            isinstance(discrete_levels, bool)
+            or not isinstance(discrete_levels, (int, np.integer))
+            or discrete_levels < 0
+        ):
+            raise ParameterError(
+                f"discrete_levels must be an integer >= 0, got {discrete_levels!r}"
+            )
+        self.discrete_levels = int(discrete_levels)
         if isinstance(min_variance, bool) or not np.isfinite(min_variance) or min_variance <= 0:
             raise ParameterError(f"min_variance must be a number > 0, got {min_variance!r}")
         self.categorical = as_sequence(categorical) or None
@@ -324,7 +416,7 @@ class NaiveBayes(RecordModel):
     def encode(self, data: pd.DataFrame) -> EncodedRecords:
         """Split the attributes into continuous and categorical arrays."""
         _check_no_missing(data)
-        cat, con = _split_kinds(data, self.categorical, self.continuous)
+        cat, con = _split_kinds(data, self.categorical, self.continuous, self.discrete_levels)
         codes, levels = _categorical_codes(data, cat)
         x = _continuous_matrix(data, con)
         return EncodedRecords(
@@ -390,6 +482,36 @@ class NaiveBayes(RecordModel):
             categorical_names=records.categorical_names,
             levels=records.levels,
         )
+
+    def _margin(self, parameters: NaiveBayesParameters, attribute: AttributeBins) -> np.ndarray:
+        if attribute.kind == "categorical":
+            probs = np.exp(parameters.log_probabilities[attribute.index])
+            return np.stack(
+                [
+                    np.bincount(attribute.level_bins, weights=probs[a], minlength=attribute.n_bins)
+                    for a in (0, 1)
+                ]
+            )
+        j = attribute.index
+        return np.stack(
+            [
+                _normal_bin_probabilities(
+                    attribute.edges,
+                    parameters.means[a, j],
+                    float(np.sqrt(parameters.variances[a, j])),
+                )
+                for a in (0, 1)
+            ]
+        )
+
+    def bin_probabilities(
+        self, parameters: NaiveBayesParameters, bins: tuple[AttributeBins, ...]
+    ) -> np.ndarray:
+        """Per class, the product of the attributes' bin probabilities (independent given s)."""
+        margins = [self._margin(parameters, b) for b in bins]
+        if len(margins) == 1:
+            return margins[0]
+        return margins[0][:, :, None] * margins[1][:, None, :]
 
     def class_parameter_count(self, records: EncodedRecords) -> int:
         """A mean and a variance per continuous component, K_j - 1 per categorical one.
@@ -529,6 +651,34 @@ class Gaussian(RecordModel):
             trace = float(np.trace(np.linalg.solve(sigma, raw)))
             total -= 0.5 * float(totals[a]) * (trace + logdet + d * _LOG_2PI)
         return total
+
+    def bin_probabilities(
+        self, parameters: GaussianParameters, bins: tuple[AttributeBins, ...]
+    ) -> np.ndarray:
+        """Normal probabilities of the bins: univariate, or bivariate rectangles."""
+        idx = [b.index for b in bins]
+        out = []
+        for a in (0, 1):
+            mean = parameters.means[a, idx]
+            cov = parameters.covariances[a][np.ix_(idx, idx)]
+            sd = np.sqrt(np.diag(cov))
+            if len(bins) == 1:
+                out.append(_normal_bin_probabilities(bins[0].edges, mean[0], sd[0]))
+                continue
+            # Rectangle probabilities from the bivariate CDF on the grid of edges,
+            # the infinite edges replaced by points 40 standard deviations out.
+            grids = [
+                np.concatenate([[m - 40 * v], b.edges, [m + 40 * v]])
+                for b, m, v in zip(bins, mean, sd, strict=True)
+            ]
+            gx, gy = np.meshgrid(grids[0], grids[1], indexing="ij")
+            cdf = stats.multivariate_normal(mean, cov, allow_singular=True).cdf(
+                np.column_stack([gx.ravel(), gy.ravel()])
+            )
+            cdf = np.asarray(cdf).reshape(gx.shape)
+            rect = cdf[1:, 1:] - cdf[:-1, 1:] - cdf[1:, :-1] + cdf[:-1, :-1]
+            out.append(np.clip(rect, 0.0, None))
+        return np.stack(out)
 
     def class_parameter_count(self, records: EncodedRecords) -> int:
         """d means and d (d + 1) / 2 covariances."""
