@@ -410,8 +410,6 @@ def _smallest_steps(design: Design, metric: str) -> dict:
     with 0/1 dummies is sqrt(2) (Euclidean); one step of a code with 16 levels
     scaled to [0, 1] is 1/15; a continuous variable's step is tiny.
     """
-    from scipy.spatial.distance import cdist
-
     steps: dict = {}
     sources = np.asarray(design.feature_sources, dtype=object)
     for variable in design.variables:
@@ -420,7 +418,12 @@ def _smallest_steps(design: Design, metric: str) -> dict:
         if not len(block):
             steps[variable] = 0.0
             continue
-        values, counts = np.unique(block, axis=0, return_counts=True)
+        if block.shape[1] == 1:
+            # 1-D unique is a plain sort; np.unique(axis=0) is many times slower.
+            flat, counts = np.unique(block[:, 0], return_counts=True)
+            values = flat[:, None]
+        else:
+            values, counts = np.unique(block, axis=0, return_counts=True)
         if len(values) < 2:
             steps[variable] = 0.0
             continue
@@ -431,6 +434,8 @@ def _smallest_steps(design: Design, metric: str) -> dict:
             right = np.concatenate([gaps, [np.inf]])
             nearest = np.minimum(left, right)
         elif len(values) <= 4000:
+            from scipy.spatial.distance import cdist  # only for categorical blocks
+
             pair = cdist(values, values, metric="cityblock" if metric == "manhattan" else metric)
             np.fill_diagonal(pair, np.inf)
             nearest = pair.min(axis=1)
