@@ -1,5 +1,5 @@
 """Validation: perturbation tables for D = 3, 4, 5 and V = 2 + epsilon beside Table 1 of
-Giessing & Höhne (2011, seed 004, appendix).
+Giessing & Höhne (2011, appendix).
 
 Prints, for every D, the paper's design probabilities and ours (columns: perturbed
 counts 0, 3, 4, ..., 13; rows: original counts 1..8), and the constraint checks
