@@ -8,7 +8,7 @@ For every record i and every masked variable j, with probability q the value
 w_ij is replaced by variable j's value in a record drawn uniformly from i's
 neighbourhood S_i, a *different* draw for every j. S_i holds the k nearest
 other records, or all other records within eps, whichever set is larger
-(Perry, Matloff & Tendick 2022, Section 5 step 2). By the theorem of Perry, Matloff & Tendick (2022) Section 6, as the
+(Perry, Matloff & Tendick 2022, Section 5 step 2). By the theorem of their Section 6, as the
 neighbourhoods shrink the joint distribution of the released record tends to
 that of the original, although each variable is drawn independently: the
 multivariate relations survive without being modelled.
