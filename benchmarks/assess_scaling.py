@@ -27,7 +27,7 @@ def make_data(n: int, seed: int = 0) -> pd.DataFrame:
     """n records x 10 columns: 7 continuous, an integer status, two categorical keys.
 
     The continuous variables are driven by three latent factors plus noise,
-    as real measurements are (seed 003's bodyfat data: PC1 alone explains
+    as real measurements are (the bodyfat data of Perry, Matloff & Tendick 2022: PC1 alone explains
     60% of the variance); full-rank 10-dimensional Gaussian noise would be an
     unrealistic worst case for any exact neighbour search.
     """

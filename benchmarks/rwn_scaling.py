@@ -13,7 +13,7 @@ is used (one run for n >= 10^5). Printed: RWN time / k-NN time, and both peak me
 cores (the baseline is ``NearestNeighbors(algorithm="kd_tree", n_jobs=-1)``).
 
 At n = 5,000 RWN is also timed against a straightforward per-record loop over
-all distances, as in seed 000's reference R code (reimplemented in numpy).
+all distances, as in Matloff & Tendick's (2015) reference R code (reimplemented in numpy).
 
 Run: ``.venv/bin/python benchmarks/rwn_scaling.py [--full] [--repeats 3]``.
 """
@@ -78,7 +78,7 @@ def child(task: str, kind: str, n: int) -> dict:
 
 
 def per_record_loop(data: pd.DataFrame, k: int, rng: np.random.Generator) -> np.ndarray:
-    """Seed 000's reference algorithm: for each record, all distances, then p independent draws."""
+    """Matloff & Tendick's (2015) reference algorithm: for each record, all distances, then p independent draws."""
     x = data.to_numpy(dtype=float)
     lo, hi = x.min(axis=0), x.max(axis=0)
     z = (x - lo) / np.where(hi > lo, hi - lo, 1.0)

@@ -1,4 +1,4 @@
-"""Validation: the RWN sweep on the bodyfat data of seed 003, Section 8.3.
+"""Validation: the RWN sweep on the bodyfat data of Perry, Matloff & Tendick (2022), Section 8.3.
 
 Perry, Matloff & Tendick (2022) mask the cleaned bodyfat data with RWN at
 k = 5, q = 1 and eps from 0 upwards, and report (Section 8.3 and its PCA

@@ -1,4 +1,4 @@
-"""Validation: the prediction-oriented check of seed 003, Section 8.4.
+"""Validation: the prediction-oriented check of Perry, Matloff & Tendick (2022), Section 8.4.
 
 Perry, Matloff & Tendick (2022) train random forests on data masked by RWN
 (q = 0.5, k = 5, 10, 25, 50) and score them on a holdout of original

@@ -1,4 +1,4 @@
-"""Seed 000's employee-database example (Matloff & Tendick 2015, Section "Example"), redone with sdckit.
+"""The employee-database example of Matloff & Tendick (2015, Section "Example"), redone with sdckit.
 
 The paper samples records of computer occupations (Census codes 100-109) from
 regtools' ``prgeng``, keeps age, sex, weeks worked, MS and PhD dummies and wage
@@ -10,7 +10,7 @@ regression of wage income on the other five variables.
 R's sampling stream cannot be reproduced, so we draw our own samples (several
 replications) and report the original and masked coefficients and their
 relative change, beside the paper's single run. Records whose eps-ball holds
-no other record get missing values (seed 000) and drop out of the masked
+no other record get missing values (Matloff & Tendick 2015) and drop out of the masked
 regression, as ``lm`` drops NA rows.
 
 Run: ``.venv/bin/python examples/validation/rwn_prgeng.py [--reps 10] [--n 1000] [--eps 0.3 0.2]``

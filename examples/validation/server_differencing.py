@@ -1,6 +1,6 @@
 """Differencing risk under Drop q: equation (5) against simulation, and the bounds (6).
 
-Lucero et al. (2011), seed 004, Section 4: for a pair of 2 x 2 tables over
+Lucero et al. (2011), Section 4: for a pair of 2 x 2 tables over
 U(n) and U(n-1), n = 978, k = 3..7, the paper reports that equation (5)
 "generally agrees with the empirical probability of a disclosure to two
 decimal places". The paper's CPS March 2000 table is not published, so we use

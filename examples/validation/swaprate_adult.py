@@ -1,4 +1,4 @@
-"""Seed 002 (Kifer 2015), Sections 5.2 and 5.3 on the UCI Adult data.
+"""Kifer (2015), Sections 5.2 and 5.3 on the UCI Adult data.
 
 * Section 5.2: the estimated imbalance |A0 - A1| / N of Algorithm 1 with Naive
   Bayes on rL = {workclass, relationship, sex}: on the real (non-null) Adult
@@ -13,7 +13,7 @@ Data: ../shared/data/adult.csv, its first 32,561 rows (the UCI adult.data file
 the paper used: its 1,843 records with a missing attribute among those used
 match the paper's count), rows with missing values removed (30,162 records).
 Swap attribute: income. alpha pairs of records with differing income exchange
-it (seed 002 Section 2), averaged over --runs repetitions.
+it (Kifer 2015, Section 2), averaged over --runs repetitions.
 
     .venv/bin/python examples/validation/swaprate_adult.py [--runs 5] [--quick]
 """

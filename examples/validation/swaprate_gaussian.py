@@ -1,8 +1,8 @@
-"""Seed 002 (Kifer 2015), Section 5.1: Algorithm 1 on Gaussian data (Figures 2, 3, 4 and 6).
+"""Kifer (2015), Section 5.1: Algorithm 1 on Gaussian data (Figures 2, 3, 4 and 6).
 
 N records, half with s = 0 and r ~ N(0, 1), half with s = 1 and r ~ N(1, 1).
 alpha pairs of records with differing s exchange s (the swap with a fixed
-group swap count, seed 002 Section 2), and Algorithm 1 with the Gaussian model
+group swap count, Kifer (2015) Section 2), and Algorithm 1 with the Gaussian model
 estimates alpha, mu0 and mu1. Prints markdown tables.
 
     .venv/bin/python examples/validation/swaprate_gaussian.py [--runs 10] [--quick]

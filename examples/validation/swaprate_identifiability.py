@@ -1,4 +1,4 @@
-"""Identifiability of the swap count (our addition to seed 002, Kifer 2015, Section 4.1).
+"""Identifiability of the swap count (our addition to Kifer 2015, Section 4.1).
 
 When the attributes carry no information about the swap attribute, Algorithm 1
 fits latent classes among the attributes and reports a confident alpha near

@@ -1,4 +1,4 @@
-"""Validation: a Table-5-style comparison (Giessing & Höhne 2011, seed 004, Section 6)
+"""Validation: a Table-5-style comparison (Giessing & Höhne 2011, Section 6)
 on a census-like table built from the Adult data (../shared/data/adult.csv).
 
 Test table: native_country x age group x sex, all margins included (as the

@@ -1,4 +1,4 @@
-"""Validation: Example 1 of Giessing & Höhne (2011, seed 004, Section 3.2).
+"""Validation: Example 1 of Giessing & Höhne (2011, Section 3.2).
 
 1. From the first row of Table 2 (the expected frequencies of the pooled counts
    1-3 after the invariant matrix R*), sdckit's split of the small counts

@@ -1,10 +1,10 @@
 """Validation: perturbation tables for D = 3, 4, 5 and V = 2 + epsilon beside Table 1 of
-Giessing & Höhne (2011, seed 004, appendix).
+Giessing & Höhne (2011, appendix).
 
 Prints, for every D, the paper's design probabilities and ours (columns: perturbed
 counts 0, 3, 4, ..., 13; rows: original counts 1..8), and the constraint checks
 (rows sum to 1, zero mean, variance V, no mass on 1-2 or beyond D). The paper's
-numbers are read from the seed text when it is present.
+numbers are read from the text of the paper (../shared/seeds) when it is present.
 
     .venv/bin/python examples/validation/tables_ptables.py [--V 2.01] [--objective maxent] [--pstay 0.7]
 """

@@ -3,9 +3,9 @@
 Every neighbourhood-based method in sdckit measures distances on a numeric
 "design" built from the data: numeric and ordinal columns scaled, categorical
 columns expanded to one-hot dummies, each variable multiplied by its weight.
-This follows Matloff & Tendick (2015, seed 000, Section "Code and Tuning
+This follows Matloff & Tendick (2015, Section "Code and Tuning
 Parameters": categoricals as dummies, scaled data, per-variable weights
-``wts``) and Perry, Matloff & Tendick (2022, seed 003, Section 8.3: data scaled
+``wts``) and Perry, Matloff & Tendick (2022, Section 8.3: data scaled
 to [0, 1] for the RWN experiments).
 """
 
@@ -357,13 +357,13 @@ def build_design(
 ) -> Design:
     """Turn ``data`` into the numeric design used for distances.
 
-    Numeric columns are scaled (``"minmax"`` to [0, 1] as in seed 003's RWN
-    experiments; ``"standard"`` to z-scores as in seed 000; ``None`` left as
+    Numeric columns are scaled (``"minmax"`` to [0, 1] as in Perry, Matloff & Tendick's (2022) RWN
+    experiments; ``"standard"`` to z-scores as in Matloff & Tendick (2015); ``None`` left as
     they are). Ordinal columns use their level positions 0, 1, ... and are
     scaled like numerics. Categorical columns become one 0/1 dummy per level
-    (as seed 000 prescribes), and the dummies are scaled like every other
+    (as Matloff & Tendick (2015) prescribes), and the dummies are scaled like every other
     design column, so under ``"minmax"`` they stay 0/1. Each variable's design
-    columns are then multiplied by its weight (seed 000's ``wts``): a weight
+    columns are then multiplied by its weight (the ``wts`` of Matloff & Tendick 2015): a weight
     of 0.6 shrinks that variable's contribution to every distance by 0.6.
 
     Parameters

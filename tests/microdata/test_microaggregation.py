@@ -1,4 +1,4 @@
-"""MDAV and individual ranking (seed 004, Erola et al. Section 2.1; Domingo-Ferrer & Mateo-Sanz 2002)."""
+"""MDAV and individual ranking (Erola et al. 2011, Section 2.1; Domingo-Ferrer & Mateo-Sanz 2002)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rank swapping (Moore 1996; seed 003 Section 5.1): p is a percentage of the ranks."""
+"""Rank swapping (Moore 1996; Perry, Matloff & Tendick (2022) Section 5.1): p is a percentage of the ranks."""
 
 from __future__ import annotations
 

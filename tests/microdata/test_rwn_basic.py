@@ -1,4 +1,4 @@
-"""Core properties of RWN (seed 003 Section 5) on small mixed data."""
+"""Core properties of RWN (Perry, Matloff & Tendick 2022, Section 5) on small mixed data."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Statistical properties of RWN that seed 003 (Sections 5-7) and seed 000 promise."""
+"""Statistical properties of RWN that Perry, Matloff & Tendick (2022, Sections 5-7) and Matloff & Tendick (2015) promise."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sdckit.schema import build_design
 
 
 def brute_neighborhoods(matrix: np.ndarray, k: int, eps: float | None) -> list[set[int]]:
-    """Seed 003 Section 5 step 2, straight from the full distance matrix."""
+    """Perry, Matloff & Tendick (2022) Section 5 step 2, straight from the full distance matrix."""
     d = np.sqrt(((matrix[:, None, :] - matrix[None, :, :]) ** 2).sum(axis=2))
     n = len(matrix)
     out = []
@@ -169,7 +169,7 @@ def test_bad_parameters_name_the_parameter(mixed_data, kwargs, match):
 
 @pytest.mark.slow
 def test_correlation_recovered_as_neighbourhoods_shrink():
-    """Seed 003 Section 6 theorem: as eps -> 0, (U, V) has the joint law of (X, Y)."""
+    """Perry, Matloff & Tendick (2022) Section 6 theorem: as eps -> 0, (U, V) has the joint law of (X, Y)."""
     rng = np.random.default_rng(2022)
     xy = rng.multivariate_normal([0, 0], [[1, 0.8], [0.8, 1]], size=20_000)
     data = pd.DataFrame(xy, columns=["x", "y"])
@@ -181,7 +181,7 @@ def test_correlation_recovered_as_neighbourhoods_shrink():
     assert by_k[2] < by_k[50] < by_k[1000]
     assert by_k[2] < 0.01
     assert error(rwn(data, k=1, eps=0.01, random_state=12).data) < 0.01
-    # A wide radius mixes dissimilar records: the relation is destroyed (seed 003 Section 7).
+    # A wide radius mixes dissimilar records: the relation is destroyed (Perry, Matloff & Tendick 2022, Section 7).
     small = data.iloc[:2000]
     assert error(rwn(small, k=1, eps=0.3, random_state=12).data) > 0.3
 

@@ -1,4 +1,4 @@
-"""Properties of the rho data swap (Kifer 2015, seed 002, Definitions 2.1-2.2, Lemma 2.3)."""
+"""Properties of the rho data swap (Kifer 2015, Definitions 2.1-2.2, Lemma 2.3)."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_lemma_2_3_expected_group_swap_count():
 
 
 def test_figure_1_style_example():
-    # Seed 002 Figure 1: swapping two records of equal s changes nothing.
+    # Kifer (2015) Figure 1: swapping two records of equal s changes nothing.
     data = pd.DataFrame({"s": [0, 1, 1, 0, 1, 0, 1, 1, 1, 1]})
     result = swap(data, "s", 0.3, random_state=5)
     assert result.pairs_swapped == 3

@@ -1,4 +1,4 @@
-"""Column kinds, roles and the distance design (seed 000 'Code and Tuning Parameters'; seed 003 Section 8.3)."""
+"""Column kinds, roles and the distance design (Matloff & Tendick 2015, 'Code and Tuning Parameters'; Perry, Matloff & Tendick 2022, Section 8.3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cutpoints: the four binning methods of seed 004, Section 3.1.3 (Table 3, Figure 4)."""
+"""Cutpoints: the four binning methods of Lucero et al. (2011), Section 3.1.3 (Table 3, Figure 4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Differencing risk under Drop q: equation (5), the bounds (6) and the simulator (seed 004, Section 4)."""
+"""Differencing risk under Drop q: equation (5), the bounds (6) and the simulator (Lucero et al. 2011, Section 4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Drop q (seed 004, Section 3.1.2): deterministic per universe, secret, q uniform on {2..k}."""
+"""Drop q (Lucero et al. 2011, Section 3.1.2): deterministic per universe, secret, q uniform on {2..k}."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Regressions through the server: the rules of seed 004, Section 3.2, against the
-artificial-outlier and strategic-dummy attacks of Bleninger, Drechsler & Ronning (seed 004)."""
+"""Regressions through the server: the rules of Lucero et al. (2011), Section 3.2, against the
+artificial-outlier and strategic-dummy attacks of Bleninger, Drechsler & Ronning (2011)."""
 
 from __future__ import annotations
 

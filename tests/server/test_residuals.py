@@ -1,4 +1,4 @@
-"""Synthetic residual plots (seed 004, Section 3.2.1, after Reiter 2003)."""
+"""Synthetic residual plots (Lucero et al. 2011, Section 3.2.1, after Reiter 2003)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Universes: parsing, disjoint/joint classification and sizes through the implicit table.
 
-Uses the gender x income universes of seed 004, Section 3.1.1 (Tables 1 and 2).
+Uses the gender x income universes of Lucero et al. (2011), Section 3.1.1 (Tables 1 and 2).
 """
 
 from __future__ import annotations

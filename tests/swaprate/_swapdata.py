@@ -1,4 +1,4 @@
-"""Data drawn exactly from the record models of seed 002 (Section 5.1 and the semi-synthetic Adult idea)."""
+"""Data drawn exactly from the record models of Kifer (2015, Section 5.1, and the semi-synthetic Adult idea)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def symmetric_halves_data(n: int, seed: int) -> pd.DataFrame:
     Mirror symmetry (P(x | s=1) is P(x | s=0) reversed) makes each model's
     expected correct-class probability the same in both classes, so with
     conditional independence the two models' predictions are uncorrelated:
-    exactly eq. 17 of seed 002, the assumption of the Consensus algorithm.
+    exactly eq. 17 of Kifer (2015), the assumption of the Consensus algorithm.
     """
     rng = np.random.default_rng(seed)
     s = rng.permutation(np.repeat([0, 1], [n - n // 2, n // 2]))

@@ -1,4 +1,4 @@
-"""The Consensus algorithm (seed 002, Section 4.2, Algorithm 2, Lemma 4.3)."""
+"""The Consensus algorithm (Kifer 2015, Section 4.2, Algorithm 2, Lemma 4.3)."""
 
 from __future__ import annotations
 

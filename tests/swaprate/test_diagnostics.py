@@ -1,4 +1,4 @@
-"""Diagnostics of seed 002: imbalance (4.1.4), re-swap linearity (4.3.2, 5.4), split concordance (4.1.3)."""
+"""Diagnostics of Kifer (2015): imbalance (4.1.4), re-swap linearity (4.3.2, 5.4), split concordance (4.1.3)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def test_imbalance_small_when_well_specified_large_when_not():
     good = swap(naive_bayes_data(10000, seed=4), "income", 0.1, random_state=1).data
     ok = imbalance_check(estimate_swap_count(good, "income", profile_se=False, calibrate=False))
     assert not ok.large and ok.imbalance < 0.005
-    # Misspecified: Naive Bayes on the real Adult data (seed 002, Section 5.2: about 0.15).
+    # Misspecified: Naive Bayes on the real Adult data (Kifer 2015, Section 5.2: about 0.15).
     adult = shared_csv("adult.csv").iloc[:32561].dropna()
     left = ["workclass", "relationship", "sex"]
     flagged = imbalance_check(

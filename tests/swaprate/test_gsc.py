@@ -1,4 +1,4 @@
-"""Algorithm 1 (seed 002, Section 4.1): the relaxed likelihood, the estimator and its properties."""
+"""Algorithm 1 (Kifer 2015, Section 4.1): the relaxed likelihood, the estimator and its properties."""
 
 from __future__ import annotations
 

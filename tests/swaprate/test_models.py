@@ -1,4 +1,4 @@
-"""Record models of seed 002 (Example 4.2) and the swaprate command line."""
+"""Record models of Kifer (2015, Example 4.2) and the swaprate command line."""
 
 from __future__ import annotations
 

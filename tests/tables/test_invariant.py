@@ -12,7 +12,7 @@ from sdckit.tables.invariant import (
     split_small_counts,
 )
 
-# Example 1 (seed 004, Section 3.2): frequencies of counts 1..5 (the tail is ours)
+# Example 1 (Giessing & Höhne 2011, Section 3.2): frequencies of counts 1..5 (the tail is ours)
 EXAMPLE_1 = np.array([0, 96, 32, 20, 16, 15, 12, 10, 9, 8, 7, 6, 5, 5, 4, 4], dtype=float)
 
 

@@ -3,7 +3,7 @@
 :func:`assess` compares an original file with its masked release;
 :func:`sweep` runs a masking method over a parameter grid and assesses each
 release; :func:`report` writes a self-contained HTML page with the figures
-of Perry, Matloff & Tendick (2022, seed 003, Section 8).
+of Perry, Matloff & Tendick (2022, Section 8).
 """
 
 from sdckit.assess.assessment import Assessment, Risk, Utility, assess

@@ -1,6 +1,6 @@
 """``assess(original, masked)``: every utility and risk measure of a release, in one result.
 
-Seed 000 (Matloff & Tendick 2015), "Selection of Tuning Parameters": for a
+Matloff & Tendick (2015), "Selection of Tuning Parameters": for a
 given set of tuning parameters the data steward wishes to assess (a) whether
 analyses of the released data are reasonably close to those of the original
 and (b) whether records at risk in the original are masked well enough.

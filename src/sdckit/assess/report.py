@@ -1,6 +1,6 @@
 """A self-contained HTML report of an assessment and/or a sweep.
 
-The figures follow Perry, Matloff & Tendick (2022, seed 003): correlation
+The figures follow Perry, Matloff & Tendick (2022): correlation
 heat maps side by side (Figures 2-3), regression coefficients with
 confidence intervals (Figures 4-5), Cook's and Mahalanobis distances with the
 most extreme records labelled (Figures 6-7), boxplots of minimum distances
@@ -122,7 +122,7 @@ def _correlation_figure(a: Assessment) -> _Figure | None:
         "correlation",
         "Correlation matrices",
         "Pearson correlations of the original and masked data, and their difference "
-        "(seed 003, Figures 2-3). Same colours, same relations.",
+        "(Perry, Matloff & Tendick 2022, Figures 2-3). Same colours, same relations.",
         _png(fig),
     )
 
@@ -162,7 +162,7 @@ def _regression_figure(a: Assessment) -> _Figure | None:
         f"Regression of {g.response}: coefficients with 95% confidence intervals",
         "Each panel is one coefficient, estimated on the original (blue) and masked (orange) "
         "data; the number is the confidence-interval overlap of Karr et al. (2006) "
-        "(seed 003, Figures 4-5).",
+        "(Perry, Matloff & Tendick 2022, Figures 4-5).",
         _png(fig),
     )
 
@@ -220,7 +220,7 @@ def _distance_figure(a: Assessment) -> _Figure:
         "Distance to the closest record, before and after",
         "Boxplots of each record's distance to its closest other record in the original and in "
         "the masked data, and of each original record's distance to the closest masked record "
-        "(seed 003, Figure 8). Large values within the original are isolated records.",
+        "(Perry, Matloff & Tendick 2022, Figure 8). Large values within the original are isolated records.",
         _png(fig),
     )
 
@@ -258,7 +258,7 @@ def _pca_figure(a: Assessment) -> _Figure | None:
     return _Figure(
         "pca",
         "Principal components: proportion of variance by component",
-        "PCA of the scaled original and masked data (seed 003, Section 8.3). A masked release "
+        "PCA of the scaled original and masked data (Perry, Matloff & Tendick 2022, Section 8.3). A masked release "
         "that spreads the variance over more components has weakened the relations.",
         _png(fig),
     )
@@ -285,7 +285,7 @@ def _covariance_figure(a: Assessment) -> _Figure | None:
         "covariance_ratio",
         "Covariance ratio",
         "Element-wise ratio of the masked to the original covariance matrix (Oganian 2011, "
-        "seed 004, Section 5): 1 (white) means preserved. Ratios of covariances near 0 are "
+        "Section 5): 1 (white) means preserved. Ratios of covariances near 0 are "
         "unstable by nature.",
         _png(fig),
     )
@@ -319,7 +319,7 @@ def _neighborhood_figure(a: Assessment) -> _Figure | None:
     return _Figure(
         "neighborhoods",
         "Neighbourhood size against distance to the closest record",
-        "One point per record (seed 003, Figure 1): typical records have many neighbours within "
+        "One point per record (Perry, Matloff & Tendick 2022, Figure 1): typical records have many neighbours within "
         "eps; isolated ones fall back on their k nearest.",
         _png(fig),
     )
@@ -367,7 +367,7 @@ def _prediction_figure(a: Assessment) -> _Figure | None:
         "prediction",
         f"Random-forest prediction of {p.response}",
         "Error on the same original holdout of forests trained on original and on masked data, "
-        "over replications (seed 003, Section 8.4).",
+        "over replications (Perry, Matloff & Tendick 2022, Section 8.4).",
         _png(fig),
     )
 
@@ -382,7 +382,7 @@ def _assessment_figures(a: Assessment) -> list[_Figure]:
             _extreme_figure(
                 a.risk.cooks,
                 "cooks_distance",
-                "Cook's distance of each record in the regression, original and masked (seed 003, "
+                "Cook's distance of each record in the regression, original and masked (Perry, Matloff & Tendick 2022, "
                 "Figure 6): an influential record that keeps its Cook's distance still stands out.",
             )
         )
@@ -391,7 +391,7 @@ def _assessment_figures(a: Assessment) -> list[_Figure]:
             _extreme_figure(
                 a.risk.mahalanobis,
                 "mahalanobis",
-                "Mahalanobis distance of each record from the centre of its file (seed 003, Figure 7).",
+                "Mahalanobis distance of each record from the centre of its file (Perry, Matloff & Tendick 2022, Figure 7).",
             )
         )
     figures += [
@@ -479,7 +479,7 @@ def _sweep_figures(s: SweepResult) -> list[_Figure]:
             "sweep_utility",
             "Utility over the sweep",
             "Mean over replications (line) and each replication (points); the blue line is the "
-            "original data (seed 003, Section 8.3 and its PCA figures).",
+            "original data (Perry, Matloff & Tendick 2022, Section 8.3 and its PCA figures).",
             [
                 ("corr_mean_abs_diff", "mean |correlation difference|", None),
                 ("pc1_share_masked", "PC1 proportion of variance", "pc1_share_original"),
@@ -492,7 +492,7 @@ def _sweep_figures(s: SweepResult) -> list[_Figure]:
             "sweep_outliers",
             "Outliers over the sweep",
             "Largest Cook's and Mahalanobis distances in each masked release; the blue line is the "
-            "largest in the original data (seed 003, Figures 6-7).",
+            "largest in the original data (Perry, Matloff & Tendick 2022, Figures 6-7).",
             [
                 ("cooks_max_masked", "max Cook's distance", "cooks_max_original"),
                 ("mahalanobis_max_masked", "max Mahalanobis distance", "mahalanobis_max_original"),

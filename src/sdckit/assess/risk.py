@@ -2,10 +2,10 @@
 
 Sources
 -------
-* Perry, Matloff & Tendick (2022), seed 003, Section 8.2-8.3: outliers an
+* Perry, Matloff & Tendick (2022), Section 8.2-8.3: outliers an
   intruder may recognise (Mahalanobis distance; Cook's distance in a
   regression) and "inliers" (distance to the closest record).
-* Oganian (2011), seed 004, Section 5: re-identification by record linkage,
+* Oganian (2011), Section 5: re-identification by record linkage,
   the share of records an intruder holding some of the original attributes
   links correctly to the masked file; here the distance-based intruder links
   each original record to its nearest masked record.
@@ -99,7 +99,7 @@ def mahalanobis_distances(
     covariance S (divisor n - 1) of the complete records; S^-1 is the
     Moore-Penrose pseudo-inverse when S is singular. ``squared=True`` gives
     d_i^2, which is what R's ``mahalanobis()`` returns. Records with a
-    missing value get NaN. Seed 003, Section 8.2, example (a), and Figure 7.
+    missing value get NaN. Perry, Matloff & Tendick (2022), Section 8.2, example (a), and Figure 7.
     """
     check_dataframe(data, min_rows=2)
     schema = resolve_schema(data, schema)
@@ -198,7 +198,7 @@ def compare_mahalanobis(
     schema: Schema | None = None,
     top: int = 5,
 ) -> ExtremeRecords:
-    """Mahalanobis distances in both files: does the outlier still stand out? (seed 003, Fig. 7)
+    """Mahalanobis distances in both files: does the outlier still stand out? (Perry, Matloff & Tendick 2022, Fig. 7)
 
     Each file's distances use its own mean and covariance, since an intruder
     looks for the outlier within the file released.
@@ -220,7 +220,7 @@ def compare_cooks_distance(
     schema: Schema | None = None,
     top: int = 5,
 ) -> ExtremeRecords:
-    """Cook's distances of ``response ~ predictors`` in both files (seed 003, Figure 6).
+    """Cook's distances of ``response ~ predictors`` in both files (Perry, Matloff & Tendick 2022, Figure 6).
 
     D_i = e_i^2 / (p s^2) * h_ii / (1 - h_ii)^2 (statsmodels' OLSInfluence).
     Records not used by a fit (missing values) get NaN.
@@ -300,7 +300,7 @@ class DistanceToClosest:
 
 @dataclass(frozen=True)
 class RecordLinkage:
-    """The distance-based record-linkage intruder (Oganian 2011, seed 004, Section 5).
+    """The distance-based record-linkage intruder (Oganian 2011, Section 5).
 
     The intruder holds the original values of ``columns`` for every record
     and links each to its nearest masked record. A record is re-identified
@@ -414,7 +414,7 @@ def distance_to_closest(
     chunk_size: int = 8192,
     n_jobs: int | None = None,
 ) -> DistanceToClosest:
-    """Distances to the closest record within and across the files (seed 003, Figure 8).
+    """Distances to the closest record within and across the files (Perry, Matloff & Tendick 2022, Figure 8).
 
     Distances are Euclidean in the design of :func:`sdckit.schema.build_design`
     (numeric columns scaled, by default to [0, 1], categoricals as dummies),
@@ -477,7 +477,7 @@ def record_linkage(
     chunk_size: int = 8192,
     n_jobs: int | None = None,
 ) -> RecordLinkage:
-    """Re-identification rate of the distance-based linkage intruder (seed 004, Oganian Section 5).
+    """Re-identification rate of the distance-based linkage intruder (Oganian 2011, Section 5).
 
     Parameters
     ----------

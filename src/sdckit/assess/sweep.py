@@ -1,9 +1,9 @@
 """``sweep``: run a masking method over a grid of tuning parameters and collect utility and risk.
 
-Seed 000 (Matloff & Tendick 2015), "Selection of Tuning Parameters": the
+Matloff & Tendick (2015), "Selection of Tuning Parameters": the
 data steward tunes the method by checking, for each candidate setting, the
-analyses the data are meant for and the records at risk. Seed 003 (Perry,
-Matloff & Tendick 2022), Section 8.3, does exactly this for RWN on the
+analyses the data are meant for and the records at risk. Perry, Matloff & Tendick
+(2022), Section 8.3, does exactly this for RWN on the
 bodyfat data with k = 5, q = 1 and eps from 0 to 1.2. Collected per setting,
 the figures trace the risk-utility (R-U) map of Duncan et al.: a point per
 setting, risk on one axis, utility loss on the other.
@@ -87,7 +87,7 @@ class SweepResult:
         Parameters held fixed for every run.
     baseline : dict
         Figures of the original data itself (e.g. ``pc1_share_original``),
-        the blue lines of seed 003's figures.
+        the blue lines of Perry, Matloff & Tendick's (2022) figures.
     assessments : tuple of Assessment
         The assessment of each setting's first replication (for figures).
     """

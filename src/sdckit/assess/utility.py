@@ -5,15 +5,15 @@ a frozen result with plain attributes and ``.summary()``.
 
 Sources
 -------
-* Perry, Matloff & Tendick (2022), seed 003, Section 8.1 and 8.3:
+* Perry, Matloff & Tendick (2022), Section 8.1 and 8.3:
   correlations, regression coefficients and standard errors, principal
   components on scaled data; Section 8.4: the prediction-oriented check with
   random forests.
-* Matloff & Tendick (2015), seed 000, "Selection of Tuning Parameters": judge
+* Matloff & Tendick (2015), "Selection of Tuning Parameters": judge
   a release by the analyses it is meant for.
-* Karr, Kohnen, Oganian, Reiter & Sanil (2006), cited in seed 004: overlap of
+* Karr, Kohnen, Oganian, Reiter & Sanil (2006), cited in Oganian (2011): overlap of
   confidence intervals of regression coefficients.
-* Oganian (2011), seed 004, Section 5: the element-wise covariance ratio
+* Oganian (2011), Section 5: the element-wise covariance ratio
   Sigma_masked / Sigma_original and the ratio of means.
 """
 
@@ -136,7 +136,7 @@ def compare_correlations(
     top: int = 5,
     sign_threshold: float = 0.05,
 ) -> CorrelationComparison:
-    """Compare Pearson correlation matrices (seed 003, Section 8.3, "Correlation").
+    """Compare Pearson correlation matrices (Perry, Matloff & Tendick 2022, Section 8.3, "Correlation").
 
     Parameters
     ----------
@@ -272,7 +272,7 @@ def fit_regression(
 
     Categorical predictors enter as treatment dummies (first level the
     baseline). Returns coefficients, standard errors, ``1 - alpha``
-    confidence limits, R^2 and Cook's distances (seed 003, Section 8.3,
+    confidence limits, R^2 and Cook's distances (Perry, Matloff & Tendick 2022, Section 8.3,
     "Regression").
     """
     check_dataframe(data, min_rows=3)
@@ -375,7 +375,7 @@ def compare_regression(
     schema: Schema | None = None,
     alpha: float = 0.05,
 ) -> RegressionComparison:
-    """Fit ``response ~ predictors`` on both files and compare (seed 003, Section 8.3).
+    """Fit ``response ~ predictors`` on both files and compare (Perry, Matloff & Tendick 2022, Section 8.3).
 
     Coefficients, standard errors, R^2 and the confidence-interval overlap of
     Karr et al. (2006) for each term; Cook's distances are kept for the risk
@@ -486,7 +486,7 @@ def compare_pca(
     columns: Iterable[str] | None = None,
     schema: Schema | None = None,
 ) -> PCAComparison:
-    """Principal components of each file after scaling it (seed 003, Section 8.3, PCA).
+    """Principal components of each file after scaling it (Perry, Matloff & Tendick 2022, Section 8.3, PCA).
 
     Each file is centred and scaled by its own standard deviations, as R's
     ``prcomp(scale. = TRUE)`` does, so the components are the eigenvectors of
@@ -529,7 +529,7 @@ class MomentComparison:
         Columns ``original``, ``masked``, ``ratio`` (masked / original).
     covariance_original, covariance_masked : DataFrame
     covariance_ratio : DataFrame
-        Element-wise Sigma_masked / Sigma_original (Oganian 2011, seed 004,
+        Element-wise Sigma_masked / Sigma_original (Oganian 2011,
         Section 5: "variance/covariance matrix inflation"); NaN where the
         original covariance is 0.
     ratio_range : tuple of float
@@ -567,7 +567,7 @@ def compare_moments(
     columns: Iterable[str] | None = None,
     schema: Schema | None = None,
 ) -> MomentComparison:
-    """Compare means and covariances; the covariance ratio of Oganian (seed 004, Section 5)."""
+    """Compare means and covariances; the covariance ratio of Oganian (2011, Section 5)."""
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
     cols = numeric_columns(original, schema, columns)
@@ -682,7 +682,7 @@ def compare_mutual_information(
 
 
 # ---------------------------------------------------------------------------
-# Prediction check (seed 003, Section 8.4)
+# Prediction check (Perry, Matloff & Tendick 2022, Section 8.4)
 # ---------------------------------------------------------------------------
 
 
@@ -796,7 +796,7 @@ def prediction_check(
     n_jobs: int | None = None,
     random_state: RandomState = None,
 ) -> PredictionCheck:
-    """Prediction-oriented utility of a given release (seed 003, Section 8.4).
+    """Prediction-oriented utility of a given release (Perry, Matloff & Tendick 2022, Section 8.4).
 
     In each replication a random holdout set of records is drawn; one random
     forest is trained on the *original* values of the other records and one
@@ -866,7 +866,7 @@ def prediction_experiment(
     n_jobs: int | None = None,
     random_state: RandomState = None,
 ) -> PredictionCheck:
-    """The prediction experiment of seed 003, Section 8.4, for any registered masker.
+    """The prediction experiment of Perry, Matloff & Tendick (2022), Section 8.4, for any registered masker.
 
     In each replication a holdout set is drawn from ``data``; the remaining
     training records are masked afresh with ``method`` under every setting

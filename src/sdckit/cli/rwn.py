@@ -45,7 +45,7 @@ def rwn_command(
     ),
     q: float = typer.Option(1.0, "--q", help="Probability that each cell is modified."),
     modprop: float | None = typer.Option(
-        None, "--modprop", help="Share of whole records modified (seed 000)."
+        None, "--modprop", help="Share of whole records modified (Matloff & Tendick 2015)."
     ),
     weight: list[str] | None = typer.Option(
         None, "--weight", help="Variable weight for distances, COL=W (repeatable)."

@@ -3,12 +3,12 @@
 Microaggregation partitions the records into groups of at least k similar
 records and replaces every record's values by its group's representative
 (the group mean), so each released record is shared by at least k records:
-k-anonymity on the aggregated variables (Erola et al. 2011, seed 004,
+k-anonymity on the aggregated variables (Erola et al. 2011,
 Section 2.1, which states the problem as minimising the within-group sum of
 squared errors subject to group sizes between k and 2k).
 
 MDAV (*Maximum Distance to Average Vector*, Domingo-Ferrer & Mateo-Sanz
-2002, the heuristic seed 004 Section 2.1 names) builds the groups as follows,
+2002, the heuristic Erola et al. (2011) Section 2.1 names) builds the groups as follows,
 on the standardised numeric variables:
 
 1. while at least 3k records remain: take the centroid c of the remaining
@@ -223,8 +223,8 @@ def mdav_groups(
 ) -> np.ndarray:
     """MDAV partition of ``points`` (already scaled) into groups of k..2k-1 records.
 
-    Domingo-Ferrer & Mateo-Sanz (2002), as summarised in seed 004 (Erola et
-    al.), Section 2.1; see the module docstring for the steps.
+    Domingo-Ferrer & Mateo-Sanz (2002), as summarised in Erola et al.
+    (2011), Section 2.1; see the module docstring for the steps.
 
     Parameters
     ----------
@@ -332,7 +332,7 @@ def microaggregate(
     """Microaggregate numeric variables: MDAV groups or individual ranking, values -> group means.
 
     MDAV: Domingo-Ferrer & Mateo-Sanz (2002), the heuristic named in Erola et
-    al. (2011, seed 004) Section 2.1; individual ranking: each variable
+    al. (2011) Section 2.1; individual ranking: each variable
     sorted on its own and cut into groups of k consecutive ranks. Both give
     groups of k..2k-1 records.
 

@@ -1,14 +1,14 @@
 """Neighbourhood search for neighbourhood-based masking (RWN and its relatives).
 
-Seed 003 (Perry, Matloff & Tendick 2022), Section 5 step 2: the neighbourhood
+Perry, Matloff & Tendick (2022), Section 5 step 2: the neighbourhood
 of record i is the set of *other* records that are either its k nearest
 neighbours or all records within distance eps of it, whichever set is larger.
-Seed 000 (Matloff & Tendick 2015) uses the eps-ball alone (k = 0).
+Matloff & Tendick (2015) uses the eps-ball alone (k = 0).
 
 The search is done chunk by chunk so memory stays O(chunk * neighbourhood
 size), never O(n^2). The search itself sits behind :class:`NeighborBackend`,
 so exact trees (the default), brute force or, later, approximate and
-partitioned search (seed 003 Sections 10-11) plug in without touching RWN.
+partitioned search (Perry, Matloff & Tendick 2022, Sections 10-11) plug in without touching RWN.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ class BruteBackend:
 def make_backend(algorithm: str = "auto", metric: str = "euclidean") -> NeighborBackend:
     """Build a backend by name: ``"auto"``, ``"kd_tree"``, ``"ball_tree"`` or ``"brute"``.
 
-    ``"auto"`` is a KD-tree, the exact search seed 003 Section 10 assumes.
+    ``"auto"`` is a KD-tree, the exact search Perry, Matloff & Tendick (2022) Section 10 assumes.
     """
     if algorithm in ("auto", "kd_tree"):
         return TreeBackend("kd_tree", metric)

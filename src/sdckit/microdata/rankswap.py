@@ -2,8 +2,8 @@
 
 Rank swapping exchanges the values of a variable between records whose ranks
 are close (Moore 1996, *Controlled data-swapping techniques for masking public
-use microdata sets*; the method seed 003, Perry, Matloff & Tendick 2022,
-compares RWN with in its Section 5.1, where it is described as "data swapping
+use microdata sets*; the method Perry, Matloff & Tendick (2022)
+compare RWN with in their Section 5.1, where it is described as "data swapping
 using ranks rather than data values", a neighbourhood method acting on one
 variable at a time).
 
@@ -112,7 +112,7 @@ def rank_swap(
 ) -> RankSwapResult:
     """Swap each variable's values between records at most p percent apart in rank.
 
-    Moore (1996); the comparison in seed 003 (Perry, Matloff & Tendick 2022),
+    Moore (1996); the comparison in Perry, Matloff & Tendick (2022),
     Section 5.1. See the module docstring for the algorithm.
 
     Parameters

@@ -1,14 +1,14 @@
 """Randomization Within Neighborhoods (RWN).
 
 Perry, Matloff & Tendick (2022), *RWN: A Novel Neighborhood-Based Method for
-Statistical Disclosure Control* (seed 003), Section 5; and its precursor
-Matloff & Tendick (2015, seed 000), Section 2.
+Statistical Disclosure Control* (Perry, Matloff & Tendick 2022), Section 5; and its precursor
+Matloff & Tendick (2015), Section 2.
 
 For every record i and every masked variable j, with probability q the value
 w_ij is replaced by variable j's value in a record drawn uniformly from i's
 neighbourhood S_i, a *different* draw for every j. S_i holds the k nearest
 other records, or all other records within eps, whichever set is larger
-(seed 003, Section 5 step 2). By the theorem of seed 003 Section 6, as the
+(Perry, Matloff & Tendick 2022, Section 5 step 2). By the theorem of their Section 6, as the
 neighbourhoods shrink the joint distribution of the released record tends to
 that of the original, although each variable is drawn independently: the
 multivariate relations survive without being modelled.
@@ -148,8 +148,7 @@ def rwn(
 ) -> RWNResult:
     """Mask microdata by Randomization Within Neighborhoods.
 
-    Seed 003 (Perry, Matloff & Tendick 2022), Section 5; seed 000 (Matloff &
-    Tendick 2015), Section 2 for the pure-radius variant and ``modprop``.
+    Perry, Matloff & Tendick (2022), Section 5; Matloff & Tendick (2015), Section 2 for the pure-radius variant and ``modprop``.
 
     Parameters
     ----------
@@ -157,20 +156,20 @@ def rwn(
         Microdata, one record per row. Never modified.
     k : int, default 5
         Number of nearest other records in every neighbourhood (its minimum
-        size). ``k=0`` with ``eps`` gives seed 000's pure-radius method.
+        size). ``k=0`` with ``eps`` gives Matloff & Tendick's (2015) pure-radius method.
     eps : float or array of length n, optional
         Radius in the scaled design space; the neighbourhood is the eps-ball
         when that holds more than k other records. One value per record is
-        allowed (seed 000, Discussion).
+        allowed (Matloff & Tendick 2015, Discussion).
     q : float in [0, 1], default 1
-        Probability that each cell is modified, independently (seed 003).
+        Probability that each cell is modified, independently (Perry, Matloff & Tendick 2022).
     modprop : float in [0, 1], optional
-        Seed 000's alternative: exactly ``round(modprop * n)`` whole records,
+        Matloff & Tendick's (2015) alternative: exactly ``round(modprop * n)`` whole records,
         chosen at random, are modified (their cells each with probability q);
         the others are released unchanged.
     weights : mapping, optional
         ``{column: weight >= 0}`` multiplying each variable's contribution to
-        distances (seed 000's ``wts``).
+        distances (the ``wts`` of Matloff & Tendick 2015).
     scale : {"minmax", "standard", None}, default "minmax"
         How variables are put on one footing before distances (see
         :func:`sdckit.schema.build_design`).
@@ -204,7 +203,7 @@ def rwn(
         Column kinds and roles; inferred from dtypes when omitted.
     empty : {"missing", "keep"}, default "missing"
         What a modified cell of a record with an empty neighbourhood (only
-        possible with k=0) becomes: missing (seed 000's choice, protecting the
+        possible with k=0) becomes: missing (the choice of Matloff & Tendick 2015, protecting the
         isolated record) or its original value.
     missing : {"error", "impute"}, default "error"
         Missing values in the distance variables raise an error naming the

@@ -1,6 +1,6 @@
 """The rho data swap: random pairs of records exchange their swap-attribute values.
 
-Kifer (2015), *On Estimating the Swapping Rate for Categorical Data* (seed 002),
+Kifer (2015), *On Estimating the Swapping Rate for Categorical Data* (KDD 2015),
 Definition 2.1: given a data swap rate rho in [0, 1/2), select rho*N random
 pairs of records and interchange their values of the swap attribute(s). The
 pairs are disjoint, so at most N/2 of them exist and every record is swapped
@@ -127,7 +127,7 @@ def swap(
 ) -> SwapResult:
     """Mask microdata by a rho data swap.
 
-    Seed 002 (Kifer 2015), Definition 2.1 (the swap), Definition 2.2 (the group
+    Kifer (2015), Definition 2.1 (the swap), Definition 2.2 (the group
     swap count alpha) and Lemma 2.3 (its expectation); strata as in Matloff's
     ``dswap``.
 

@@ -2,7 +2,7 @@
 
 Lucero et al. (2011), "The Microdata Analysis System at the U.S. Census
 Bureau", and Bleninger, Drechsler & Ronning (2011), "Remote data access and
-the risk of disclosure from linear regression" (seed 004). This package is
+the risk of disclosure from linear regression". This package is
 the rules engine as a library (:class:`AnalysisServer`); a web service can
 be layered on top of it without the library knowing about it.
 """

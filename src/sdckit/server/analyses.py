@@ -1,6 +1,6 @@
 """Analyses on a Drop-q subsample: cross-tabulations, OLS and logistic regression, correlations.
 
-Lucero et al. (2011), seed 004, Sections 3 and 3.2. Each function receives
+Lucero et al. (2011), Sections 3 and 3.2. Each function receives
 the row positions the Drop q rule kept and returns the verdicts of the rules
 it applied together with a result, or ``None`` when a rule refused. Results
 hold only what the rules allow: counts and (non-dominated) means, or
@@ -614,7 +614,7 @@ def _build_design(
             # With its lower-order terms, an interaction of categories fits the
             # mean of every cell of their cross-classification, the reference
             # rows included; a sparse cell would be disclosed, so the whole
-            # interaction is absorbed (seed 004, Section 3.2).
+            # interaction is absorbed (Lucero et al. 2011, Section 3.2).
             adjustments.append(
                 f"{term.to_string()}: left out because a combination of its categories is too "
                 "sparse"
@@ -845,7 +845,7 @@ def regression(
     *,
     perturb: Perturbation | None = None,
 ) -> tuple[list[Verdict], RegressionResult | None, FitInternals | None]:
-    """Fit ``formula`` on the kept units under the regression rules of seed 004, Section 3.2.
+    """Fit ``formula`` on the kept units under the regression rules of Lucero et al. (2011), Section 3.2.
 
     Order: the static rules (:func:`static_regression_rules`); listwise
     deletion and the transformation domain; the sample-size rule; categories
@@ -980,7 +980,7 @@ def regression(
         attempt += output_verdicts
         if all(v.passed for v in output_verdicts):
             break
-        # Retry by absorbing the sparsest remaining category (seed 004, Section 3.2).
+        # Retry by absorbing the sparsest remaining category (Lucero et al. 2011, Section 3.2).
         candidates = [
             (int(counts_of[name][i]), name, i)
             for name, levels in kept_levels.items()

@@ -1,7 +1,7 @@
 """The analysis server as a web service: FastAPI app, token accounts, persistent audit log.
 
 Lucero et al. (2011), "The Microdata Analysis System at the U.S. Census
-Bureau" (seed 004): analysts pick variables, define universes and get
+Bureau" (Lucero et al. 2011): analysts pick variables, define universes and get
 tables, coefficients and residual plots from a server that never shows them
 a record. :func:`create_app` puts :class:`~sdckit.server.engine.AnalysisServer`
 behind an HTTP API and a web page:

@@ -1,7 +1,7 @@
 """Thresholds of the analysis server's confidentiality rules.
 
 Lucero et al. (2011), "The Microdata Analysis System at the U.S. Census
-Bureau" (seed 004), keep the real values of Gamma, Gamma*, the minimum
+Bureau" (Lucero et al. 2011), keep the real values of Gamma, Gamma*, the minimum
 category size and the R-squared bound confidential (Sections 3.1.1, 3.2):
 knowing them helps an intruder design queries that sit just above them. So
 they are configuration, read from a YAML file or a mapping, never constants
@@ -38,7 +38,7 @@ class ServerConfig:
     gamma : int, default 50
         Universe Gamma rule: every piece of a universe (cutpoint bins combined,
         categorical levels kept apart) must hold at least ``gamma`` units
-        (seed 004, Section 3.1.1).
+        (Lucero et al. 2011, Section 3.1.1).
     gamma_star : int, default 25
         Gamma*: every non-empty intersection of the pieces of a joint universe
         must hold at least ``gamma_star`` units; ``gamma_star <= gamma``.
@@ -219,7 +219,7 @@ class ServerConfig:
             )
         if self.max_interaction_order > 3:
             raise ParameterError(
-                "config max_interaction_order must be at most 3 (seed 004 allows only two- "
+                "config max_interaction_order must be at most 3 (Lucero et al. 2011 allow only two- "
                 f"and three-way interactions), got {self.max_interaction_order}"
             )
         known = {"square", "sqrt", "log"}

@@ -1,6 +1,6 @@
 """Cutpoints for continuous variables: the four binning methods of the MAS.
 
-Lucero et al. (2011), seed 004, Section 3.1.3. A universe may never be defined
+Lucero et al. (2011), Section 3.1.3. A universe may never be defined
 by a raw continuous value (an analyst could otherwise difference
 ``income <= 46000`` against ``income <= 46001``); continuous variables are
 shown as categorical recodes whose bins each hold at least beta observations.
@@ -390,7 +390,7 @@ def cutpoints(
 ) -> Binning:
     """Bin a continuous variable so that every bin holds at least ``beta`` observations.
 
-    Seed 004, Section 3.1.3 (Lucero et al. 2011).
+    Lucero et al. (2011), Section 3.1.3.
 
     Parameters
     ----------

@@ -3,8 +3,7 @@
 Synthetic people (no real person behind any row): sex, region, education,
 age, weekly hours, an hourly wage that is log-linear in age, hours,
 education and sex, and employment. Its metadata comes from
-:meth:`Metadata.infer` with minimum-width cutpoints (Lucero et al. 2011,
-seed 004, Section 3.1.3).
+:meth:`Metadata.infer` with minimum-width cutpoints (Lucero et al. 2011, Section 3.1.3).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Differencing risk under the Drop q rule: equation (5), the bounds (6), and a simulator.
 
-Lucero et al. (2011), seed 004, Section 4. Two universes U(n) and U(n-1)
+Lucero et al. (2011), Section 4. Two universes U(n) and U(n-1)
 differ by one target unit; an intruder tabulates both and subtracts. With
 Drop q, q1 units are dropped from U(n) and q2 from U(n-1) (each q uniform on
 {2..k}); X and Y count the dropped units per cell. The difference table is
@@ -74,7 +74,7 @@ def _same_draw_probabilities(pi: np.ndarray, k: int) -> np.ndarray:
 
 
 def xi(pi: Sequence[float], k: int) -> float:
-    """Approximate probability of a correct differencing disclosure, equation (5) of seed 004.
+    """Approximate probability of a correct differencing disclosure, equation (5) of Lucero et al. (2011).
 
     Parameters
     ----------
@@ -165,7 +165,7 @@ def simulate_differencing(
     trials: int = 100_000,
     random_state: RandomState = None,
 ) -> DifferencingSimulation:
-    """Simulate the differencing attack T_{n-q1} - T_{n-1-q2} of seed 004, Section 4.
+    """Simulate the differencing attack T_{n-q1} - T_{n-1-q2} of Lucero et al. (2011), Section 4.
 
     Each trial draws q1, q2 uniform on {2..k} and removes q1 units from U(n)
     and q2 from U(n-1) = U(n) minus one unit of the target cell, both

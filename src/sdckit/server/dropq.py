@@ -1,6 +1,6 @@
 """The Drop q rule: remove q random units from every universe before any analysis.
 
-Lucero et al. (2011), seed 004, Section 3.1.2. q is uniform on {2, ..., k}
+Lucero et al. (2011), Section 3.1.2. q is uniform on {2, ..., k}
 and the q units are drawn at random, but the draw is a deterministic function
 of the universe's *set of units* and a server secret:
 

@@ -1,6 +1,6 @@
 """The analysis server as a Python object: rules, Drop q, analyses and an audit record.
 
-Lucero et al. (2011), seed 004: an analyst sends cross-tabulations and
+Lucero et al. (2011): an analyst sends cross-tabulations and
 regressions on universes and never sees the microdata. Every query goes
 
     universe -> No Marginal 1 or 2 and Universe Gamma rules -> Drop q ->
@@ -512,7 +512,7 @@ class AnalysisServer:
         return self._run("correlation", query, compute)
 
     def residual_plot(self, universe: Any, formula: Any) -> ResidualPlotResult | Refusal:
-        """Synthetic residual plots of an OLS model (seed 004, Section 3.2.1).
+        """Synthetic residual plots of an OLS model (Lucero et al. 2011, Section 3.2.1).
 
         The model must pass every regression rule; the plots never show a real
         residual. Returns the panels' data and a PNG.

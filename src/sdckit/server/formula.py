@@ -6,9 +6,9 @@ names and interaction terms. Nothing in the text is ever executed: there is
 no ``eval``, no arithmetic, no nested call, no attribute access, no literal
 number, so a formula cannot smuggle an expression such as
 ``1/(abs(x - 41) + 0.0001)`` (the artificial outlier of Bleninger, Drechsler
-& Ronning 2011, seed 004, equation 1) or code into the server. Whether the
+& Ronning 2011, equation 1) or code into the server. Whether the
 names and transformations are allowed is decided afterwards by the rules in
-:mod:`sdckit.server.rules` (Lucero et al. 2011, seed 004, Section 3.2).
+:mod:`sdckit.server.rules` (Lucero et al. 2011, Section 3.2).
 
 Grammar::
 

@@ -1,6 +1,6 @@
 """Metadata of an analysis server: which variables an analyst may use, and how.
 
-Lucero et al. (2011), seed 004, Section 3.1: analysts pick variables and
+Lucero et al. (2011), Section 3.1: analysts pick variables and
 category levels from the metadata; a continuous variable is offered only as
 the categorical recode given by its cutpoints (Section 3.1.3). The metadata
 is public; the bin counts used to build it are not, and are left out of

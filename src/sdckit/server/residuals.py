@@ -1,6 +1,6 @@
 """Synthetic residual plots for OLS models (Reiter 2003, as used by the MAS).
 
-Lucero et al. (2011), seed 004, Section 3.2.1. Real residuals plus fitted
+Lucero et al. (2011), Section 3.2.1. Real residuals plus fitted
 values give back the response, so the server never releases them. Instead,
 for every predictor x_p (and for the fitted values):
 

@@ -3,13 +3,13 @@
 Every rule returns a :class:`Verdict`: whether the query may go on, the
 rule's name, and a reason an analyst can act on. A reason never states a
 protected count nor a confidential threshold (Gamma, Gamma*, the minimum
-category size and the R-squared bound are agency secrets, seed 004
+category size and the R-squared bound are agency secrets, Lucero et al. (2011),
 Sections 3.1.1 and 3.2); it says what to change.
 
-Universe rules (Lucero et al. 2011, seed 004, Section 3.1.1):
+Universe rules (Lucero et al. 2011, Section 3.1.1):
 :func:`no_marginal_1_or_2`, :func:`universe_gamma`.
 Regression rules (Section 3.2; attacks of Bleninger, Drechsler & Ronning
-2011, seed 004): :func:`allowed_variables`, :func:`response_variable`,
+2011): :func:`allowed_variables`, :func:`response_variable`,
 :func:`max_predictors`, :func:`approved_transformations`,
 :func:`interaction_hierarchy`, :func:`no_fully_interacted_dummy_model`,
 :func:`category_support`, :func:`binary_predictor_support`,
@@ -157,7 +157,7 @@ def no_marginal_1_or_2(
 def universe_gamma(
     evaluation: UniverseEvaluation, *, gamma: int, gamma_star: int, rules: str = "default"
 ) -> Verdict:
-    """Universe Gamma rule (seed 004, Section 3.1.1).
+    """Universe Gamma rule (Lucero et al. 2011, Section 3.1.1).
 
     Every piece of the universe must hold at least Gamma units, with the
     cutpoint bins of a continuous variable combined within the piece but the
@@ -194,7 +194,7 @@ def universe_gamma(
 
 
 def allowed_variables(names: Iterable[str], metadata: Metadata) -> Verdict:
-    """Only variables listed in the metadata may be used (seed 004, Section 3.1)."""
+    """Only variables listed in the metadata may be used (Lucero et al. 2011, Section 3.1)."""
     unknown = [n for n in dict.fromkeys(names) if n not in metadata]
     if unknown:
         return _refuse(
@@ -227,7 +227,7 @@ def response_variable(formula: Formula, metadata: Metadata, family: str) -> Verd
 
 
 def max_predictors(formula: Formula, *, limit: int = 20) -> Verdict:
-    """At most ``limit`` predictor variables; interactions do not count (seed 004, Section 3.2)."""
+    """At most ``limit`` predictor variables; interactions do not count (Lucero et al. 2011, Section 3.2)."""
     count = len(formula.main_effects)
     if count > limit:
         return _refuse(
@@ -243,7 +243,7 @@ def approved_transformations(
 ) -> Verdict:
     """Transformations only from the approved list, of numerical variables only.
 
-    Seed 004, Section 3.2: a free transformation can "deliberately
+    Lucero et al. (2011), Section 3.2: a free transformation can "deliberately
     overemphasize individual observations", e.g. the artificial outlier
     ``1/(|x - x_m| + eps)`` of Bleninger et al. (2011, equation 1), which
     makes one unit a leverage point whose fitted value is its own response.
@@ -297,7 +297,7 @@ def transformation_domain(factors: Iterable[Any], metadata: Metadata) -> Verdict
 def interaction_hierarchy(formula: Formula, *, max_order: int = 3) -> Verdict:
     """Two- and three-way interactions only, and only above their lower-order terms.
 
-    Seed 004, Section 3.2: a two-way interaction needs both variables as main
+    Lucero et al. (2011), Section 3.2: a two-way interaction needs both variables as main
     effects; a three-way interaction needs all three main effects and all
     three two-way interactions.
     """
@@ -331,11 +331,11 @@ def interaction_hierarchy(formula: Formula, *, max_order: int = 3) -> Verdict:
 
 
 def no_fully_interacted_dummy_model(formula: Formula, metadata: Metadata) -> Verdict:
-    """No fully interacted model whose predictors are all dummies (seed 004, Section 3.2).
+    """No fully interacted model whose predictors are all dummies (Lucero et al. 2011, Section 3.2).
 
     Such a model is saturated: its fitted values are the cell means of the
     cross-classification, which discloses small cells a table would protect
-    (Reznek 2003; Reznek and Riggs 2004, cited in seed 004).
+    (Reznek 2003; Reznek and Riggs 2004, cited in Lucero et al. (2011)).
     """
     rule = "no_fully_interacted_dummy_model"
     mains = formula.main_effects
@@ -363,7 +363,7 @@ def category_support(
     min_size: int,
     rules: str = "default",
 ) -> tuple[str, list[str], list[str], Verdict]:
-    """Reference category and dummies of a categorical predictor (seed 004, Section 3.2).
+    """Reference category and dummies of a categorical predictor (Lucero et al. 2011, Section 3.2).
 
     The most common category is the reference; a category with fewer than
     ``min_size`` units gets no dummy (it is absorbed into the reference), so
@@ -493,7 +493,7 @@ def design_rank(dependent_terms: Sequence[str]) -> Verdict:
 
 
 def r_squared_bound(r_squared: float, *, maximum: float) -> Verdict:
-    """Output is suppressed when R-squared is too close to 1 (seed 004, Section 3.2).
+    """Output is suppressed when R-squared is too close to 1 (Lucero et al. 2011, Section 3.2).
 
     With such a fit, anyone knowing a unit's predictors could estimate its
     response almost exactly from the coefficients.
@@ -514,7 +514,7 @@ def leverage_bound(leverage: np.ndarray, *, maximum: float) -> Verdict:
     A unit's fitted value is ``h y_own + (1 - h) * (others)``; as its leverage
     h tends to 1 the fitted value tends to its own response. This is how the
     artificial outlier and the strategic dummy of Bleninger et al. (2011,
-    Sections 2.1-2.2, Appendix A) disclose a value: seed 004's "subset of
+    Sections 2.1-2.2, Appendix A) disclose a value: Lucero et al.'s (2011) "subset of
     units for whom the response variable can be predicted unusually well".
     """
     if leverage.size and float(np.max(leverage)) > maximum:
@@ -536,7 +536,7 @@ def exact_prediction(
     revealed by the fitted model. A large such group (every unit of a big
     category with the same response) is group-level information a table
     would also show; a group smaller than ``min_group`` is a disclosure
-    (seed 004, Section 3.2).
+    (Lucero et al. 2011, Section 3.2).
     """
     exact = int(np.count_nonzero(np.abs(residuals) <= tolerance * max(scale, 1e-300)))
     if 0 < exact < min_group:

@@ -1,7 +1,7 @@
 """Storage of the analysis service: accounts, the audit log and the server secret.
 
 The Microdata Analysis System keeps an audit trail of every query and the
-rules' verdicts (Lucero et al. 2011, seed 004, Section 2); the MAS design
+rules' verdicts (Lucero et al. 2011, Section 2); the MAS design
 logs queries *without* analyst identity. Here identity logging is a switch
 of the service: when on, an entry carries a pseudonym of the account (a
 keyed hash), never its name or token.

@@ -1,6 +1,6 @@
 """Universes: the sub-populations analyses run on.
 
-Lucero et al. (2011), seed 004, Section 3.1. A *simple universe* is an
+Lucero et al. (2011), Section 3.1. A *simple universe* is an
 intersection of conditions, each selecting categories of a categorical
 variable or cutpoint bins of a continuous one (never raw continuous values);
 a *complex universe* is a union of simple universes ("pieces"). Universes are
@@ -563,7 +563,7 @@ def evaluate_universe(
         label = f"piece {index} ({piece.to_string()})"
         groups += _gamma_groups(label, sel, variables, metadata, table, "gamma", skip_empty=False)
     if joint:
-        # Every non-empty intersection of two or more pieces (seed 004: "all of
+        # Every non-empty intersection of two or more pieces (Lucero et al. 2011: "all of
         # the non-empty intersections of the pieces must be checked").
         frontier = [((a,), piece_sel[a]) for a in range(len(piece_sel))]
         while frontier:

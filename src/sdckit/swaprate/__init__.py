@@ -1,4 +1,4 @@
-"""Estimating an undisclosed swap rate (Kifer 2015, seed 002).
+"""Estimating an undisclosed swap rate (Kifer 2015).
 
 An agency swaps the values of a swap attribute between random pairs of
 records and keeps the rate secret. From the released data alone,

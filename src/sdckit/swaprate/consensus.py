@@ -1,4 +1,4 @@
-"""The Consensus algorithm of Kifer (2015, seed 002), Section 4.2, Algorithm 2 and Lemma 4.3.
+"""The Consensus algorithm of Kifer (2015), Section 4.2, Algorithm 2 and Lemma 4.3.
 
 Algorithm 1 is only as good as its model: a misspecified M_theta gives a
 biased alpha. Consensus replaces the parametric assumption by an
@@ -113,7 +113,7 @@ def consensus_closed_form(a: float, b: float, c: float, d: float, n: int) -> flo
 
 @dataclass(frozen=True)
 class ConsensusEstimate:
-    """Result of :func:`consensus_swap_count` (Algorithm 2, seed 002).
+    """Result of :func:`consensus_swap_count` (Kifer 2015, Algorithm 2).
 
     Attributes
     ----------
@@ -237,7 +237,7 @@ def consensus_swap_count(
     confidence: float = 0.95,
     **gsc_options: Any,
 ) -> ConsensusEstimate:
-    """Estimate alpha by the Consensus algorithm (seed 002, Section 4.2, Algorithm 2).
+    """Estimate alpha by the Consensus algorithm (Kifer 2015, Section 4.2, Algorithm 2).
 
     Parameters
     ----------

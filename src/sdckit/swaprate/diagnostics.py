@@ -1,4 +1,4 @@
-"""Diagnostics for swap-rate estimates (Kifer 2015, seed 002, Sections 4.1.3, 4.1.4, 4.3.2, 5.2, 5.4).
+"""Diagnostics for swap-rate estimates (Kifer 2015, Sections 4.1.3, 4.1.4, 4.3.2, 5.2, 5.4).
 
 * :func:`identifiability_check` — our addition: do the attributes identify the
   swap count at all? A likelihood-ratio test of association between the
@@ -298,7 +298,7 @@ def reswap_linearity(
 ) -> LinearityCheck:
     """Re-swap the released data at extra rates and test the estimates for linearity.
 
-    Seed 002, Sections 4.3.2 and 5.4. Uses Consensus when ``left`` and
+    Kifer (2015), Sections 4.3.2 and 5.4. Uses Consensus when ``left`` and
     ``right`` are given, Algorithm 1 on ``attributes`` otherwise. The re-swap
     is the rho data swap :func:`sdckit.microdata.swap.swap`.
 
@@ -453,7 +453,7 @@ def split_concordance(
 ) -> SplitConcordance:
     """Estimate a multi-valued swap attribute's swap rate from several two-group splits.
 
-    Seed 002, Section 4.1.3. A rho data swap of the whole attribute is, for
+    Kifer (2015), Section 4.1.3. A rho data swap of the whole attribute is, for
     every split A | B of its values, a rho swap of the binary "in B"
     indicator, so Lemma 2.3 turns each split's alpha into an estimate of the
     same rho; their agreement measures reliability. Each split gets its own

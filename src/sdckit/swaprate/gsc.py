@@ -1,4 +1,4 @@
-"""Algorithm 1 of Kifer (2015, seed 002): estimating the group swap count alpha.
+"""Algorithm 1 of Kifer (2015): estimating the group swap count alpha.
 
 The released data D~ = {(r_i, s~_i)} come from a rho data swap of the true
 data (Definition 2.1) with an undisclosed rate. With a record model M_theta
@@ -67,7 +67,7 @@ def swap_rate_from_count(alpha: float, n0: int, n1: int) -> float:
 def binary_swap_attribute(
     series: pd.Series, positive: Any | Iterable[Any] | None = None
 ) -> tuple[np.ndarray, tuple[tuple, tuple]]:
-    """Code the released swap attribute as 0/1 (seed 002, Section 4.1.3 for multi-valued s).
+    """Code the released swap attribute as 0/1 (Kifer 2015, Section 4.1.3 for multi-valued s).
 
     Parameters
     ----------
@@ -134,7 +134,7 @@ def relaxed_log_likelihood(
     swapped_class: np.ndarray,
     counts: np.ndarray | None = None,
 ) -> tuple[float, float, float]:
-    """log L*(alpha, theta) and its first two derivatives in alpha (seed 002, Lemma 4.1).
+    """log L*(alpha, theta) and its first two derivatives in alpha (Kifer 2015, Lemma 4.1).
 
     Parameters
     ----------
@@ -219,7 +219,7 @@ def _class_weights(t: np.ndarray, s: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class IdentifiabilityCheck:
-    """Do the attributes identify the group swap count? (Our addition to seed 002, Section 4.1.)
+    """Do the attributes identify the group swap count? (Our addition to Kifer (2015), Section 4.1.)
 
     Under the relaxed swap process the attribute distributions of the two
     released classes are f0 = (1 - alpha/n0) P0 + (alpha/n0) P1 and
@@ -482,7 +482,7 @@ def _association_test(
 
 @dataclass(frozen=True)
 class SwapCountEstimate:
-    """Result of :func:`estimate_swap_count` (Algorithm 1, seed 002).
+    """Result of :func:`estimate_swap_count` (Kifer 2015, Algorithm 1).
 
     Attributes
     ----------

@@ -1,6 +1,6 @@
 """Record models M_theta: class-conditional distributions P_theta(r | s) fitted from weighted records.
 
-Kifer (2015, seed 002), Section 4.1: Algorithm 1 lets the user plug in any
+Kifer (2015), Section 4.1: Algorithm 1 lets the user plug in any
 parametric model of the records. All it needs from a model is
 
 * an **M step**: fit theta from records whose true class is uncertain, given
@@ -144,7 +144,7 @@ def _normal_bin_probabilities(edges: np.ndarray, mean: float, sd: float) -> np.n
 
 
 class RecordModel(ABC):
-    """A family M_theta of class-conditional record distributions (seed 002, Section 4.1).
+    """A family M_theta of class-conditional record distributions (Kifer 2015, Section 4.1).
 
     See the module documentation for how to plug in a model of your own.
     """
@@ -308,7 +308,7 @@ def _weighted_moments(
 
 @dataclass(frozen=True)
 class NaiveBayesParameters:
-    """Fitted theta of :class:`NaiveBayes` (seed 002, Example 4.2).
+    """Fitted theta of :class:`NaiveBayes` (Kifer 2015, Example 4.2).
 
     Attributes
     ----------
@@ -347,7 +347,7 @@ class NaiveBayesParameters:
 
 
 class NaiveBayes(RecordModel):
-    """Naive Bayes with s as the class (seed 002, Example 4.2).
+    """Naive Bayes with s as the class (Kifer 2015, Example 4.2).
 
     Given the class, the components of r are independent: a continuous
     component is Gaussian (weighted mean and variance in the M step), a
@@ -564,7 +564,7 @@ class GaussianParameters:
 
 
 class Gaussian(RecordModel):
-    """One multivariate normal per class for continuous attributes (seed 002, Section 5.1).
+    """One multivariate normal per class for continuous attributes (Kifer 2015, Section 5.1).
 
     The M step is the weighted mean and weighted covariance of each class;
     with one attribute this is the model of the paper's Gaussian experiments

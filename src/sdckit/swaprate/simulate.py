@@ -1,7 +1,7 @@
 """Swapping simulators with a known group swap count, for testing the estimators.
 
 The rho data swap itself is :func:`sdckit.microdata.swap.swap` (Definition 2.1
-of seed 002; its result reports the realised alpha). Seed 002, Section 2,
+of Kifer (2015); its result reports the realised alpha). Kifer (2015), Section 2,
 also notes the equivalent two-stage view: alpha is drawn from P(alpha | rho),
 then alpha pairs of records *with differing s values* are interchanged.
 :func:`swap_group_count` is that second stage alone, for experiments that fix
@@ -35,7 +35,7 @@ def swap_group_count(
 ) -> SwapResult:
     """Interchange the swap attribute of exactly alpha random pairs with differing groups.
 
-    Seed 002, Section 2 (the interpretation after Lemma 2.3): alpha records of
+    Kifer (2015), Section 2 (the interpretation after Lemma 2.3): alpha records of
     group 0 and alpha records of group 1 are drawn at random and paired; each
     pair exchanges its values, so exactly alpha records move 0 -> 1 and alpha
     move 1 -> 0.

@@ -1,6 +1,6 @@
 """Restoring additivity by controlled tabular adjustment (CTA) without small cells.
 
-Giessing & Höhne (2011), seed 004, Section 5, after Dandekar & Cox (2002) and
+Giessing & Höhne (2011), Section 5, after Dandekar & Cox (2002) and
 Castro (2006): find an integer table ``y`` that satisfies every additive
 relation of the table exactly and minimises the weighted absolute deviation
 ``sum_c w_c |y_c - p_c|`` from the perturbed table ``p``, subject to per-cell
@@ -465,7 +465,7 @@ def restore_additivity(
 ) -> AdditivityResult:
     """Make a perturbed table additive again by controlled tabular adjustment.
 
-    Seed 004 (Giessing & Höhne 2011), Section 5.
+    Giessing & Höhne (2011), Section 5.
 
     Parameters
     ----------

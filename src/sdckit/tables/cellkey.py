@@ -1,6 +1,6 @@
 """Cell key perturbation of frequency tables (post-tabular, consistent).
 
-Giessing & Höhne (2011), seed 004, Section 4, after Fraser & Wooton (2006):
+Giessing & Höhne (2011), Section 4, after Fraser & Wooton (2006):
 each cell's key (the sum of its records' keys modulo the key range) is a
 uniform number that selects the cell's noise from its count's row of the
 perturbation table: with the row's cumulative probabilities scaled to the key
@@ -90,7 +90,7 @@ def lookup_noise(counts: np.ndarray, uniform_keys: np.ndarray, ptable: PTable) -
     """Noise of each cell from its count and its cell key scaled to ``[0, 1)``.
 
     The deviation chosen is the first whose cumulative probability in the
-    count's row exceeds the key (seed 004, Section 4).
+    count's row exceeds the key (Giessing & Höhne 2011, Section 4).
     """
     counts = np.asarray(counts, dtype=np.int64)
     keys = np.asarray(uniform_keys, dtype=np.float64)
@@ -136,7 +136,7 @@ def cell_key_perturb(
 ) -> CellKeyResult:
     """Perturb a frequency table by the cell key method.
 
-    Seed 004 (Giessing & Höhne 2011), Section 4 (selection of the noise) with
+    Giessing & Höhne (2011), Section 4 (selection of the noise) with
     a transition matrix from Section 3.1 (:func:`sdckit.tables.design_ptable`).
 
     Parameters

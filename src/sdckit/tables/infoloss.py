@@ -1,6 +1,6 @@
 """Information loss of protected tables, and the perturbed-deviation publication.
 
-Giessing & Höhne (2011), seed 004, Sections 6-7:
+Giessing & Höhne (2011), Sections 6-7:
 
 * Table 5: the distribution of the non-zero cells of a table by absolute
   deviation between true and protected counts, and the mean absolute
@@ -95,7 +95,7 @@ def information_loss(
     value: str = "count",
     protected_value: str | None = None,
 ) -> InfoLossResult:
-    """Compare a protected table with the original (seed 004, Section 6, Table 5).
+    """Compare a protected table with the original (Giessing & Höhne 2011, Section 6, Table 5).
 
     Parameters
     ----------
@@ -224,7 +224,7 @@ def perturb_deviations(
 ) -> DeviationPublication:
     """Perturb cell deviations with an invariant matrix so their frequency table is kept.
 
-    Seed 004 (Giessing & Höhne 2011), Section 7 and Table 6, with the
+    Giessing & Höhne (2011), Section 7 and Table 6, with the
     invariant matrix of Shlomo & Young (2008) on states ``d_min..d_max``.
 
     Parameters

@@ -1,6 +1,6 @@
 """Invariant transition matrices (Shlomo & Young 2008) and the no-small-cells variant.
 
-Giessing & Höhne (2011), seed 004, Section 3.2. Given an initial transition
+Giessing & Höhne (2011), Section 3.2. Given an initial transition
 matrix ``P`` and the relative frequencies ``v`` of the counts, ``Q`` is ``P``
 transposed with column ``j`` multiplied by ``v_j`` and rows normalised; then
 ``R = P Q`` satisfies ``v R = v`` (the expected frequency of every count is
@@ -228,7 +228,7 @@ def invariant_matrix(
 ) -> InvariantMatrix:
     """Invariant transition matrix for cell counts.
 
-    Seed 004 (Giessing & Höhne 2011), Section 3.2, after Shlomo & Young (2008).
+    Giessing & Höhne (2011), Section 3.2, after Shlomo & Young (2008).
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """Design of zero-mean, fixed-variance perturbation tables without small cells.
 
-Giessing & Höhne (2011), seed 004, Section 3.1, after Fraser & Wooton (2006).
+Giessing & Höhne (2011), Section 3.1, after Fraser & Wooton (2006).
 The transition matrix ``P`` holds ``p_ij = P(perturbed count j | original i)``
 with
 

@@ -1,6 +1,6 @@
 """Record keys: drawn once per record and stored, so cell keys are consistent.
 
-Giessing & Höhne (2011), seed 004, Section 4: every record gets a random key
+Giessing & Höhne (2011), Section 4: every record gets a random key
 uniform on ``[0, 2^31 - 1)``; the keys of a cell's records are summed modulo
 ``2^31 - 1``. The same set of records always gives the same cell key, so
 logically identical cells of different tables receive identical perturbations.
@@ -32,7 +32,7 @@ __all__ = [
     "key_units",
 ]
 
-#: Range of integer record keys (seed 004, Section 4): keys lie in [0, 2^31 - 1).
+#: Range of integer record keys (Giessing & Höhne 2011, Section 4): keys lie in [0, 2^31 - 1).
 INTEGER_KEY_MODULUS = 2**31 - 1
 #: Uniform keys are multiples of 1 / 2^32, summed exactly as integers modulo 2^32.
 UNIFORM_KEY_RESOLUTION = 2**32

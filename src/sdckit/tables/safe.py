@@ -1,6 +1,6 @@
 """SAFE-style pre-tabular protection: microdata whose every table is free of 1s and 2s.
 
-Giessing & Höhne (2011), seed 004, Section 2 (after Höhne 2003): change
+Giessing & Höhne (2011), Section 2 (after Höhne 2003): change
 microdata records so that every cell of the elementary table (the full
 cross-classification of the variables) has count 0 or at least 3; every
 table computed from the protected records is then additive, consistent and
@@ -290,7 +290,7 @@ def safe_perturb(
 ) -> SafeResult:
     """Protect microdata so that no table of their variables has a cell of 1 or 2.
 
-    Seed 004 (Giessing & Höhne 2011), Section 2 (the SAFE model (1) and the
+    Giessing & Höhne (2011), Section 2 (the SAFE model (1) and the
     heuristic phases (2) and (3)).
 
     Parameters

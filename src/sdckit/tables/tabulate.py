@@ -1,7 +1,7 @@
 """Frequency tables with all margins and user hierarchies, as one tidy frame.
 
-Giessing & Höhne (2011), *Eliminating small cells from census counts tables*
-(seed 004), Section 2.1: every cell of a published table is a sum of cells of
+Giessing & Höhne (2011), *Eliminating small cells from census counts tables*,
+Section 2.1: every cell of a published table is a sum of cells of
 the *elementary* table (all combinations of the leaf categories), ``A y = a``.
 :func:`tabulate` counts the elementary table once with ``numpy.bincount`` and
 builds every margin and hierarchy level by aggregating along one axis at a
@@ -403,7 +403,7 @@ def tabulate(
 ) -> pd.DataFrame:
     """Frequency table of ``dims`` with all margins, one row per cell (empty cells included).
 
-    Seed 004 (Giessing & Höhne 2011), Section 2.1: the cells of a table are
+    Giessing & Höhne (2011), Section 2.1: the cells of a table are
     sums of elementary-table cells. The elementary table is counted with one
     ``numpy.bincount``; margins and hierarchy levels are sums along one axis.
 
@@ -431,7 +431,7 @@ def tabulate(
     record_key : str, optional
         Column of record keys (see :func:`sdckit.tables.add_record_keys`); adds
         a ``cell_key`` column: the keys of the cell's records summed modulo
-        the key range (seed 004, Section 4).
+        the key range (Giessing & Höhne 2011, Section 4).
     total_label : str, default "Total"
 
     Returns
