@@ -511,6 +511,37 @@ class AnalysisServer:
 
         return self._run("correlation", query, compute)
 
+    def _checked_fit(
+        self, analysis: str, model: str, universe: Any, formula: Any, query: dict[str, Any]
+    ) -> Refusal | tuple[Any, _Prepared, Any, tuple[Verdict, ...]]:
+        """A regression that has passed every rule, for a plot drawn from it.
+
+        Static rules, the universe, the fit and its output rules, in that order;
+        the first that fails gives the Refusal. Otherwise returns the parsed
+        formula, the prepared universe, the fit's internals and all verdicts.
+        """
+        parsed = as_formula(formula)
+        query["formula"] = parsed.to_string()
+        static = analyses.static_regression_rules(parsed, self._metadata, model, self._config)
+        if not static[-1].passed:
+            return Refusal(analysis, tuple(static))
+        prepared = self._prepare(universe, query)
+        if prepared.positions is None:
+            return Refusal(analysis, prepared.verdicts)
+        verdicts, result, internals = analyses.regression(
+            self._coded,
+            prepared.positions,
+            prepared.universe_text,
+            parsed,
+            model,
+            self._config,
+            perturb=self._perturb,
+        )
+        all_verdicts = prepared.verdicts + tuple(verdicts)
+        if result is None:
+            return Refusal(analysis, all_verdicts)
+        return parsed, prepared, internals, all_verdicts
+
     def residual_plot(self, universe: Any, formula: Any) -> ResidualPlotResult | Refusal:
         """Synthetic residual plots of an OLS model (Lucero et al. 2011, Section 3.2.1).
 
@@ -523,26 +554,10 @@ class AnalysisServer:
         }
 
         def compute():
-            parsed = as_formula(formula)
-            query["formula"] = parsed.to_string()
-            static = analyses.static_regression_rules(parsed, self._metadata, "ols", self._config)
-            if not static[-1].passed:
-                return Refusal("residual_plot", tuple(static))
-            prepared = self._prepare(universe, query)
-            if prepared.positions is None:
-                return Refusal("residual_plot", prepared.verdicts)
-            verdicts, result, internals = analyses.regression(
-                self._coded,
-                prepared.positions,
-                prepared.universe_text,
-                parsed,
-                "ols",
-                self._config,
-                perturb=self._perturb,
-            )
-            all_verdicts = prepared.verdicts + tuple(verdicts)
-            if result is None:
-                return Refusal("residual_plot", all_verdicts)
+            checked = self._checked_fit("residual_plot", "ols", universe, formula, query)
+            if isinstance(checked, Refusal):
+                return checked
+            parsed, prepared, internals, all_verdicts = checked
             panels = synthetic_residual_panels(
                 response=parsed.response.to_string(),
                 fitted=internals.fitted,
@@ -574,26 +589,10 @@ class AnalysisServer:
         }
 
         def compute():
-            parsed = as_formula(formula)
-            query["formula"] = parsed.to_string()
-            static = analyses.static_regression_rules(parsed, self._metadata, "logit", self._config)
-            if not static[-1].passed:
-                return Refusal("logit_diagnostics", tuple(static))
-            prepared = self._prepare(universe, query)
-            if prepared.positions is None:
-                return Refusal("logit_diagnostics", prepared.verdicts)
-            verdicts, result, internals = analyses.regression(
-                self._coded,
-                prepared.positions,
-                prepared.universe_text,
-                parsed,
-                "logit",
-                self._config,
-                perturb=self._perturb,
-            )
-            all_verdicts = prepared.verdicts + tuple(verdicts)
-            if result is None:
-                return Refusal("logit_diagnostics", all_verdicts)
+            checked = self._checked_fit("logit_diagnostics", "logit", universe, formula, query)
+            if isinstance(checked, Refusal):
+                return checked
+            parsed, prepared, internals, all_verdicts = checked
             # The analysis sample: the kept units with every model variable observed.
             rows = prepared.positions
             for name in parsed.variables:
