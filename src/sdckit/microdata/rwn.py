@@ -283,12 +283,14 @@ def rwn(
                 "imputed copy"
             )
         design_data = _impute(design_data, schema)
+    user_weights = _check_weights(weights, list(dist_cols))
     design_weights, reference, shrunk = _balanced_weights(
         design_data,
         dist_cols,
         schema,
         scale=scale,
-        weights=weights,
+        user=user_weights,
+        explicit=set(weights or {}),
         metric=metric,
         k=max(k, 1),
         balance=balance_steps,
@@ -365,7 +367,7 @@ def rwn(
         "eps": eps if eps is None or isinstance(eps, numbers.Real) else "per-record",
         "q": q,
         "modprop": modprop,
-        "weights": dict(_check_user_weights(weights, dist_cols)),
+        "weights": user_weights,
         "scale": scale,
         "metric": metric,
         "balance_steps": balance_steps,
@@ -389,11 +391,6 @@ def rwn(
         stats["balanced_variables"] = {v: round(f, 4) for v, f in shrunk.items()}
         stats["reference_distance"] = reference
     return RWNResult(data=out, diagnostics=diagnostics, params=params, method="rwn", stats=stats)
-
-
-def _check_user_weights(weights: Mapping[str, float] | None, variables: list) -> dict:
-    """The user's weights, validated, with 1 for every unnamed distance variable."""
-    return _check_weights(weights, list(variables))
 
 
 # Records whose k-th neighbour distance sets the reference distance (evenly spread rows).
@@ -452,18 +449,21 @@ def _balanced_weights(
     schema: Schema,
     *,
     scale: str | None,
-    weights: Mapping[str, float] | None,
+    user: dict,
+    explicit: set,
     metric: str,
     k: int,
     balance: bool,
 ) -> tuple[dict, float | None, dict]:
     """Distance weights with coarse variables balanced (``balance_steps``).
 
+    ``user`` holds the validated weight of every distance variable; the
+    variables in ``explicit`` were given a weight by the user and keep it.
+
     Returns the weights to build the design with, the reference distance (None
     when nothing was balanced) and ``{variable: factor}`` for each variable
     whose weight was shrunk.
     """
-    user = _check_user_weights(weights, variables)
     if not balance:
         return user, None, {}
     numeric = [v for v in variables if schema[v].kind is not Kind.CATEGORICAL and user[v] > 0]
@@ -487,7 +487,6 @@ def _balanced_weights(
         reference = float(np.median(positive))
     design = build_design(frame, columns=variables, schema=schema, scale=scale, weights=user)
     steps = _smallest_steps(design, metric)
-    explicit = set(weights or {})
     balanced = dict(user)
     factors: dict = {}
     for variable, step in steps.items():
