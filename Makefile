@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast lint format bench clean
+.PHONY: demo test test-fast lint format bench clean typecheck
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "sdckit needs Python >= 3.11"'
@@ -37,3 +37,7 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache
+
+# Type check (becomes part of `lint` once src/ is clean; issue 14, item 6).
+typecheck: $(STAMP)
+	$(BIN)/python -m mypy
