@@ -19,7 +19,6 @@ from sdckit.cli._common import (
 from sdckit.errors import DataError, ParameterError
 from sdckit.io import read_table
 from sdckit.tables import (
-    PTable,
     add_record_keys,
     cell_key_perturb,
     design_ptable,
@@ -28,7 +27,13 @@ from sdckit.tables import (
     safe_perturb,
     tabulate,
 )
-from sdckit.tables.formats import read_codelist_hierarchy, read_hrc, to_sdmx_csv
+from sdckit.tables.formats import (
+    read_codelist_hierarchy,
+    read_hrc,
+    read_ptable,
+    to_sdmx_csv,
+    write_ptable,
+)
 from sdckit.tables.release import (
     CONFIDENTIAL_COLUMNS,
     check_internal_path,
@@ -146,10 +151,14 @@ def add_keys_command(
         "integer", "--kind", help="integer ([0, 2^31-1)) or uniform ([0, 1))."
     ),
     column: str = typer.Option("record_key", "--column", help="Name of the key column."),
+    key_range: int | None = typer.Option(
+        None, "--key-range", help="Integer keys 0..N-1 (256 or 4096 for the ONS p-tables)."
+    ),
 ) -> None:
     """Draw record keys once and store them with the microdata (Section 4)."""
     _check_protected_outputs(output, False, input)
-    write_output(add_record_keys(read_input(input), seed, kind=kind, column=column), output)
+    keyed = add_record_keys(read_input(input), seed, kind=kind, column=column, key_range=key_range)
+    write_output(keyed, output)
 
 
 @tables_app.command("tabulate")
@@ -163,6 +172,11 @@ def tabulate_command(
     ),
     hierarchies: Path | None = typer.Option(None, "--hierarchies", help=_HIERARCHY_HELP),
     no_margins: bool = typer.Option(False, "--no-margins", help="Leave out the totals."),
+    key_modulus: int | None = typer.Option(
+        None,
+        "--key-modulus",
+        help="Record keys 0..N-1 summed modulo N (256 or 4096 for the ONS p-tables).",
+    ),
 ) -> None:
     """Frequency table with all margins (and hierarchy levels), empty cells included.
 
@@ -176,6 +190,7 @@ def tabulate_command(
         weights=weights,
         margins=not no_margins,
         record_key=record_key,
+        key_modulus=key_modulus,
     )
     write_output(table, output)
     err_console.print(
@@ -203,6 +218,11 @@ def design_ptable_command(
     symmetry_bound: float | None = typer.Option(
         None, "--symmetry-bound", help="Bound on |p(i,i-1) - p(i,i+1)| (the paper's symmetry)."
     ),
+    layout: str = typer.Option(
+        "tidy",
+        "--format",
+        help="tidy (i, j, p, ...: sdckit, R ptable) or ons (pcv, ckey, pvalue for 256 cell keys).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", help="No summary."),
 ) -> None:
     """Design a zero-mean, fixed-variance transition matrix without small cells (Section 3.1)."""
@@ -216,7 +236,12 @@ def design_ptable_command(
         objective=objective,
         symmetry_bound=symmetry_bound,
     )
-    write_output(ptable.to_frame(), output)
+    if layout == "ons":
+        write_ptable(ptable, output, format="ons")
+    elif layout == "tidy":
+        write_output(ptable.to_frame(), output)
+    else:
+        raise ParameterError(f"--format must be 'tidy' or 'ons', got {layout!r}")
     if not quiet:
         err_console.print(ptable.summary(), highlight=False)
 
@@ -229,7 +254,11 @@ def perturb_command(
     output: Path = typer.Option(
         ..., "--output", "-o", help="Table with noise and perturbed counts."
     ),
-    ptable: Path | None = typer.Option(None, "--ptable", help="Perturbation table file (i, j, p)."),
+    ptable: Path | None = typer.Option(
+        None,
+        "--ptable",
+        help="Perturbation table file: tidy (i, j, p; sdckit, R ptable) or ONS (pcv, ckey, pvalue).",
+    ),
     D: int = typer.Option(3, "--D", help="Without --ptable: design one with this D."),
     V: float = typer.Option(2.01, "--V", help="Without --ptable: design one with this V."),
     dims: str | None = typer.Option(
@@ -254,7 +283,7 @@ def perturb_command(
     The output holds the dimensions and the perturbed values only.
     """
     _check_protected_outputs(output, with_true_counts, input, ptable)
-    table = ptable and PTable.from_frame(read_table(ptable))
+    table = ptable and read_ptable(ptable)
     if table is None:
         table = design_ptable(D, V)
     result = cell_key_perturb(

@@ -6,7 +6,13 @@ This package never imports :mod:`sdckit.microdata`.
 
 from sdckit.tables.additivity import AdditivityResult, restore_additivity
 from sdckit.tables.cellkey import CellKeyResult, cell_key_perturb, lookup_noise
-from sdckit.tables.formats import read_codelist_hierarchy, read_hrc, to_sdmx_csv
+from sdckit.tables.formats import (
+    read_codelist_hierarchy,
+    read_hrc,
+    read_ptable,
+    to_sdmx_csv,
+    write_ptable,
+)
 from sdckit.tables.infoloss import (
     DeviationPublication,
     InfoLossResult,
@@ -74,10 +80,12 @@ __all__ = [
     "perturb_sums",
     "read_codelist_hierarchy",
     "read_hrc",
+    "read_ptable",
     "release_frame",
     "restore_additivity",
     "safe_perturb",
     "split_small_counts",
     "tabulate",
     "to_sdmx_csv",
+    "write_ptable",
 ]

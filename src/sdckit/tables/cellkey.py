@@ -90,12 +90,34 @@ def lookup_noise(counts: np.ndarray, uniform_keys: np.ndarray, ptable: PTable) -
     """Noise of each cell from its count and its cell key scaled to ``[0, 1)``.
 
     The deviation chosen is the first whose cumulative probability in the
-    count's row exceeds the key (Giessing & Höhne 2011, Section 4).
+    count's row exceeds the key (Giessing & Höhne 2011, Section 4); for a
+    table given key by key (``ptable.key_grid``, the ONS layout), the
+    deviation stored for key ``floor(key * K)``. The row serving a count is
+    :meth:`PTable.rows_for`'s.
+
+    Parameters
+    ----------
+    counts : array of int
+        True counts.
+    uniform_keys : array of float
+        Cell keys scaled to ``[0, 1)``.
+    ptable : PTable
+        The perturbation table.
+
+    Returns
+    -------
+    ndarray of int64
+        The noise of each cell.
     """
     counts = np.asarray(counts, dtype=np.int64)
     keys = np.asarray(uniform_keys, dtype=np.float64)
+    rows = ptable.rows_for(counts)
+    if ptable.key_grid is not None:
+        K = ptable.key_grid.shape[1]
+        # keys c / K are exact in binary floating point for K a power of two
+        index = np.minimum(np.floor(keys * K + 1e-9).astype(np.int64), K - 1)
+        return ptable.key_grid[rows, index].astype(np.int64)
     cum = _cumulative(ptable)
-    rows = np.minimum(counts, ptable.n_rows - 1)
     noise = np.empty(len(counts), dtype=np.int64)
     for start in range(0, len(counts), _CHUNK):
         stop = start + _CHUNK
@@ -104,12 +126,19 @@ def lookup_noise(counts: np.ndarray, uniform_keys: np.ndarray, ptable: PTable) -
     return noise
 
 
-def _uniform_from_cell_keys(keys: pd.Series, name: str) -> np.ndarray:
+def _uniform_from_cell_keys(keys: pd.Series, name: str, key_range: int | None) -> np.ndarray:
     values = keys.to_numpy()
     if values.dtype.kind in "iu":
-        if len(values) and (values.min() < 0 or values.max() >= INTEGER_KEY_MODULUS):
+        modulus = key_range or INTEGER_KEY_MODULUS
+        if len(values) and (values.min() < 0 or values.max() >= modulus):
+            if key_range:
+                raise DataError(
+                    f"integer cell keys in {name!r} must lie in 0..{key_range - 1} for this "
+                    f"p-table, given key by key: tabulate with key_modulus={key_range} "
+                    f"(record keys 0..{key_range - 1}, summed modulo {key_range})"
+                )
             raise DataError(f"integer cell keys in {name!r} must lie in [0, 2^31 - 1)")
-        return values.astype(np.float64) / INTEGER_KEY_MODULUS
+        return values.astype(np.float64) / modulus
     values = pd.to_numeric(keys, errors="coerce").to_numpy(np.float64, na_value=np.nan)
     if not np.isfinite(values).all() or (values < 0).any() or (values >= 1).any():
         raise DataError(
@@ -205,6 +234,7 @@ def cell_key_perturb(
             record_key=record_key,
             total_label=total_label,
             weights=weights,
+            key_modulus=ptable.key_range,
         )
         if (count, cell_key) != ("count", "cell_key"):
             table = table.rename(columns={"count": count, "cell_key": cell_key})
@@ -223,7 +253,7 @@ def cell_key_perturb(
         weighted = pd.to_numeric(table[weighted_count], errors="coerce").to_numpy(np.float64)
         if not np.isfinite(weighted).all():
             raise DataError(f"column {weighted_count!r} has missing or non-numeric values")
-    keys = _uniform_from_cell_keys(table[cell_key], cell_key)
+    keys = _uniform_from_cell_keys(table[cell_key], cell_key, ptable.key_range)
     noise = lookup_noise(counts, keys, ptable)
     perturbed = counts + noise
     table["noise"] = noise

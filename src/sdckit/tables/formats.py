@@ -8,6 +8,12 @@
   "hierarchical codelists"): one code per line, its depth given by the
   number of leading ``@`` characters; a code is the parent of the deeper
   codes that follow it. The top level adds into the total.
+* **Perturbation tables** in three layouts: sdckit's tidy one, which is the
+  columns of R ptable's ``pTable`` (``i, j, p, v, p_int_lb, p_int_ub`` and
+  R's optional ``type``; Enderle, Giessing & Tent 2018), one row per
+  transition, the last row serving every larger count; and the ONS
+  ``cell-key-perturbation`` layout (``pcv, ckey, pvalue``), one row per
+  count and integer cell key, rows 501-750 reused in turn for larger counts.
 * **SDMX-CSV** (SDMX 2.1 technical notes, CSV format, version 1): a
   ``DATAFLOW`` column, one column per dimension, ``OBS_VALUE`` and an
   ``OBS_STATUS`` attribute; totals are coded ``_T`` as in SDMX code lists.
@@ -25,9 +31,189 @@ import numpy as np
 import pandas as pd
 
 from sdckit.errors import DataError, ParameterError
+from sdckit.tables.ptable import PTable
 from sdckit.tables.release import check_release
 
-__all__ = ["read_codelist_hierarchy", "read_hrc", "to_sdmx_csv"]
+__all__ = ["read_codelist_hierarchy", "read_hrc", "read_ptable", "to_sdmx_csv", "write_ptable"]
+
+#: The ONS p-tables hold counts 1..750 and reuse rows 501..750 for larger counts.
+ONS_ROWS = 750
+ONS_CYCLE_START = 501
+_PTABLE_FORMATS = ("auto", "tidy", "ons")
+
+
+def _ptable_frame(source: str | Path | pd.DataFrame) -> pd.DataFrame:
+    if isinstance(source, pd.DataFrame):
+        return source
+    p = Path(source)
+    if not p.exists():
+        raise DataError(f"perturbation table file {str(p)!r} does not exist")
+    try:
+        return pd.read_csv(p, sep=None, engine="python")
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        raise DataError(f"cannot read perturbation table {str(p)!r}: {exc}") from exc
+
+
+def _ons_ptable(frame: pd.DataFrame, cycle_start: int) -> PTable:
+    cols = {c: pd.to_numeric(frame[c], errors="coerce") for c in ("pcv", "ckey", "pvalue")}
+    for name, col in cols.items():
+        bad = col.isna() | (col != col.round())
+        if bad.any():
+            k = int(np.flatnonzero(bad.to_numpy())[0])
+            raise DataError(
+                f"ONS perturbation table column {name!r} must hold whole numbers; "
+                f"row {k + 2} (as a spreadsheet counts, header on row 1) has {frame[name].iloc[k]!r}"
+            )
+    pcv = cols["pcv"].to_numpy(np.int64)
+    ckey = cols["ckey"].to_numpy(np.int64)
+    pvalue = cols["pvalue"].to_numpy(np.int64)
+    if (pcv < 0).any() or (ckey < 0).any():
+        raise DataError("ONS perturbation table has negative pcv or ckey values")
+    if ((pcv + pvalue) < 0).any():
+        k = int(np.flatnonzero((pcv + pvalue) < 0)[0])
+        raise DataError(
+            f"ONS perturbation table row {k + 2}: pvalue {pvalue[k]} takes count {pcv[k]} below 0"
+        )
+    L = int(pcv.max()) + 1
+    K = int(ckey.max()) + 1
+    grid = np.full((L, K), np.iinfo(np.int64).min, dtype=np.int64)
+    grid[pcv, ckey] = pvalue
+    grid[0][grid[0] == np.iinfo(np.int64).min] = 0  # an empty cell stays empty (p_00 = 1)
+    missing = np.argwhere(grid == np.iinfo(np.int64).min)
+    if len(missing):
+        i, c = (int(v) for v in missing[0])
+        raise DataError(
+            f"ONS perturbation table has no row for pcv={i}, ckey={c} ({len(missing)} of "
+            f"{(L - 1) * K} pcv/ckey pairs missing); every count 1..{L - 1} needs all {K} keys"
+        )
+    if grid[0].any():
+        raise DataError("ONS perturbation table moves an empty cell (pcv 0) away from 0")
+    D = int(np.abs(grid).max())
+    matrix = np.zeros((L, L + D))
+    for d in np.unique(grid):
+        rows, hits = np.unique(np.nonzero(grid == d)[0], return_counts=True)
+        matrix[rows, rows + d] += hits / K
+    js = 0
+    while js + 1 < matrix.shape[1] and not matrix[:, js + 1].any():
+        js += 1
+    dev = np.arange(matrix.shape[1])[None, :] - np.arange(L)[:, None]
+    variances = (matrix * dev**2).sum(axis=1) - (matrix * dev).sum(axis=1) ** 2
+    cycle = cycle_start if L - 1 > cycle_start else None
+    return PTable(
+        matrix,
+        D,
+        float(variances[-1]),
+        int(js),
+        variances,
+        {},
+        {"source": "ONS (pcv, ckey, pvalue)", "key_range": K},
+        large_counts="cycle" if cycle else "last_row",
+        cycle_start=cycle,
+        key_grid=grid,
+    )
+
+
+def read_ptable(
+    source: str | Path | pd.DataFrame,
+    *,
+    format: str = "auto",
+    cycle_start: int = ONS_CYCLE_START,
+) -> PTable:
+    """Read a perturbation table in sdckit's (R ptable's) tidy layout or the ONS layout.
+
+    Parameters
+    ----------
+    source : path or DataFrame
+        A CSV file (separator detected) or a frame already read.
+    format : {"auto", "tidy", "ons"}, default "auto"
+        ``"tidy"``: columns ``i, j, p`` (``v``, ``p_int_lb``, ``p_int_ub``,
+        ``type`` may be present and are ignored: they follow from ``p``), as
+        :meth:`PTable.to_frame` and R ptable write them; the last row serves
+        every larger count. ``"ons"``: columns ``pcv, ckey, pvalue`` as the
+        ONS ``cell-key-perturbation`` package reads them: the noise of every
+        count ``1..L-1`` for every integer cell key ``0..K-1``; the table is
+        kept key by key, so a cell key selects exactly the ``pvalue`` the ONS
+        package would, and rows ``cycle_start..L-1`` are reused in turn for
+        larger counts (the ONS convention). ``"auto"`` tells them apart by
+        their columns.
+    cycle_start : int, default 501
+        First reused row of an ONS table (the ONS package reuses rows
+        501-750); tables with fewer rows than that use their last row.
+
+    Returns
+    -------
+    PTable
+        ``ptable.key_range`` is the number of cell keys of an ONS table (use
+        record keys in that range: ``add_record_keys(..., key_range=K)``).
+    """
+    if format not in _PTABLE_FORMATS:
+        raise ParameterError(f"format must be one of {list(_PTABLE_FORMATS)}, got {format!r}")
+    frame = _ptable_frame(source)
+    if len(frame) == 0:
+        raise DataError("the perturbation table has no rows")
+    columns = {str(c).strip().lower(): c for c in frame.columns}
+    ons_columns = {"pcv", "ckey", "pvalue"} <= set(columns)
+    tidy_columns = {"i", "j", "p"} <= set(columns)
+    if format == "auto":
+        if not (ons_columns or tidy_columns):
+            raise DataError(
+                "the perturbation table has neither the columns i, j, p (sdckit, R ptable) nor "
+                f"pcv, ckey, pvalue (ONS); it has {list(frame.columns)}"
+            )
+        format = "ons" if ons_columns else "tidy"
+    frame = frame.rename(columns={v: k for k, v in columns.items()})
+    if format == "ons":
+        if not ons_columns:
+            raise DataError(
+                f"an ONS perturbation table needs columns pcv, ckey, pvalue; it has {list(frame)}"
+            )
+        return _ons_ptable(frame, int(cycle_start))
+    return PTable.from_frame(frame)
+
+
+def write_ptable(
+    ptable: PTable, path: str | Path, *, format: str = "tidy", key_range: int | None = None
+) -> None:
+    """Write a perturbation table in sdckit's tidy layout or the ONS layout (atomically).
+
+    Parameters
+    ----------
+    ptable : PTable
+        The table.
+    path : str or Path
+        The CSV file to write.
+    format : {"tidy", "ons"}, default "tidy"
+        See :func:`read_ptable`. ``"ons"`` writes counts 1..750 and every
+        cell key ``0..K-1``: the noise sdckit itself gives a cell of that
+        count and key (for a designed table, the row's cumulative
+        probabilities cut at ``c / K``, so each transition's probability is
+        rounded to a multiple of ``1/K``); rows beyond the table's own follow
+        its ``large_counts`` convention, so the ONS package perturbs as
+        sdckit does.
+    key_range : int, optional
+        ``K`` for ``"ons"``: the table's own for a table read key by key,
+        else 256.
+    """
+    from sdckit.io import write_table
+
+    if not isinstance(ptable, PTable):
+        raise ParameterError(f"ptable must be a PTable, got {type(ptable).__name__}")
+    if format not in ("tidy", "ons"):
+        raise ParameterError(f"format must be 'tidy' or 'ons', got {format!r}")
+    if format == "tidy":
+        write_table(ptable.to_frame(), path)
+        return
+    K = key_range or ptable.key_range or 256
+    if ptable.key_range is not None and K != ptable.key_range:
+        raise ParameterError(
+            f"key_range={K} differs from the table's own {ptable.key_range} cell keys"
+        )
+    from sdckit.tables.cellkey import lookup_noise
+
+    counts = np.repeat(np.arange(1, ONS_ROWS + 1, dtype=np.int64), K)
+    keys = np.tile(np.arange(K, dtype=np.int64), ONS_ROWS)
+    pvalue = lookup_noise(counts, keys / K, ptable)
+    write_table(pd.DataFrame({"pcv": counts, "ckey": keys, "pvalue": pvalue}), path)
 
 
 def read_hrc(path: str | Path, *, marker: str = "@") -> dict[str, list[str]]:

@@ -65,6 +65,21 @@ class PTable:
         differs from ``V`` because ``V`` lies outside the attainable range.
     params : mapping
         The design parameters.
+    large_counts : {"last_row", "cycle"}, default "last_row"
+        Which row serves a count beyond the last row ``L - 1``. ``"last_row"``:
+        the last row, shifted (tau-ARGUS, R ptable, Giessing & Höhne 2011,
+        condition 8). ``"cycle"``: rows ``cycle_start..L-1`` are reused in
+        turn — the convention of the ONS ``cell-key-perturbation`` p-tables
+        (750 rows, rows 501-750 reused for 751-1000, 1001-1250, ...), needed
+        where the rows differ, as in a rounding table.
+    cycle_start : int, optional
+        First reused row with ``large_counts="cycle"``.
+    key_grid : ndarray of int, shape (L, K), optional
+        The deviation for each integer cell key ``0..K-1`` of each row, for a
+        table given key by key (the ONS layout: ``pcv, ckey, pvalue``). With
+        it, a cell key ``c`` selects ``key_grid[row, c]`` exactly, whatever
+        the order of the keys; without it, the row's cumulative
+        probabilities do (Giessing & Höhne 2011, §4).
     """
 
     matrix: np.ndarray
@@ -74,10 +89,57 @@ class PTable:
     variances: np.ndarray
     adjusted_rows: Mapping[int, tuple[float, float]] = field(default_factory=dict)
     params: Mapping[str, Any] = field(default_factory=dict)
+    large_counts: str = "last_row"
+    cycle_start: int | None = None
+    key_grid: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "adjusted_rows", MappingProxyType(dict(self.adjusted_rows)))
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        if self.large_counts not in ("last_row", "cycle"):
+            raise ParameterError(
+                f"large_counts must be 'last_row' or 'cycle', got {self.large_counts!r}"
+            )
+        if self.large_counts == "cycle" and not (
+            self.cycle_start is not None and 1 <= self.cycle_start < self.matrix.shape[0]
+        ):
+            raise ParameterError(
+                f"large_counts='cycle' needs cycle_start in 1..{self.matrix.shape[0] - 1}, "
+                f"got {self.cycle_start!r}"
+            )
+        if self.key_grid is not None and (
+            self.key_grid.ndim != 2 or self.key_grid.shape[0] != self.matrix.shape[0]
+        ):
+            raise ParameterError(
+                f"key_grid must have one row per table row ({self.matrix.shape[0]}), "
+                f"got shape {self.key_grid.shape}"
+            )
+
+    @property
+    def key_range(self) -> int | None:
+        """Number of integer cell keys ``K`` of a key-by-key table (None otherwise)."""
+        return None if self.key_grid is None else int(self.key_grid.shape[1])
+
+    def rows_for(self, counts: np.ndarray) -> np.ndarray:
+        """The table row that serves each count (see ``large_counts``).
+
+        Parameters
+        ----------
+        counts : array of int
+            Non-negative counts.
+
+        Returns
+        -------
+        ndarray of int64
+            Row indices in ``0..L-1``.
+        """
+        counts = np.asarray(counts, dtype=np.int64)
+        last = self.n_rows - 1
+        if self.large_counts == "last_row" or self.cycle_start is None:
+            return np.minimum(counts, last)
+        start = self.cycle_start
+        period = self.n_rows - start
+        return np.where(counts <= last, counts, (counts - start) % period + start)
 
     @property
     def n_rows(self) -> int:
@@ -98,7 +160,7 @@ class PTable:
     def transition(self, count: int) -> pd.Series:
         """Distribution of the perturbed value of ``count`` (index: perturbed counts)."""
         count = check_int(count, "count", minimum=0)
-        row = min(count, self.n_rows - 1)
+        row = int(self.rows_for(np.array([count]))[0])
         dev = self.deviation_probabilities()[row]
         values = count + np.arange(-self.D, self.D + 1)
         keep = (values >= 0) & (dev > 0)
@@ -191,9 +253,19 @@ class PTable:
         """Parameters, achieved variances and the rows where V was not attainable."""
         lines = [
             f"perturbation table: D={self.D}, V={self.V:g}, js={self.js}, rows 0..{self.n_rows - 1} "
-            f"(row {self.n_rows - 1} serves all larger counts)",
+            + (
+                f"(rows {self.cycle_start}..{self.n_rows - 1} reused in turn for larger counts)"
+                if self.large_counts == "cycle"
+                else f"(row {self.n_rows - 1} serves all larger counts)"
+            )
+            + (
+                f"; given key by key for {self.key_range} cell keys"
+                if self.key_grid is not None
+                else ""
+            ),
             "  achieved variance per row: "
-            + ", ".join(f"{i}:{v:.4g}" for i, v in enumerate(self.variances)),
+            + ", ".join(f"{i}:{v:.4g}" for i, v in enumerate(self.variances[:12]))
+            + (f", ... ({self.n_rows} rows)" if self.n_rows > 12 else ""),
         ]
         for row, (low, high) in self.adjusted_rows.items():
             lines.append(

@@ -45,6 +45,7 @@ def add_record_keys(
     kind: str = "integer",
     column: str = "record_key",
     overwrite: bool = False,
+    key_range: int | None = None,
 ) -> pd.DataFrame:
     """Return a copy of ``data`` with a record-key column.
 
@@ -61,6 +62,15 @@ def add_record_keys(
     overwrite : bool, default False
         Replace an existing column of that name (otherwise an error: keys
         should be drawn once and kept).
+    key_range : int, optional
+        With ``kind="integer"``, draw keys in ``0..key_range-1`` instead
+        (256 or 4096 for the ONS p-tables, whose cell keys are sums modulo
+        the key range); tabulate them with ``key_modulus=key_range``.
+
+    Returns
+    -------
+    DataFrame
+        A copy of ``data`` with the keys in ``column``.
     """
     data = check_dataframe(data)
     if kind not in ("integer", "uniform"):
@@ -70,10 +80,20 @@ def add_record_keys(
             f"column {column!r} already exists; record keys are drawn once and kept "
             "(pass overwrite=True to draw new ones)"
         )
+    if key_range is not None:
+        if kind != "integer":
+            raise ParameterError("key_range applies to integer keys (kind='integer')")
+        if (
+            isinstance(key_range, bool)
+            or not isinstance(key_range, int | np.integer)
+            or not 2 <= key_range <= INTEGER_KEY_MODULUS
+        ):
+            raise ParameterError(f"key_range must be a whole number >= 2, got {key_range!r}")
     rng = check_random_state(seed)
     out = data.copy()
     if kind == "integer":
-        out[column] = rng.integers(0, INTEGER_KEY_MODULUS, size=len(data), dtype=np.int64)
+        top = INTEGER_KEY_MODULUS if key_range is None else int(key_range)
+        out[column] = rng.integers(0, top, size=len(data), dtype=np.int64)
     else:
         units = rng.integers(0, UNIFORM_KEY_RESOLUTION, size=len(data), dtype=np.int64)
         out[column] = units / UNIFORM_KEY_RESOLUTION
@@ -81,9 +101,20 @@ def add_record_keys(
 
 
 def key_units(
-    keys: pd.Series | np.ndarray, *, name: str = "record_key"
+    keys: pd.Series | np.ndarray, *, name: str = "record_key", modulus: int | None = None
 ) -> tuple[np.ndarray, int, bool]:
     """Record keys as non-negative int64 units, with their modulus.
+
+    Parameters
+    ----------
+    keys : Series or array
+        Integer keys, or floats in ``[0, 1)``.
+    name : str, default "record_key"
+        Column name for messages.
+    modulus : int, optional
+        Range of integer keys (``0..modulus-1``, summed modulo ``modulus``),
+        e.g. 256 for the ONS p-tables; default ``2^31 - 1``. Not used for
+        uniform keys.
 
     Returns
     -------
@@ -94,14 +125,20 @@ def key_units(
         True for keys in ``[0, 1)``.
     """
     values = keys.to_numpy() if isinstance(keys, pd.Series) else np.asarray(keys)
+    if modulus is not None and (
+        isinstance(modulus, bool) or not isinstance(modulus, int | np.integer) or modulus < 2
+    ):
+        raise ParameterError(f"key_modulus must be a whole number of at least 2, got {modulus!r}")
     if values.dtype.kind in "iu":
         units = values.astype(np.int64, copy=False)
-        if len(units) and (units.min() < 0 or units.max() >= INTEGER_KEY_MODULUS):
+        top = int(modulus) if modulus is not None else INTEGER_KEY_MODULUS
+        if len(units) and (units.min() < 0 or units.max() >= top):
+            shown = "[0, 2^31 - 1)" if modulus is None else f"0..{top - 1}"
             raise DataError(
-                f"integer record keys in {name!r} must lie in [0, 2^31 - 1), "
+                f"integer record keys in {name!r} must lie in {shown}, "
                 f"found {units.min()}..{units.max()}"
             )
-        return units, INTEGER_KEY_MODULUS, False
+        return units, top, False
     if values.dtype.kind == "f":
         if not np.isfinite(values).all():
             raise DataError(f"record keys in {name!r} have missing values")

@@ -400,6 +400,7 @@ def tabulate(
     categories: Mapping[str, Sequence[Any]] | None = None,
     record_key: str | None = None,
     total_label: str = "Total",
+    key_modulus: int | None = None,
 ) -> pd.DataFrame:
     """Frequency table of ``dims`` with all margins, one row per cell (empty cells included).
 
@@ -433,6 +434,12 @@ def tabulate(
         a ``cell_key`` column: the keys of the cell's records summed modulo
         the key range (Giessing & Höhne 2011, Section 4).
     total_label : str, default "Total"
+        Label of the margins.
+    key_modulus : int, optional
+        Integer record keys lie in ``0..key_modulus-1`` and are summed modulo
+        ``key_modulus`` (256 or 4096 for the ONS p-tables, whose cell keys are
+        sums modulo 256 or 4096); default ``2^31 - 1`` (see
+        :mod:`sdckit.tables.recordkeys`).
 
     Returns
     -------
@@ -473,7 +480,7 @@ def tabulate(
     key_sums = None
     if record_key is not None:
         check_columns(data, [record_key], "record_key")
-        units, modulus, uniform = key_units(data[record_key], name=record_key)
+        units, modulus, uniform = key_units(data[record_key], name=record_key, modulus=key_modulus)
         key_sums = _exact_key_sums(cell, units, n_elementary, int(elementary_counts.max()), modulus)
     # integer variables were given their whole range: keep the values that occur
     arrays = [
