@@ -1,18 +1,20 @@
 """Benchmark: tabulate + cell key perturbation of a 350 x 21 x 2 table, sdckit vs the ONS package.
 
-Issue 6. Both tools get the same synthetic records in the same run:
-``area`` (350 categories), ``age`` (21), ``sex`` (2), with record keys. sdckit
-builds the table *with all margins* (351 x 22 x 3 = 23,166 cells) and
-perturbs every cell; the ONS ``cell-key-perturbation`` package's
-``create_perturbed_table`` builds the 14,700 inner cells only (it has no
-margins) with its own 256-key p-table (threshold 0, so nothing is
-suppressed).
+Issue 6, re-done for issue 24 so that both tools do the same work: the same
+synthetic records (``area`` 350 categories, ``age`` 21, ``sex`` 2, record keys
+0..255), the same p-table (``design_ptable(D=3, V=2.01)`` written in the ONS
+layout by ``write_ptable(..., format="ons")`` and read back by both), threshold
+0. The ONS ``cell-key-perturbation`` package's ``create_perturbed_table``
+builds the 14,700 inner cells; sdckit is timed twice: on the same inner cells
+(``margins=False``: the like-for-like ratio) and with all margins (351 x 22 x 3
+= 23,166 cells, what a producer publishes). The run also counts the inner
+cells on which the two perturbed tables agree (all of them, if both implement
+the same method).
 
 The ONS package is not a dependency of sdckit: install it outside the
 project, e.g. ``pip install --no-deps --target /tmp/ons_ckp cell-key-perturbation``
 and pass ``--ons-path /tmp/ons_ckp``. Without it, the baseline is a plain
-pandas group-by + merge implementation of the same lookup, and the output
-says so.
+pandas group-by + merge on the same key-by-key p-table, and the output says so.
 
     .venv/bin/python benchmarks/cellkey.py [--quick] [--ons-path DIR]
 """
@@ -20,17 +22,20 @@ says so.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
+import io
 import os
 import platform
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from sdckit.tables import add_record_keys, cell_key_perturb, design_ptable
+from sdckit.tables import cell_key_perturb, design_ptable, read_ptable, write_ptable
 
 SHAPE = (350, 21, 2)
 
@@ -42,10 +47,10 @@ def synthetic(n: int, seed: int = 0) -> pd.DataFrame:
             "area": rng.integers(0, SHAPE[0], n, dtype=np.int64),
             "age": rng.integers(0, SHAPE[1], n, dtype=np.int64),
             "sex": rng.integers(0, SHAPE[2], n, dtype=np.int64),
-            "ons_key": rng.integers(0, 256, n, dtype=np.int64),
+            "record_key": rng.integers(0, 256, n, dtype=np.int64),
         }
     )
-    return add_record_keys(data, seed + 1)
+    return data
 
 
 def best_of(repeats: int, func) -> tuple[float, object]:
@@ -58,19 +63,18 @@ def best_of(repeats: int, func) -> tuple[float, object]:
     return best, out
 
 
-def pandas_baseline(data: pd.DataFrame, ptable_frame: pd.DataFrame) -> pd.DataFrame:
-    """Group-by sum of keys + merge on the tidy p-table (inner cells only)."""
+def pandas_baseline(data: pd.DataFrame, ons_frame: pd.DataFrame) -> pd.DataFrame:
+    """Group-by count and key sum, then a merge on (row, cell key): inner cells only."""
     grouped = data.groupby(["area", "age", "sex"]).agg(
-        count=("record_key", "size"), key_sum=("record_key", "sum")
+        count=("record_key", "size"), ckey=("record_key", "sum")
     )
     grouped = grouped.reset_index()
-    grouped["u"] = (grouped["key_sum"] % (2**31 - 1)) / (2**31 - 1)
-    last = int(ptable_frame["i"].max())
-    grouped["i"] = np.minimum(grouped["count"], last)
-    merged = grouped.merge(ptable_frame[["i", "v", "p_int_lb", "p_int_ub"]], on="i")
-    hit = (merged["u"] >= merged["p_int_lb"]) & (merged["u"] < merged["p_int_ub"])
-    merged = merged[hit]
-    merged["perturbed"] = merged["count"] + merged["v"]
+    grouped["ckey"] %= 256
+    grouped["pcv"] = np.where(
+        grouped["count"] <= 750, grouped["count"], (grouped["count"] - 1) % 250 + 501
+    )
+    merged = grouped.merge(ons_frame, on=["pcv", "ckey"], how="left")
+    merged["perturbed"] = merged["count"] + merged["pvalue"].fillna(0).astype(int)
     return merged
 
 
@@ -86,7 +90,7 @@ def main() -> None:
     sizes = [10**5, 10**6] if args.quick else [10**6, 10**7]
     repeats = 1 if args.quick else 3
 
-    baseline_name = "pandas group-by + merge (ONS package not found)"
+    baseline_name = "pandas group-by + merge on the same p-table (ONS package not found)"
     ons = None
     if Path(args.ons_path).is_dir():
         sys.path.insert(0, args.ons_path)
@@ -97,11 +101,11 @@ def main() -> None:
             baseline_name = "ONS cell-key-perturbation create_perturbed_table"
         except ImportError:
             ons = None
-    ptable = design_ptable(3, 2.01)
-    ptable_frame = ptable.to_frame()
-    ons_ptable = None
-    if ons is not None:
-        ons_ptable = pd.read_csv(Path(args.ons_path) / "ptable_10_5_rule.csv")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "ptable_ons.csv"
+        write_ptable(design_ptable(3, 2.01), path, format="ons")
+        ons_frame = pd.read_csv(path)
+    ptable = read_ptable(ons_frame)
 
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
@@ -109,34 +113,43 @@ def main() -> None:
     )
     print(f"baseline: {baseline_name}")
     print(
-        f"table: {SHAPE[0]} x {SHAPE[1]} x {SHAPE[2]}; sdckit includes margins "
-        f"({(SHAPE[0] + 1) * (SHAPE[1] + 1) * (SHAPE[2] + 1)} cells), the baseline does not"
+        f"table: {SHAPE[0]} x {SHAPE[1]} x {SHAPE[2]}; p-table D=3, V=2.01 in the ONS layout "
+        "(256 cell keys) for both; threshold 0"
     )
+    dims = ["area", "age", "sex"]
     for n in sizes:
         data = synthetic(n)
 
-        def ours(data=data):
-            return cell_key_perturb(data, ptable, dims=["area", "age", "sex"]).table
+        def inner(data=data):
+            return cell_key_perturb(data, ptable, dims=dims, margins=False).table
+
+        def with_margins(data=data):
+            return cell_key_perturb(data, ptable, dims=dims).table
 
         if ons is not None:
 
             def theirs(data=data):
-                import contextlib
-                import io
-
                 with contextlib.redirect_stdout(io.StringIO()):
-                    return ons(data, ons_ptable, ["area"], ["age", "sex"], "ons_key", threshold=0)
+                    return ons(data, ons_frame, ["area"], ["age", "sex"], "record_key", threshold=0)
         else:
 
             def theirs(data=data):
-                return pandas_baseline(data, ptable_frame)
+                return pandas_baseline(data, ons_frame)
 
-        t_ours, table = best_of(repeats, ours)
         t_theirs, other = best_of(repeats, theirs)
-        assert not table["perturbed"].isin([1, 2]).any()
+        t_inner, table = best_of(repeats, inner)
+        t_margins, full = best_of(repeats, with_margins)
+        assert not full["perturbed"].isin([1, 2]).any()
+        ours = table.astype({d: "int64" for d in dims}).set_index(dims)["perturbed"]
+        theirs_counts = other.set_index(dims)["count" if ons is not None else "perturbed"]
+        agree = int(
+            (ours.reindex(theirs_counts.index).to_numpy() == theirs_counts.to_numpy()).sum()
+        )
         print(
-            f"n = {n:>10,d}: sdckit {len(table):,} cells, baseline {len(other):,} cells; "
-            f"speed-up (baseline time / sdckit time) = {t_theirs / t_ours:.1f}x"
+            f"n = {n:>10,d}: inner cells {len(table):,} (sdckit) / {len(other):,} (baseline), "
+            f"identical {agree:,}; speed-up (baseline time / sdckit time): "
+            f"same cells {t_theirs / t_inner:.1f}x, sdckit with margins "
+            f"({len(full):,} cells) {t_theirs / t_margins:.1f}x"
         )
         del data
         gc.collect()
