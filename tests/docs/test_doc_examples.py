@@ -51,7 +51,15 @@ def _with_examples() -> list[Path]:
     return [p for p in DOCS if any(kind == "example" for kind, _, _ in _pieces(p))]
 
 
-@pytest.mark.parametrize("path", _with_examples(), ids=lambda p: p.name)
+# The assessment guide's sweep (4 settings x 10 replications, then a report) is the slow one.
+_SLOW = {"assess.md"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, marks=pytest.mark.slow) if p.name in _SLOW else p for p in _with_examples()],
+    ids=lambda p: p.name,
+)
 def test_doc_examples_run(path: Path, tmp_path: Path) -> None:
     pieces = _pieces(path)
     if "../shared" in "".join(code for _, _, code in pieces) and not SHARED.exists():
