@@ -94,13 +94,15 @@ def test_every_masker_lets_an_unrelated_date_column_pass_through():
     )
     runs = {
         "rwn": lambda: rwn(frame, columns=["a", "b"], random_state=0),
-        "swap": lambda: swap(frame, "s", 0.1, random_state=0),
-        "rank_swap": lambda: rank_swap(frame, ["a", "b"], p=5, random_state=0),
-        "additive_noise": lambda: additive_noise(frame, ["a", "b"], k=0.1, random_state=0),
-        "multiplicative_noise": lambda: multiplicative_noise(
-            frame, ["a", "b"], k=0.1, random_state=0
+        "swap": lambda: swap(frame, columns="s", rate=0.1, random_state=0),
+        "rank_swap": lambda: rank_swap(frame, columns=["a", "b"], window_percent=5, random_state=0),
+        "additive_noise": lambda: additive_noise(
+            frame, columns=["a", "b"], variance_factor=0.1, random_state=0
         ),
-        "microaggregate": lambda: microaggregate(frame, ["a", "b"], k=3),
+        "multiplicative_noise": lambda: multiplicative_noise(
+            frame, columns=["a", "b"], variance_factor=0.1, random_state=0
+        ),
+        "microaggregate": lambda: microaggregate(frame, columns=["a", "b"], group_size=3),
     }
     for name, run in runs.items():
         out = run().data

@@ -50,7 +50,7 @@ from sdckit._validation import (
 )
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.microdata._weights import resolve_sample_weights, sample_weight_vector
-from sdckit.microdata.base import MaskResult, register_masker
+from sdckit.microdata.base import MaskResult, deprecated_spellings, register_masker
 from sdckit.schema import Kind, Schema, build_design
 
 __all__ = ["MicroaggregationResult", "mdav_groups", "microaggregate"]
@@ -314,11 +314,12 @@ def _group_mode(series: pd.Series, labels: np.ndarray) -> pd.Series:
 
 
 @register_masker("microaggregation", "Microaggregation: MDAV or individual ranking (group means)")
+@deprecated_spellings("columns", "group_size", k="group_size")
 def microaggregate(
     data: pd.DataFrame,
-    columns: Iterable[str] | None = None,
-    k: int = 3,
     *,
+    columns: Iterable[str] | None = None,
+    group_size: int = 3,
     method: str = "mdav",
     categorical: str = "error",
     scale: str | None = "standard",
@@ -334,7 +335,7 @@ def microaggregate(
     MDAV: Domingo-Ferrer & Mateo-Sanz (2002), the heuristic named in Erola et
     al. (2011) Section 2.1; individual ranking: each variable
     sorted on its own and cut into groups of k consecutive ranks. Both give
-    groups of k..2k-1 records.
+    groups of k..2k-1 records, k being ``group_size``.
 
     Parameters
     ----------
@@ -343,8 +344,10 @@ def microaggregate(
     columns : iterable of str, optional
         Variables to aggregate. Default: every numeric column whose role is
         not id, weight or ignore. Other columns pass through unchanged.
-    k : int, default 3
-        Minimum group size (>= 2, at most the number of records).
+    group_size : int, default 3
+        Minimum group size k (>= 2, at most the number of records); groups
+        have k..2k-1 records. Spelled ``k`` in sdckit 0.1 (still accepted
+        for one release, with a DeprecationWarning).
     method : {"mdav", "individual_ranking"}
         ``"mdav"`` groups whole records on all numeric ``columns`` at once, so
         the masked columns are k-anonymous; ``"individual_ranking"`` groups
@@ -391,9 +394,9 @@ def microaggregate(
         raise ParameterError(f"method must be one of {list(_METHODS)}, got {method!r}")
     if categorical not in ("error", "mode"):
         raise ParameterError(f"categorical must be 'error' or 'mode', got {categorical!r}")
-    k = check_int(k, "k", minimum=2)
+    k = check_int(group_size, "group_size", minimum=2)
     if k > n:
-        raise ParameterError(f"k={k} is larger than the number of records ({n})")
+        raise ParameterError(f"group_size={k} is larger than the number of records ({n})")
     check_random_state(random_state)  # same convention as every method; MDAV draws nothing
     schema = schema if schema is not None else Schema.infer(data)
     schema.check_matches(data)
@@ -498,7 +501,7 @@ def microaggregate(
     stats["largest_mean_change_column"] = str(worst)
     params = {
         "columns": cols,
-        "k": k,
+        "group_size": k,
         "method": method,
         "categorical": categorical,
         "scale": scale,

@@ -76,7 +76,7 @@ from sdckit._validation import (
 )
 from sdckit.errors import DataError, InfeasibleError, ParameterError, SchemaError
 from sdckit.microdata._weights import resolve_sample_weights, sample_weight_vector
-from sdckit.microdata.base import MaskResult, register_masker
+from sdckit.microdata.base import MaskResult, deprecated_spellings, register_masker
 from sdckit.schema import Kind, Schema
 
 __all__ = ["NoiseResult", "additive_noise", "multiplicative_noise"]
@@ -355,10 +355,12 @@ def _check_k(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
         raise ParameterError(f"{name} must be a finite number > 0, got {value!r}")
     if value <= 0:
-        raise ParameterError(f"{name} must be > 0 (the variance inflation factor), got {value!r}")
+        raise ParameterError(
+            f"{name} must be > 0 (Oganian's k, the noise variance over the data's), got {value!r}"
+        )
     if value > _MAX_K:
         raise ParameterError(
-            f"{name} must be at most {_MAX_K:g} (the variance inflation factor: the masked values "
+            f"{name} must be at most {_MAX_K:g} (Oganian's k, the noise variance over the data's: the masked values "
             f"keep 1/sqrt(1+k) of the data's own variation; 0.15 is usual), got {value:g}"
         )
     return float(value)
@@ -375,22 +377,28 @@ def _zone_k(k: Any, labels: list, domain: list | None = None) -> dict:
     if isinstance(k, Mapping):
         missing = [z for z in labels if z not in k]
         if missing:
-            raise ParameterError(f"k has no value for zone(s) {missing}; zones are {domain}")
+            raise ParameterError(
+                f"variance_factor has no value for zone(s) {missing}; zones are {domain}"
+            )
         extra = [z for z in k if z not in domain]
         if extra:
-            raise ParameterError(f"k names zone(s) {extra}, which are not among the zones {domain}")
-        checked = {z: _check_k(v, f"k[{z!r}]") for z, v in k.items()}
+            raise ParameterError(
+                f"variance_factor names zone(s) {extra}, which are not among the zones {domain}"
+            )
+        checked = {z: _check_k(v, f"variance_factor[{z!r}]") for z, v in k.items()}
         return {z: checked[z] for z in labels}
     if isinstance(k, Sequence) and not isinstance(k, str):
         if len(k) != len(domain):
             raise ParameterError(
-                f"k lists {len(k)} value(s) but there are {len(domain)} zone(s) {domain}"
+                f"variance_factor lists {len(k)} value(s) but there are {len(domain)} zone(s) "
+                f"{domain}"
             )
         checked = {
-            z: _check_k(v, f"k[{i}]") for i, (z, v) in enumerate(zip(domain, k, strict=True))
+            z: _check_k(v, f"variance_factor[{i}]")
+            for i, (z, v) in enumerate(zip(domain, k, strict=True))
         }
         return {z: checked[z] for z in labels}
-    value = _check_k(k, "k")
+    value = _check_k(k, "variance_factor")
     return dict.fromkeys(labels, value)
 
 
@@ -736,7 +744,7 @@ def _mask(
     )
     params: dict[str, Any] = {
         "columns": cols,
-        "k": k_by_zone if len(zone_list) > 1 else k_by_zone[zone_list[0]],
+        "variance_factor": k_by_zone if len(zone_list) > 1 else k_by_zone[zone_list[0]],
         "zones": zones if isinstance(zones, str) or zones is None else "per-record",
         "zone_thresholds": None if zone_thresholds is None else list(zone_thresholds),
         "structural_zeros": dict(structural_zeros or {}),
@@ -1019,11 +1027,12 @@ def _moment_stats(x: np.ndarray, final: np.ndarray, w: np.ndarray, cols: list[st
 @register_masker(
     "additive_noise", "Additive correlated noise keeping means and covariances (Oganian eq. 1)"
 )
+@deprecated_spellings("columns", "variance_factor", k="variance_factor")
 def additive_noise(
     data: pd.DataFrame,
-    columns: Iterable[str] | None = None,
-    k: float | Mapping | Sequence[float] = 0.15,
     *,
+    columns: Iterable[str] | None = None,
+    variance_factor: float | Mapping | Sequence[float] = 0.15,
     zones: str | Iterable | None = None,
     zone_thresholds: Sequence[float] | None = None,
     structural_zeros: Mapping[str, str] | None = None,
@@ -1046,10 +1055,12 @@ def additive_noise(
     columns : iterable of str, optional
         Numeric variables to mask (default: every numeric column whose role is
         not id, weight or ignore). Masked jointly.
-    k : float, mapping or sequence, default 0.15
-        Variance inflation factor k > 0 (0.15 is the value Oganian uses). One
+    variance_factor : float, mapping or sequence, default 0.15
+        Oganian's k > 0, the variance of the noise as a multiple of the
+        data's (``E ~ N(0, k Sigma)``; 0.15 is the value Oganian uses). One
         number for all zones, ``{zone: k}``, or one k per zone in sorted zone
-        order. With ``zone_thresholds`` the zones are 0..len(thresholds), and
+        order. Spelled ``k`` in sdckit 0.1 (still accepted for one release,
+        with a DeprecationWarning). With ``zone_thresholds`` the zones are 0..len(thresholds), and
         a mapping or sequence refers to them even when some are empty.
     zones : str or array-like, optional
         A column name or one label per record: every zone is masked with
@@ -1081,7 +1092,7 @@ def additive_noise(
     return _mask(
         data,
         columns,
-        k,
+        variance_factor,
         scheme="additive",
         variant="",
         noise_covariance="exact",
@@ -1100,11 +1111,12 @@ def additive_noise(
     "multiplicative_noise",
     "Multiplicative noise keeping positivity, inequalities, means and covariances (Oganian 2011)",
 )
+@deprecated_spellings("columns", "variance_factor", k="variance_factor")
 def multiplicative_noise(
     data: pd.DataFrame,
-    columns: Iterable[str] | None = None,
-    k: float | Mapping | Sequence[float] = 0.15,
     *,
+    columns: Iterable[str] | None = None,
+    variance_factor: float | Mapping | Sequence[float] = 0.15,
     variant: str = "zscore",
     mixed_sign: str = "auto",
     noise_covariance: str = "auto",
@@ -1144,9 +1156,10 @@ def multiplicative_noise(
     columns : iterable of str, optional
         Numeric variables to mask jointly (default: every numeric column whose
         role is not id, weight or ignore).
-    k : float, mapping or sequence, default 0.15
-        Variance inflation factor k > 0, one for all zones or per zone (see
-        :func:`additive_noise`).
+    variance_factor : float, mapping or sequence, default 0.15
+        Oganian's k > 0, the noise variance as a multiple of the data's, one
+        for all zones or per zone (see :func:`additive_noise`). Spelled ``k``
+        in sdckit 0.1 (still accepted for one release).
     variant : {"zscore", "plain"}, default "zscore"
     mixed_sign : {"auto", "magnitude", "shift"}, default "auto"
         Noise for a variable taking both signs (zscore variant). Such a
@@ -1233,7 +1246,7 @@ def multiplicative_noise(
     return _mask(
         data,
         columns,
-        k,
+        variance_factor,
         scheme="multiplicative",
         variant=variant,
         noise_covariance=noise_covariance,
