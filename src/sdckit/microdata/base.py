@@ -475,8 +475,26 @@ def get_masker(name: str) -> Masker:
         ) from None
 
 
-def mask(method: str | Masker, data: pd.DataFrame, **params: Any) -> MaskResult:
-    """Run a masking method, given by registered name or as a function."""
+def mask(method: str | Masker, data: pd.DataFrame, /, **params: Any) -> MaskResult:
+    """Run a masking method, given by registered name or as a function.
+
+    Parameters
+    ----------
+    method : str or callable
+        A registered name (see :func:`available_maskers`) or a masking
+        function. Positional-only, so a method's own ``method=`` parameter
+        (microaggregation's) can be passed through ``params``.
+    data : DataFrame
+        The microdata; never modified.
+    **params
+        The method's parameters (``result.params`` of an earlier run
+        reproduces it).
+
+    Returns
+    -------
+    MaskResult
+        What the method returned.
+    """
     func = get_masker(method) if isinstance(method, str) else method
     result = func(data, **params)
     if not isinstance(result, MaskResult):

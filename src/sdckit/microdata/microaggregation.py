@@ -37,9 +37,11 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from sdckit._validation import (
     RandomState,
@@ -220,6 +222,7 @@ def mdav_groups(
     *,
     block_size: int | None = 10_000,
     progress: Callable[[int, int], None] | None = None,
+    blas_threads: int | None = 1,
 ) -> np.ndarray:
     """MDAV partition of ``points`` (already scaled) into groups of k..2k-1 records.
 
@@ -241,6 +244,13 @@ def mdav_groups(
         least 4k.
     progress : callable, optional
         Called as ``progress(records_grouped, n)`` after each block.
+    blas_threads : int or None, default 1
+        BLAS threads while grouping. MDAV's work is many small
+        matrix-vector products (one per search, over the records left), for
+        which a BLAS thread pool costs more than it gains, the more so on a
+        shared machine; 1 caps the pool for the duration of the call
+        (threadpoolctl), None leaves it as it is. ``benchmarks/microaggregation.py
+        --blas`` measures both.
 
     Returns
     -------
@@ -262,15 +272,18 @@ def mdav_groups(
         blocks = [np.arange(n)]
     else:
         blocks = _spatial_blocks(points, block_size)
+    if blas_threads is not None:
+        blas_threads = check_int(blas_threads, "blas_threads", minimum=1)
     labels = np.empty(n, dtype=np.int64)
     offset, done = 0, 0
-    for rows in blocks:
-        block_labels = _mdav_block(points[rows], k)
-        labels[rows] = block_labels + offset
-        offset += int(block_labels.max()) + 1
-        done += len(rows)
-        if progress is not None:
-            progress(done, n)
+    with threadpool_limits(limits=blas_threads, user_api="blas"):
+        for rows in blocks:
+            block_labels = _mdav_block(points[rows], k)
+            labels[rows] = block_labels + offset
+            offset += int(block_labels.max()) + 1
+            done += len(rows)
+            if progress is not None:
+                progress(done, n)
     return labels
 
 
@@ -454,7 +467,7 @@ def microaggregate(
             )
         for col in non_numeric:
             out[col] = _group_mode(data[col], labels)
-        stats = {
+        stats: dict[str, Any] = {
             "groups": len(sizes),
             "smallest_group": int(sizes.min()),
             "largest_group": int(sizes.max()),
@@ -496,7 +509,7 @@ def microaggregate(
         )
         for col in numeric
     }
-    worst = max(shifts, key=shifts.get)
+    worst = max(shifts, key=lambda col: shifts[col])
     stats["largest_mean_change"] = shifts[worst]
     stats["largest_mean_change_column"] = str(worst)
     params = {

@@ -352,13 +352,17 @@ _MAX_K = 1e6
 
 
 def _check_k(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not np.isfinite(float(value))
+    ):
         raise ParameterError(f"{name} must be a finite number > 0, got {value!r}")
-    if value <= 0:
+    if float(value) <= 0:
         raise ParameterError(
             f"{name} must be > 0 (Oganian's k, the noise variance over the data's), got {value!r}"
         )
-    if value > _MAX_K:
+    if float(value) > _MAX_K:
         raise ParameterError(
             f"{name} must be at most {_MAX_K:g} (Oganian's k, the noise variance over the data's: the masked values "
             f"keep 1/sqrt(1+k) of the data's own variation; 0.15 is usual), got {value:g}"
@@ -511,6 +515,44 @@ def _check_structural_zeros(
 
 
 # ---------------------------------------------------------------------------
+# masking cells
+
+
+def _sorted_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)``, by hashing: only the distinct values are sorted.
+
+    ``np.unique`` sorts all n values (most of the time of a whole masking run
+    on 10^5 records); ``pandas.factorize`` codes them in one hashing pass in
+    order of first appearance, and ranking its few distinct values gives the
+    codes ``np.unique`` gives, so the cells, their order and the noise drawn
+    for them are the same.
+    """
+    codes, uniques = pd.factorize(np.asarray(values), use_na_sentinel=False)
+    uniques = np.asarray(uniques)
+    order = np.argsort(uniques, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return uniques[order], rank[codes]
+
+
+def _pattern_codes(pattern: np.ndarray) -> np.ndarray:
+    """Codes of the rows of a boolean matrix, numbered as ``np.unique(pattern, axis=0)`` does.
+
+    A row read as a binary number (first column most significant) orders rows
+    as ``np.unique`` does (lexicographically, False before True), so the
+    numbers are coded with :func:`_sorted_codes`; wider patterns than an int64
+    holds fall back to the row-wise sort.
+    """
+    n, d = pattern.shape
+    if d > 62:
+        return np.unique(pattern, axis=0, return_inverse=True)[1].reshape(-1)
+    if not pattern.any():
+        return np.zeros(n, dtype=np.int64)
+    weights = np.left_shift(np.int64(1), np.arange(d - 1, -1, -1, dtype=np.int64))
+    return _sorted_codes(pattern.astype(np.int64) @ weights)[1]
+
+
+# ---------------------------------------------------------------------------
 # the shared driver
 
 
@@ -577,7 +619,7 @@ def _mask(
         )
     position = {c: i for i, c in enumerate(cols)}
     d = len(cols)
-    nonneg = (x >= 0).all(axis=0)
+    nonneg = np.asarray((x >= 0).all(axis=0))
     nonpos = (x <= 0).all(axis=0) & ~nonneg
     # The masked variables y and the linear map back: final = masked_y @ rebuild.T.
     transformed = x.copy()
@@ -597,7 +639,7 @@ def _mask(
             rebuild[j, position[part]] = 1.0
 
     zone = _zone_labels(data, x, zones, zone_thresholds)
-    zone_values, zone_codes = np.unique(zone, return_inverse=True)
+    zone_values, zone_codes = _sorted_codes(zone)
     zone_list = zone_values.tolist()
     # With thresholds the zones are 0..len(thresholds) whether or not records fall in them.
     domain = None if zone_thresholds is None else list(range(len(list(zone_thresholds)) + 1))
@@ -605,9 +647,9 @@ def _mask(
     pattern = np.zeros((n, d), dtype=bool)
     for var, is_zero in zeros.items():
         pattern[:, position[var]] = is_zero
-    pattern_codes = np.unique(pattern, axis=0, return_inverse=True)[1].reshape(-1)
+    pattern_codes = _pattern_codes(pattern)
     cell_key = zone_codes.astype(np.int64) * (int(pattern_codes.max()) + 1) + pattern_codes
-    cells, cell_codes = np.unique(cell_key, return_inverse=True)
+    cells, cell_codes = _sorted_codes(cell_key)
 
     # Every cell is checked before any noise is drawn.
     plan = []

@@ -89,15 +89,20 @@ def rank_swap_partners(m: int, window: int, rng: np.random.Generator) -> np.ndar
     return partner
 
 
-def _check_p(p: Any) -> float:
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not np.isfinite(p):
-        raise ParameterError(f"window_percent must be a percentage in (0, 100], got {p!r}")
+def _check_p(value: Any) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not np.isfinite(float(value))
+    ):
+        raise ParameterError(f"window_percent must be a percentage in (0, 100], got {value!r}")
+    p = float(value)
     if not 0 < p <= 100:
         raise ParameterError(
             "window_percent must be a percentage in (0, 100] (window_percent=5 means 5 % of the "
-            f"records), got {p!r}"
+            f"records), got {value!r}"
         )
-    return float(p)
+    return p
 
 
 @register_masker(

@@ -206,7 +206,7 @@ def _repair_options(
         free = np.unravel_index(picks, free_shape)
         for a, f in zip(free_axes, free, strict=True):
             coords[a] = f
-    inside = np.ravel_multi_index(tuple(coords), state.shape)
+    inside: np.ndarray = np.asarray(np.ravel_multi_index(tuple(coords), state.shape))
     src_list, dst_list = [], []
     for axis in axes:
         for category in range(state.shape[axis]):
@@ -214,7 +214,7 @@ def _repair_options(
                 continue
             moved = coords.copy()
             moved[axis] = category
-            outside = np.ravel_multi_index(tuple(moved), state.shape)
+            outside: np.ndarray = np.asarray(np.ravel_multi_index(tuple(moved), state.shape))
             if too_many:
                 ok = (state.y[inside] >= 4) & (state.y[outside] >= 3)
                 src_list.append(inside[ok])
