@@ -149,6 +149,12 @@ class Masker(Protocol):
     The keyword-only shape is checked for every registered method by the
     contract test (``tests/microdata/test_contract.py``); the type below
     accepts any callable of ``data`` returning a :class:`MaskResult`.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        None: a protocol is a type and is never instantiated; the call is
+        described by ``__call__``.
     """
 
     def __call__(self, data: pd.DataFrame, /, *args: Any, **params: Any) -> MaskResult:
@@ -459,13 +465,31 @@ def register_masker(name: str, description: str = "") -> Callable[[_F], _F]:
 
 
 def available_maskers() -> dict[str, str]:
-    """``{name: one-line description}`` of every registered masking method."""
+    """``{name: one-line description}`` of every registered masking method.
+
+    Returns
+    -------
+    dict
+        Sorted by name; the built-in methods are always registered.
+    """
     _load_builtin()
     return {name: entry.description for name, entry in sorted(_REGISTRY.items())}
 
 
 def get_masker(name: str) -> Masker:
-    """The masking function registered as ``name``."""
+    """The masking function registered as ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`available_maskers`; an unknown one raises
+        :class:`~sdckit.errors.ParameterError` listing them.
+
+    Returns
+    -------
+    Masker
+        The registered function (it fills in ``column_changes``).
+    """
     _load_builtin()
     try:
         return _REGISTRY[name].func

@@ -60,6 +60,20 @@ def rank_swap_partners(m: int, window: int, rng: np.random.Generator) -> np.ndar
     Every swap pairs two ranks at most ``window`` apart; ``partner`` is an
     involution (partner[partner[i]] == i) and ``partner[i] == i`` for a value
     left in place.
+
+    Parameters
+    ----------
+    m : int
+        Number of ranks (values present).
+    window : int
+        Largest rank distance of a swap, w = floor(p * m / 100) (>= 1).
+    rng : numpy Generator
+        Source of the random choices.
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+        The partner of every rank.
     """
     partner = np.arange(m)
     swapped = np.zeros(m, dtype=bool)

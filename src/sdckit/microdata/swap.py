@@ -189,7 +189,15 @@ def swap(
         raise ParameterError(
             f"rate must be in [0, 0.5) (Definition 2.1: rho*N disjoint pairs), got {rate!r}"
         )
-    keys = check_columns(data, as_sequence(strata if strata is None or isinstance(strata, str) else list(strata)), "strata") if strata is not None else []
+    keys = (
+        check_columns(
+            data,
+            as_sequence(strata if strata is None or isinstance(strata, str) else list(strata)),
+            "strata",
+        )
+        if strata is not None
+        else []
+    )
     overlap = sorted(set(keys) & set(attrs))
     if overlap:
         raise ParameterError(

@@ -500,6 +500,20 @@ def restore_additivity(
         the best table; cells beyond ``max_deviation`` are counted in
         ``stats["cells_beyond_max_deviation"]`` and named in the summary.
         ``"error"``: raise :class:`~sdckit.errors.InfeasibleError`.
+    dims : list of str, optional
+        The classifying columns, when the table carries no structure
+        (``perturbed.attrs["structure"]``) and none is given.
+    hierarchies : mapping, optional
+        ``{dimension: Hierarchy}`` of nested levels, as in
+        :func:`sdckit.tables.tabulate`, when the structure is inferred.
+    total_label : str, default "Total"
+        The label of a margin, when the structure is inferred.
+
+    Returns
+    -------
+    AdditivityResult
+        The publishable table with a ``restored`` column, the internal table
+        and the figures of the adjustment.
 
     Raises
     ------

@@ -87,6 +87,20 @@ def lookup_noise(counts: np.ndarray, uniform_keys: np.ndarray, ptable: PTable) -
 
     The deviation chosen is the first whose cumulative probability in the
     count's row exceeds the key (Giessing & Höhne 2011, Section 4).
+
+    Parameters
+    ----------
+    counts : ndarray of int
+        The true counts (>= 0).
+    uniform_keys : ndarray of float
+        One cell key per count, in ``[0, 1)``.
+    ptable : PTable
+        The perturbation table.
+
+    Returns
+    -------
+    ndarray of int
+        The noise added to each count.
     """
     counts = np.asarray(counts, dtype=np.int64)
     keys = np.asarray(uniform_keys, dtype=np.float64)

@@ -295,6 +295,12 @@ def magnitude_perturb(
         As in :func:`perturb_sums`.
     hierarchies, margins, total_label
         As in :func:`sdckit.tables.tabulate`.
+
+    Returns
+    -------
+    MagnitudeResult
+        The publishable table (perturbed sums), the internal table and the
+        figures of the noise.
     """
     data = check_dataframe(data)
     dims = check_columns(data, dims, "dims")

@@ -61,6 +61,12 @@ def add_record_keys(
     overwrite : bool, default False
         Replace an existing column of that name (otherwise an error: keys
         should be drawn once and kept).
+
+    Returns
+    -------
+    DataFrame
+        A copy of ``data`` with the key column added (the input is not
+        modified).
     """
     data = check_dataframe(data)
     if kind not in ("integer", "uniform"):
@@ -84,6 +90,13 @@ def key_units(
     keys: pd.Series | np.ndarray, *, name: str = "record_key"
 ) -> tuple[np.ndarray, int, bool]:
     """Record keys as non-negative int64 units, with their modulus.
+
+    Parameters
+    ----------
+    keys : Series or ndarray
+        Record keys, all integer (``[0, 2^31 - 1)``) or all uniform (``[0, 1)``).
+    name : str, default "record_key"
+        The keys' column, named in error messages.
 
     Returns
     -------
