@@ -86,12 +86,9 @@ def test_blocking_keeps_group_sizes():
 
 
 def test_masked_data_are_k_anonymous(mixed_data):
-    before = mixed_data.copy(deep=True)
+    # Input unmodified, index and dtypes kept: tests/microdata/test_contract.py.
     result = microaggregate(mixed_data, columns=["height", "weight", "children"], group_size=4)
-    pd.testing.assert_frame_equal(mixed_data, before)
     out = result.data
-    assert out.index.equals(mixed_data.index)
-    assert out.dtypes.equals(mixed_data.dtypes)
     assert (out["id"] == mixed_data["id"]).all()
     combos = out.groupby(["height", "weight", "children"]).size()
     assert combos.min() >= 4

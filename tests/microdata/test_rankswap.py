@@ -33,11 +33,9 @@ def skewed() -> pd.DataFrame:
 
 @pytest.mark.parametrize("p", [1, 5, 20])
 def test_values_move_at_most_p_percent_in_rank(skewed, p):
-    before = skewed.copy(deep=True)
+    # Input unmodified, index and dtypes kept: tests/microdata/test_contract.py.
     result = rank_swap(skewed, columns=["income", "age", "grade"], window_percent=p, random_state=3)
-    pd.testing.assert_frame_equal(skewed, before)
     out = result.data
-    assert out.index.equals(skewed.index) and out.dtypes.equals(skewed.dtypes)
     n = len(skewed)
     window = int(np.floor(p * n / 100))
     for col in ["income", "age"]:

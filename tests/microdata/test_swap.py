@@ -36,7 +36,7 @@ def _frame(n: int, seed: int) -> pd.DataFrame:
 )
 def test_swap_properties(n, rate, seed, stratified, two_attributes):
     data = _frame(n, seed)
-    before = data.copy(deep=True)
+    # Input unmodified, index, column order and dtypes kept: tests/microdata/test_contract.py.
     attrs = ["income", "wage"] if two_attributes else ["income"]
     result = swap(
         data,
@@ -46,10 +46,6 @@ def test_swap_properties(n, rate, seed, stratified, two_attributes):
         random_state=seed + 1,
     )
     out = result.data
-    pd.testing.assert_frame_equal(data, before)  # input unchanged
-    assert out.index.equals(data.index)
-    assert list(out.columns) == list(data.columns)
-    assert out.dtypes.equals(data.dtypes)
     for col in data.columns:  # every column's multiset of values kept
         assert sorted(out[col].astype(str)) == sorted(data[col].astype(str))
     for col in set(data.columns) - set(attrs):
