@@ -14,6 +14,13 @@ total SSE).
     .venv/bin/python benchmarks/microaggregation.py [--quick]
 
 --quick runs the textbook at 10^4 only and sdckit at 10^4 and 10^5 (blocked).
+
+    .venv/bin/python benchmarks/microaggregation.py --blas [--n 30000]
+
+--blas times exact MDAV (one block) with the BLAS thread pool as it is
+(``blas_threads=None``: as many threads as the BLAS library chose) and capped
+at one thread (``blas_threads=1``, the default), alternately in the same
+process, and prints the ratio and that both give the same groups.
 Wall-clock seconds are the claim's basis; the CPU seconds of the sdckit run
 are printed too, because on a shared machine they show the work done.
 """
@@ -95,9 +102,37 @@ def make_data(n: int, seed: int) -> np.ndarray:
     return (x - x.mean(axis=0)) / x.std(axis=0)
 
 
+def blas_comparison(n: int, k: int, rounds: int) -> None:
+    """Exact MDAV with the BLAS pool as it is and capped at one thread, alternately."""
+    from threadpoolctl import threadpool_info
+
+    pools = [p for p in threadpool_info() if p.get("user_api") == "blas"]
+    shown = ", ".join(f"{p['internal_api']} {p['num_threads']} threads" for p in pools)
+    print(f"exact MDAV (block_size=None), {n} records x 5 variables, k = {k}; BLAS: {shown}")
+    x = make_data(n, seed=n)
+    times: dict[str, list[float]] = {"pool as it is": [], "capped at 1": []}
+    labels = {}
+    for _ in range(rounds):
+        for name, threads in (("pool as it is", None), ("capped at 1", 1)):
+            start = time.perf_counter()
+            labels[name] = mdav_groups(x, k, block_size=None, blas_threads=threads)
+            times[name].append(time.perf_counter() - start)
+    same = np.array_equal(labels["pool as it is"], labels["capped at 1"])
+    for name, values in times.items():
+        print(f"  {name:<14} " + "  ".join(f"{v:7.2f} s" for v in values))
+    ratio = min(times["pool as it is"]) / min(times["capped at 1"])
+    print(
+        f"  best pool-as-it-is / best capped: {ratio:.2f}x; "
+        f"{'same groups' if same else 'GROUPS DIFFER'}; load average {os.getloadavg()[0]:.1f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="stop at 10^5 records")
+    parser.add_argument("--blas", action="store_true", help="BLAS pool vs one thread only")
+    parser.add_argument("--n", type=int, default=30_000, help="records for --blas")
+    parser.add_argument("--rounds", type=int, default=3, help="alternations for --blas")
     args = parser.parse_args()
     k = 3
     print(
@@ -105,6 +140,9 @@ def main() -> None:
         f"load average {os.getloadavg()[0]:.1f}, Python {platform.python_version()}, "
         f"numpy {np.__version__}"
     )
+    if args.blas:
+        blas_comparison(args.n, k, args.rounds)
+        return
     print(f"MDAV, 5 variables, k = {k}")
     header = (
         f"{'n':>9} {'textbook s':>11} {'sdckit s':>9} {'(cpu s)':>8} {'speed-up':>12}  "

@@ -65,7 +65,7 @@ def main() -> None:
         f"Python {platform.python_version()}, numpy {np.__version__}"
     )
     data = make_data(n, seed=1)
-    released = swap(data, "s", 0.1, random_state=2)
+    released = swap(data, columns="s", rate=0.1, random_state=2)
     attrs = [f"a{j}" for j in range(len(DOMAINS))]
     print(
         f"data: {n} records x {len(attrs)} categorical attributes (domains {DOMAINS}); "

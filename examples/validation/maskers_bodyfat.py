@@ -6,7 +6,7 @@ as in their Section 8.1 — body fat by Siri's equation, the 11 implausible
 records removed (body fat under 4 %: 6 records; the 29.5-inch height: 1; body
 fat inconsistent with the measured density by more than one point: 4), BMI
 added. For each method and strength (RWN: eps with k = 5, q = 1; rank
-swapping: p percent; MDAV: group size k) the script prints the mean absolute
+swapping: window_percent; MDAV: group_size) the script prints the mean absolute
 difference of the correlation matrices, the R^2 of the regression of body fat
 on BMI, neck, chest, abdomen and hip (original R^2 beside it), the median
 distance from an original record to the closest masked record, and the
@@ -44,8 +44,8 @@ def cleaned_bodyfat(path: Path = DATA) -> pd.DataFrame:
 
 METHODS = {
     "RWN (k=5, q=1)": ("rwn", "eps", [0.0, 0.2, 0.5, 1.0], {"k": 5, "q": 1.0}, True),
-    "rank swapping": ("rank_swap", "p", [1.0, 5.0, 10.0, 20.0], {}, True),
-    "MDAV": ("microaggregation", "k", [3, 5, 10, 20], {}, False),
+    "rank swapping": ("rank_swap", "window_percent", [1.0, 5.0, 10.0, 20.0], {}, True),
+    "MDAV": ("microaggregation", "group_size", [3, 5, 10, 20], {}, False),
 }
 
 

@@ -69,24 +69,27 @@ def ratios(original: pd.DataFrame, masked: pd.DataFrame) -> tuple[np.ndarray, np
 
 
 SETTINGS = {
-    "normal, additive (eq. 1)": (normal_sets, lambda d, s: additive_noise(d, k=K, random_state=s)),
+    "normal, additive (eq. 1)": (
+        normal_sets,
+        lambda d, s: additive_noise(d, variance_factor=K, random_state=s),
+    ),
     "normal, plain (eqs. 5-9)": (
         normal_sets,
         lambda d, s: multiplicative_noise(
-            d, k=K, variant="plain", noise_covariance="nearest", random_state=s
+            d, variance_factor=K, variant="plain", noise_covariance="nearest", random_state=s
         ),
     ),
     "normal, z-score (eq. 21)": (
         normal_sets,
         lambda d, s: multiplicative_noise(
-            d, k=K, variant="zscore", noise_covariance="nearest", random_state=s
+            d, variance_factor=K, variant="zscore", noise_covariance="nearest", random_state=s
         ),
     ),
     "normal, z-score, noise by magnitude": (
         normal_sets,
         lambda d, s: multiplicative_noise(
             d,
-            k=K,
+            variance_factor=K,
             variant="zscore",
             mixed_sign="magnitude",
             noise_covariance="nearest",
@@ -96,20 +99,20 @@ SETTINGS = {
     "lognormal, plain (eqs. 5-9)": (
         lognormal_sets,
         lambda d, s: multiplicative_noise(
-            d, k=K, variant="plain", noise_covariance="nearest", random_state=s
+            d, variance_factor=K, variant="plain", noise_covariance="nearest", random_state=s
         ),
     ),
     "lognormal, z-score (eq. 21)": (
         lognormal_sets,
         lambda d, s: multiplicative_noise(
-            d, k=K, variant="zscore", noise_covariance="nearest", random_state=s
+            d, variance_factor=K, variant="zscore", noise_covariance="nearest", random_state=s
         ),
     ),
     "lognormal, two zones, z-score": (
         lognormal_sets,
         lambda d, s: multiplicative_noise(
             d,
-            k=[0.15, 0.01],
+            variance_factor=[0.15, 0.01],
             zone_thresholds=[15],
             variant="zscore",
             noise_covariance="nearest",
@@ -120,7 +123,7 @@ SETTINGS = {
         lognormal_sets,
         lambda d, s: multiplicative_noise(
             d,
-            k=[0.15, 0.01],
+            variance_factor=[0.15, 0.01],
             zone_thresholds=[15],
             variant="plain",
             noise_covariance="nearest",

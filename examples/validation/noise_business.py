@@ -85,7 +85,7 @@ CONFIGS: list[tuple[str, Config]] = [
     (
         "multiplicative, two zones (k 0.15 / 0.05)",
         lambda d, s, f: multiplicative_noise(
-            d, k=[0.15, 0.05], zone_thresholds=two_zones(d), random_state=s
+            d, variance_factor=[0.15, 0.05], zone_thresholds=two_zones(d), random_state=s
         ),
     ),
     (

@@ -61,7 +61,7 @@ def one_run(adult: pd.DataFrame, name: str, rate: float, seed: int) -> dict:
     used = [*attrs[0], *attrs[1]] if consensus else list(attrs)
     data = adult.dropna(subset=[*used, "income"])[[*used, "income"]].reset_index(drop=True)
     if rate > 0:
-        swapped = swap(data, "income", rate, random_state=seed)
+        swapped = swap(data, columns="income", rate=rate, random_state=seed)
         released, truth = swapped.data, swapped.alpha
     else:
         released, truth = data, 0

@@ -34,7 +34,7 @@ def main() -> None:
 
     # Example 2 (docs/swaprate.md): the method does not work, and says so.
     adult = pd.read_csv(ADULT)
-    result = swap(adult, "income", 0.05, random_state=1)
+    result = swap(adult, columns="income", rate=0.05, random_state=1)
     est = estimate_swap_count(result.data, "income", ["age", "education", "sex"])
     print(f"\nexample 2, true alpha = {result.alpha}")
     print(est.verdict)

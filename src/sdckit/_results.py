@@ -20,11 +20,13 @@ A subclass is an ordinary ``@dataclass(frozen=True)``; it gets, for free:
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["FrozenResult", "freeze"]
+import pandas as pd
+
+__all__ = ["FrozenResult", "MicrodataResult", "freeze"]
 
 
 def freeze(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -84,3 +86,33 @@ class FrozenResult:
 
 def _rebuild(cls: type[FrozenResult], state: dict[str, Any]) -> FrozenResult:
     return cls(**state)
+
+
+@dataclass(frozen=True)
+class MicrodataResult(FrozenResult):
+    """Base of every result that releases a protected copy of microdata.
+
+    Masking methods (:class:`sdckit.microdata.MaskResult`) and the SAFE
+    perturbation of tables' microdata (:class:`sdckit.tables.SafeResult`)
+    both return one, so :func:`sdckit.assess.assess` can take either without
+    ``microdata`` and ``tables`` importing each other.
+
+    Attributes
+    ----------
+    data : DataFrame
+        The protected data: same index, rows, columns and dtypes as the input.
+    diagnostics : DataFrame
+        Per-record diagnostics, indexed like ``data``.
+    params : mapping
+        Every parameter the method used, defaults included.
+    method : str
+        Name of the method.
+    stats : mapping
+        Whole-dataset figures.
+    """
+
+    data: pd.DataFrame
+    diagnostics: pd.DataFrame
+    params: Mapping[str, Any] = field(default_factory=dict)
+    method: str = ""
+    stats: Mapping[str, Any] = field(default_factory=dict)

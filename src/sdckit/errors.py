@@ -12,6 +12,7 @@ __all__ = [
     "InfeasibleError",
     "ParameterError",
     "RuleViolation",
+    "SDCDeprecationWarning",
     "SDCError",
     "SchemaError",
 ]
@@ -44,3 +45,7 @@ class RuleViolation(SDCError):
         super().__init__(f"{rule}: {reason}")
         self.rule = rule
         self.reason = reason
+
+
+class SDCDeprecationWarning(DeprecationWarning):
+    """An old spelling that still works for one release (the message names the new one)."""

@@ -136,8 +136,8 @@ def test_cli_sweep_noise_k_is_a_float_and_text_parameters_reach_the_method(files
                 "sweep",
                 "additive_noise",
                 str(original),
-                "--k",
-                "0.05,0.3",
+                "--param",
+                "variance_factor=0.05,0.3",
                 "--table",
                 str(table),
                 *args,
@@ -145,7 +145,7 @@ def test_cli_sweep_noise_k_is_a_float_and_text_parameters_reach_the_method(files
         )
         == 0
     )
-    assert sorted(pd.read_csv(table)["k"]) == [0.05, 0.3]
+    assert sorted(pd.read_csv(table)["variance_factor"]) == [0.05, 0.3]
     table = tmp_path / "swap.csv"
     assert (
         main(
@@ -156,7 +156,7 @@ def test_cli_sweep_noise_k_is_a_float_and_text_parameters_reach_the_method(files
                 "--param",
                 "rate=0.05,0.2",
                 "--param",
-                "swap_attributes=sex",
+                "columns=sex",
                 "--table",
                 str(table),
                 *args,

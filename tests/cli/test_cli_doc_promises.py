@@ -135,9 +135,9 @@ def test_maskers_refuse_a_non_unique_index():
         index=[0, 1, 2, 3, 4, 5, 6, 7, 8, 3],
     )
     for run in (
-        lambda: rank_swap(data, ["x"], p=50),
-        lambda: microaggregate(data, ["x"], 3),
-        lambda: swap(data, ["g"], 0.2, random_state=1),
+        lambda: rank_swap(data, columns=["x"], window_percent=50),
+        lambda: microaggregate(data, columns=["x"], group_size=3),
+        lambda: swap(data, columns=["g"], rate=0.2, random_state=1),
     ):
         with pytest.raises(DataError, match=r"label 3 appears again at row 10"):
             run()
@@ -154,6 +154,6 @@ def test_parquet_with_a_non_unique_index_is_refused(tmp_path):
 def test_sample_weight_error_names_a_1_based_row_and_a_plain_value():
     data = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "w": [1.0, 2.0, -3.0, 1.0]})
     with pytest.raises(DataError) as info:
-        microaggregate(data, ["x"], 2, sample_weights="w")
+        microaggregate(data, columns=["x"], group_size=2, sample_weights="w")
     message = str(info.value)
     assert "row 3 has -3.0" in message and "np.float64" not in message

@@ -88,7 +88,7 @@ def test_swap_with_strata_reports_consistent_counts():
     rng = np.random.default_rng(7)
     n = 4885
     data = pd.DataFrame({"income": rng.normal(size=n), "region": rng.integers(0, 37, n)})
-    result = swap(data, "income", 0.5 - 1e-9, strata="region", random_state=1)
+    result = swap(data, columns="income", rate=0.5 - 1e-9, strata="region", random_state=1)
     stats = result.stats
     assert stats["pairs_swapped"] <= stats["pairs_requested"]
     assert stats["pairs_at_rate_overall"] == round((0.5 - 1e-9) * n)
@@ -99,7 +99,7 @@ def test_swap_with_strata_reports_consistent_counts():
 def test_mdav_summary_says_how_far_integer_means_move():
     rng = np.random.default_rng(2)
     data = pd.DataFrame({"count": rng.integers(0, 1000, 301), "amount": rng.gamma(2.0, 10.0, 301)})
-    result = microaggregate(data, ["count", "amount"], 3)
+    result = microaggregate(data, columns=["count", "amount"], group_size=3)
     shift_count = abs(result.data["count"].mean() - data["count"].mean())
     shift_amount = abs(result.data["amount"].mean() - data["amount"].mean())
     assert shift_amount < 1e-9  # float columns keep their mean

@@ -30,11 +30,11 @@ def _mixed(n: int = 600, seed: int = 0) -> pd.DataFrame:
 
 _PARAMS = {
     "rwn": {"k": 5},
-    "swap": {"swap_attributes": ["sex"], "rate": 0.2},
-    "rank_swap": {"columns": ["age", "income"], "p": 10},
-    "additive_noise": {"columns": ["age", "income"], "k": 0.1},
-    "multiplicative_noise": {"columns": ["age", "income"], "k": 0.1},
-    "microaggregation": {"columns": ["age", "income"], "k": 3},
+    "swap": {"columns": ["sex"], "rate": 0.2},
+    "rank_swap": {"columns": ["age", "income"], "window_percent": 10},
+    "additive_noise": {"columns": ["age", "income"], "variance_factor": 0.1},
+    "multiplicative_noise": {"columns": ["age", "income"], "variance_factor": 0.1},
+    "microaggregation": {"columns": ["age", "income"], "group_size": 3},
 }
 
 

@@ -86,12 +86,9 @@ def test_blocking_keeps_group_sizes():
 
 
 def test_masked_data_are_k_anonymous(mixed_data):
-    before = mixed_data.copy(deep=True)
-    result = microaggregate(mixed_data, ["height", "weight", "children"], k=4)
-    pd.testing.assert_frame_equal(mixed_data, before)
+    # Input unmodified, index and dtypes kept: tests/microdata/test_contract.py.
+    result = microaggregate(mixed_data, columns=["height", "weight", "children"], group_size=4)
     out = result.data
-    assert out.index.equals(mixed_data.index)
-    assert out.dtypes.equals(mixed_data.dtypes)
     assert (out["id"] == mixed_data["id"]).all()
     combos = out.groupby(["height", "weight", "children"]).size()
     assert combos.min() >= 4
@@ -101,7 +98,7 @@ def test_masked_data_are_k_anonymous(mixed_data):
 
 
 def test_group_means_and_sse_ratio(mixed_data):
-    result = microaggregate(mixed_data, ["height", "weight"], k=3)
+    result = microaggregate(mixed_data, columns=["height", "weight"], group_size=3)
     groups = result.groups
     means = mixed_data.groupby(groups.to_numpy())["height"].transform("mean")
     np.testing.assert_allclose(result.data["height"], means)
@@ -117,7 +114,9 @@ def test_group_means_and_sse_ratio(mixed_data):
 
 
 def test_individual_ranking(mixed_data):
-    result = microaggregate(mixed_data, ["height", "weight"], k=5, method="individual_ranking")
+    result = microaggregate(
+        mixed_data, columns=["height", "weight"], group_size=5, method="individual_ranking"
+    )
     for col in ["height", "weight"]:
         counts = result.data[col].value_counts()
         assert counts.min() >= 5
@@ -132,8 +131,10 @@ def test_individual_ranking(mixed_data):
 
 def test_categorical_error_or_mode(mixed_data):
     with pytest.raises(SchemaError, match="categorical='mode'"):
-        microaggregate(mixed_data, ["height", "region"], k=3)
-    result = microaggregate(mixed_data, ["height", "region", "smoker"], k=3, categorical="mode")
+        microaggregate(mixed_data, columns=["height", "region"], group_size=3)
+    result = microaggregate(
+        mixed_data, columns=["height", "region", "smoker"], group_size=3, categorical="mode"
+    )
     out = result.data
     assert out["region"].dtype == mixed_data["region"].dtype
     assert out["smoker"].dtype == mixed_data["smoker"].dtype
@@ -151,25 +152,25 @@ def test_sample_weights_give_weighted_means():
     data = pd.DataFrame(
         {"x": rng.normal(size=300), "y": rng.normal(size=300), "w": rng.uniform(1, 50, 300)}
     )
-    result = microaggregate(data, ["x", "y"], k=3, sample_weights="w")
+    result = microaggregate(data, columns=["x", "y"], group_size=3, sample_weights="w")
     groups = result.groups.to_numpy()
     weighted_total = (data["w"] * data["x"]).groupby(groups).sum()
     masked_total = (data["w"] * result.data["x"]).groupby(groups).sum()
     np.testing.assert_allclose(masked_total, weighted_total)
-    unweighted = microaggregate(data, ["x", "y"], k=3).data
+    unweighted = microaggregate(data, columns=["x", "y"], group_size=3).data
     assert not np.allclose(unweighted["x"], result.data["x"])
     assert (result.data["w"] == data["w"]).all()
 
 
 def test_bad_input_is_refused(mixed_data):
-    with pytest.raises(ParameterError, match="k=500"):
-        microaggregate(mixed_data, ["height"], k=500)
+    with pytest.raises(ParameterError, match="group_size=500"):
+        microaggregate(mixed_data, columns=["height"], group_size=500)
     with pytest.raises(ParameterError, match="method"):
-        microaggregate(mixed_data, ["height"], method="kmeans")
+        microaggregate(mixed_data, columns=["height"], method="kmeans")
     broken = mixed_data.copy()
     broken.loc[broken.index[3], "height"] = np.nan
     with pytest.raises(DataError, match="height"):
-        microaggregate(broken, ["height", "weight"])
+        microaggregate(broken, columns=["height", "weight"])
     with pytest.raises(ParameterError, match="block_size"):
         mdav_groups(np.zeros((100, 2)), 5, block_size=10)
 
@@ -180,7 +181,7 @@ def test_registered_and_progress(mixed_data):
         "microaggregation",
         mixed_data,
         columns=["height", "weight"],
-        k=3,
+        group_size=3,
         progress=lambda d, t: seen.append((d, t)),
     )
     assert result.method == "microaggregation"
@@ -196,13 +197,13 @@ def test_weight_role_in_the_schema_is_honoured():
         {"x": rng.normal(size=120), "y": rng.normal(size=120), "w": rng.uniform(1, 9, 120)}
     )
     schema = Schema.infer(data, roles={"w": "weight"})
-    by_role = microaggregate(data, k=3, schema=schema)
-    by_name = microaggregate(data, ["x", "y"], k=3, sample_weights="w")
+    by_role = microaggregate(data, group_size=3, schema=schema)
+    by_name = microaggregate(data, columns=["x", "y"], group_size=3, sample_weights="w")
     pd.testing.assert_frame_equal(by_role.data, by_name.data)
     assert by_role.params["sample_weights"] == "w"
     two = Schema.infer(data, roles={"w": "weight", "y": "weight"})
     with pytest.raises(ParameterError, match="several weight columns"):
-        microaggregate(data, ["x"], k=3, schema=two)
+        microaggregate(data, columns=["x"], group_size=3, schema=two)
 
 
 def test_named_sample_weights_column_is_left_out_of_the_default_columns():
@@ -210,7 +211,7 @@ def test_named_sample_weights_column_is_left_out_of_the_default_columns():
     data = pd.DataFrame(
         {"x": rng.normal(size=60), "y": rng.normal(size=60), "w": rng.uniform(1, 5, 60)}
     )
-    result = microaggregate(data, k=3, sample_weights="w")
+    result = microaggregate(data, group_size=3, sample_weights="w")
     assert result.params["columns"] == ["x", "y"]
     pd.testing.assert_series_equal(result.data["w"], data["w"])
     w = data["w"].to_numpy()

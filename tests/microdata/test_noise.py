@@ -53,11 +53,9 @@ def _ratios(original: pd.DataFrame, masked: pd.DataFrame):
 
 
 def test_additive_keeps_means_and_covariances(normal_data):
-    before = normal_data.copy(deep=True)
-    result = additive_noise(normal_data, k=K, random_state=0)
-    pd.testing.assert_frame_equal(normal_data, before)
+    # Input unmodified, index and dtypes kept: tests/microdata/test_contract.py.
+    result = additive_noise(normal_data, variance_factor=K, random_state=0)
     out = result.data
-    assert out.index.equals(normal_data.index) and out.dtypes.equals(normal_data.dtypes)
     mean_ratio, cov_ratio = _ratios(normal_data, out)
     sd = normal_data.std(ddof=0).to_numpy()
     mean_tol = 5 * sd * np.sqrt(K / ((1 + K) * N)) / np.abs(normal_data.mean().to_numpy())
@@ -71,7 +69,9 @@ def test_additive_keeps_means_and_covariances(normal_data):
 
 @pytest.mark.parametrize("variant", ["plain", "zscore"])
 def test_multiplicative_on_lognormal(lognormal_data, variant):
-    result = multiplicative_noise(lognormal_data, k=K, variant=variant, random_state=1)
+    result = multiplicative_noise(
+        lognormal_data, variance_factor=K, variant=variant, random_state=1
+    )
     out = result.data
     assert (out.to_numpy() >= 0).all()
     assert result.stats["negative_values_in_nonnegative_columns"] == 0
@@ -87,7 +87,9 @@ def test_multiplicative_on_lognormal(lognormal_data, variant):
 @pytest.mark.parametrize("mixed_sign", ["auto", "magnitude", "shift"])
 def test_multiplicative_on_normal_data_with_negative_values(normal_data, mixed_sign):
     assert (normal_data.to_numpy() < 0).any()
-    result = multiplicative_noise(normal_data, k=K, mixed_sign=mixed_sign, random_state=2)
+    result = multiplicative_noise(
+        normal_data, variance_factor=K, mixed_sign=mixed_sign, random_state=2
+    )
     _, cov_ratio = _ratios(normal_data, result.data)
     tol = _cov_tolerance(normal_data.to_numpy(), K)
     assert np.all(np.abs(cov_ratio - 1) < tol)
@@ -121,7 +123,7 @@ def test_inequality_constraints_hold_in_every_row():
     )
     data.loc[5, "net"] = data.loc[5, "taxes"]  # equality is allowed
     result = multiplicative_noise(
-        data, k=0.3, constraints=[["gross", "net", "taxes"]], random_state=0
+        data, variance_factor=0.3, constraints=[["gross", "net", "taxes"]], random_state=0
     )
     out = result.data
     assert (out["gross"] >= out["net"]).all() and (out["net"] >= out["taxes"]).all()
@@ -165,8 +167,8 @@ def test_two_zones_and_structural_zeros(lognormal_data):
     data["unemployed"] = ~employed
     result = multiplicative_noise(
         data,
-        ["a", "b", "c", "income"],
-        k=[0.15, 0.01],
+        columns=["a", "b", "c", "income"],
+        variance_factor=[0.15, 0.01],
         zone_thresholds=[15],
         structural_zeros={"income": "unemployed"},
         noise_covariance="nearest",  # the few outlying records of zone 1 need it
@@ -188,18 +190,24 @@ def test_two_zones_and_structural_zeros(lognormal_data):
     wrong.loc[np.flatnonzero(~employed)[0], "unemployed"] = True
     wrong.loc[np.flatnonzero(employed)[0], "unemployed"] = True
     with pytest.raises(DataError, match="structural zero"):
-        multiplicative_noise(wrong, ["a", "income"], structural_zeros={"income": "unemployed"})
+        multiplicative_noise(
+            wrong, columns=["a", "income"], structural_zeros={"income": "unemployed"}
+        )
 
 
 def test_zones_by_column_and_k_mapping(normal_data):
     data = normal_data.assign(region=np.where(np.arange(N) % 3 == 0, "north", "south"))
     result = additive_noise(
-        data, ["a", "b", "c"], k={"north": 0.3, "south": 0.05}, zones="region", random_state=1
+        data,
+        columns=["a", "b", "c"],
+        variance_factor={"north": 0.3, "south": 0.05},
+        zones="region",
+        random_state=1,
     )
-    assert result.params["k"] == {"north": 0.3, "south": 0.05}
+    assert result.params["variance_factor"] == {"north": 0.3, "south": 0.05}
     assert (result.data["region"] == data["region"]).all()
     with pytest.raises(ParameterError, match="no value for zone"):
-        additive_noise(data, ["a", "b"], k={"north": 0.3}, zones="region")
+        additive_noise(data, columns=["a", "b"], variance_factor={"north": 0.3}, zones="region")
 
 
 def test_sample_weights_are_honoured():
@@ -209,8 +217,8 @@ def test_sample_weights_are_honoured():
         x > 10, 9.0, 1.0
     )  # weights tied to the values: weighted mean far from the plain one
     data = pd.DataFrame({"x": x, "y": x + rng.normal(size=N), "w": w})
-    weighted = additive_noise(data, ["x", "y"], sample_weights="w", random_state=0).data
-    plain = additive_noise(data, ["x", "y"], random_state=0).data
+    weighted = additive_noise(data, columns=["x", "y"], sample_weights="w", random_state=0).data
+    plain = additive_noise(data, columns=["x", "y"], random_state=0).data
     target = np.average(x, weights=w)
     assert abs(np.average(weighted["x"], weights=w) - target) < 5 * 2 * np.sqrt(K / N) * 3
     assert abs(np.average(plain["x"], weights=w) - target) > 0.05
@@ -219,16 +227,18 @@ def test_sample_weights_are_honoured():
 
 def test_bad_input_is_refused(mixed_data):
     with pytest.raises(SchemaError, match="region"):
-        additive_noise(mixed_data, ["height", "region"])
-    with pytest.raises(ParameterError, match="k must be > 0"):
-        multiplicative_noise(mixed_data, ["height", "weight"], k=0)
+        additive_noise(mixed_data, columns=["height", "region"])
+    with pytest.raises(ParameterError, match="variance_factor must be > 0"):
+        multiplicative_noise(mixed_data, columns=["height", "weight"], variance_factor=0)
     with pytest.raises(ParameterError, match="variant"):
-        multiplicative_noise(mixed_data, ["height"], variant="log")
+        multiplicative_noise(mixed_data, columns=["height"], variant="log")
     with pytest.raises(ParameterError, match="zones or zone_thresholds"):
-        additive_noise(mixed_data, ["height"], zones="region", zone_thresholds=[3])
+        additive_noise(mixed_data, columns=["height"], zones="region", zone_thresholds=[3])
     with pytest.raises(DataError, match=r"holds 1 record\(s\) \(row\(s\) \d+, counted from 1\)"):
         additive_noise(
-            mixed_data, ["height", "weight"], zone_thresholds=[mixed_data["weight"].max() - 1e-9]
+            mixed_data,
+            columns=["height", "weight"],
+            zone_thresholds=[mixed_data["weight"].max() - 1e-9],
         )
 
 
@@ -279,7 +289,7 @@ def test_weight_role_in_the_schema_is_honoured():
     data["w"] = np.where(data["x"] > 4, 5.0, 1.0)
     schema = Schema.infer(data, roles={"w": "weight"})
     by_role = multiplicative_noise(data, schema=schema, random_state=0)
-    by_name = multiplicative_noise(data, ["x", "y"], sample_weights="w", random_state=0)
+    by_name = multiplicative_noise(data, columns=["x", "y"], sample_weights="w", random_state=0)
     pd.testing.assert_frame_equal(by_role.data, by_name.data)
     assert by_role.params["sample_weights"] == "w"
 
@@ -290,13 +300,13 @@ def test_small_integer_dtype_that_cannot_hold_the_noise_is_a_data_error():
         {"count": rng.integers(0, 5, 200).astype("uint8"), "x": rng.normal(size=200)}
     )
     with pytest.raises(DataError, match=r"column 'count' has dtype uint8.*-\d"):
-        additive_noise(data, k=2.0, random_state=0)
+        additive_noise(data, variance_factor=2.0, random_state=0)
     data["count"] = data["count"].astype("UInt8")
     with pytest.raises(DataError, match="'count' has dtype UInt8"):
-        additive_noise(data, k=2.0, random_state=0)
+        additive_noise(data, variance_factor=2.0, random_state=0)
     # A wide enough integer dtype is kept.
     data["count"] = data["count"].astype("Int64")
-    assert additive_noise(data, k=2.0, random_state=0).data["count"].dtype == "Int64"
+    assert additive_noise(data, variance_factor=2.0, random_state=0).data["count"].dtype == "Int64"
 
 
 def test_threshold_zones_may_be_empty_when_k_is_given_per_zone():
@@ -306,17 +316,21 @@ def test_threshold_zones_may_be_empty_when_k_is_given_per_zone():
     # Zone 2 (above 10 * top) is empty: k by zone number still refers to zones 0, 1, 2.
     thresholds = [float(data.max(axis=1).median()), 10 * top]
     by_list = multiplicative_noise(
-        data, k=[0.15, 0.01, 0.5], zone_thresholds=thresholds, random_state=1
+        data, variance_factor=[0.15, 0.01, 0.5], zone_thresholds=thresholds, random_state=1
     )
-    assert by_list.params["k"] == {0: 0.15, 1: 0.01}
+    assert by_list.params["variance_factor"] == {0: 0.15, 1: 0.01}
     by_map = multiplicative_noise(
-        data, k={0: 0.15, 1: 0.01}, zone_thresholds=thresholds, random_state=1
+        data, variance_factor={0: 0.15, 1: 0.01}, zone_thresholds=thresholds, random_state=1
     )
     pd.testing.assert_frame_equal(by_list.data, by_map.data)
-    with pytest.raises(ParameterError, match=r"k lists 2 value\(s\) but there are 3 zone"):
-        multiplicative_noise(data, k=[0.15, 0.01], zone_thresholds=thresholds)
+    with pytest.raises(
+        ParameterError, match=r"variance_factor lists 2 value\(s\) but there are 3 zone"
+    ):
+        multiplicative_noise(data, variance_factor=[0.15, 0.01], zone_thresholds=thresholds)
     with pytest.raises(ParameterError, match=r"zone\(s\) \[3\], which are not among"):
-        multiplicative_noise(data, k={0: 0.1, 1: 0.1, 3: 0.1}, zone_thresholds=thresholds)
+        multiplicative_noise(
+            data, variance_factor={0: 0.1, 1: 0.1, 3: 0.1}, zone_thresholds=thresholds
+        )
 
 
 def test_text_structural_zero_indicator_is_refused_not_read_as_all_true():
@@ -324,7 +338,9 @@ def test_text_structural_zero_indicator_is_refused_not_read_as_all_true():
         {"income": [0.0, 5.0, 0.0, 7.0, 3.0, 0.0], "out": ["yes", "no", "yes", "no", "no", "yes"]}
     )
     with pytest.raises(SchemaError, match="indicator 'out' must be boolean or numeric"):
-        additive_noise(data, ["income"], structural_zeros={"income": "out"})
+        additive_noise(data, columns=["income"], structural_zeros={"income": "out"})
     data["out"] = data["out"] == "yes"
-    result = additive_noise(data, ["income"], structural_zeros={"income": "out"}, random_state=0)
+    result = additive_noise(
+        data, columns=["income"], structural_zeros={"income": "out"}, random_state=0
+    )
     assert (result.data.loc[data["out"], "income"] == 0).all()

@@ -134,7 +134,7 @@ def test_random_chains_on_random_non_negative_data(seed, n, width, zero_share, i
     try:
         result = multiplicative_noise(
             data,
-            k=k,
+            variance_factor=k,
             constraints=[chain],
             noise_covariance="nearest",
             totals=None,
@@ -173,7 +173,7 @@ def test_chain_with_a_signed_bottom_keeps_every_sign():
 def test_bad_input_one_line_each(tarragona):
     with pytest.raises(ParameterError, match=r"\['NET.PROFIT'\] are not among the masked"):
         multiplicative_noise(
-            tarragona, ["SALES", "GROSS.PROFIT"], constraints=[["SALES", "NET.PROFIT"]]
+            tarragona, columns=["SALES", "GROSS.PROFIT"], constraints=[["SALES", "NET.PROFIT"]]
         )
     # GROSS.PROFIT >= NET.PROFIT fails in some records: named, counted from 1.
     wrong = tarragona["GROSS.PROFIT"] < tarragona["NET.PROFIT"]
@@ -190,8 +190,8 @@ def test_bad_input_one_line_each(tarragona):
     with pytest.raises(DataError, match=r"holds 3 record\(s\) .* for 13 variable\(s\)"):
         multiplicative_noise(tarragona, zone_thresholds=[top - 0.5])
     for bad in (1e308, float("inf"), 0, -1, True):
-        with pytest.raises(ParameterError, match="k must be"):
-            additive_noise(tarragona, k=bad)
+        with pytest.raises(ParameterError, match="variance_factor must be"):
+            additive_noise(tarragona, variance_factor=bad)
     with pytest.raises(ParameterError, match="repair_tolerance"):
         multiplicative_noise(tarragona, repair_tolerance=2)
     with pytest.raises(ParameterError, match="mixed_sign must be 'auto'"):
@@ -212,13 +212,13 @@ def test_declared_total_that_fails_names_the_rows(casc):
 
 def test_additive_noise_warns_about_values_outside_the_observed_sign():
     data = shared_csv("testdata.csv")
-    result = additive_noise(data, ["age", "income", "expend"], random_state=1)
+    result = additive_noise(data, columns=["age", "income", "expend"], random_state=1)
     outside = result.stats["values_outside_observed_sign"]
     assert outside["age"] == int((result.data["age"] < 0).sum()) > 0
     summary = result.summary()
     assert "WARNING: values outside the column's observed sign" in summary
     assert "multiplicative_noise" in summary
-    fixed = multiplicative_noise(data, ["age", "income", "expend"], random_state=1)
+    fixed = multiplicative_noise(data, columns=["age", "income", "expend"], random_state=1)
     assert fixed.stats["values_outside_observed_sign"] == {}
     assert not any("observed sign" in line for line in fixed.warnings)
 
@@ -233,10 +233,16 @@ def test_cli_warns_even_when_quiet_and_refuses_a_huge_k(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "WARNING: values outside the column's observed sign" in err
     assert "age (" in err
-    code = main(["noise", "additive", str(src), "-o", str(tmp_path / "x.csv"), "--k", "1e308"])
+    code = main(
+        ["noise", "additive", str(src), "-o", str(tmp_path / "x.csv"), "--variance-factor", "1e308"]
+    )
     assert code == 2
     err = capsys.readouterr().err
-    assert "k must be at most" in err and "Traceback" not in err and "internal" not in err
+    assert (
+        "variance_factor must be at most" in err
+        and "Traceback" not in err
+        and "internal" not in err
+    )
     assert not (tmp_path / "x.csv").exists()
 
 

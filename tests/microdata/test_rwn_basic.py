@@ -9,18 +9,14 @@ from sdckit import ParameterError, rwn
 
 
 def test_values_only_copied_and_structure_kept(mixed_data):
-    before = mixed_data.copy(deep=True)
+    # Input unmodified, index, column order and dtypes kept: tests/microdata/test_contract.py.
     result = rwn(
         mixed_data,
         k=5,
         columns=["height", "weight", "children", "region", "smoker"],
         random_state=0,
     )
-    pd.testing.assert_frame_equal(mixed_data, before)  # input untouched
     out = result.data
-    assert out.index.equals(mixed_data.index)
-    assert list(out.columns) == list(mixed_data.columns)
-    assert out.dtypes.equals(mixed_data.dtypes)
     assert out["region"].cat.categories.equals(mixed_data["region"].cat.categories)
     for col in ["height", "weight", "children", "region", "smoker"]:
         assert set(out[col]).issubset(set(mixed_data[col]))

@@ -77,32 +77,3 @@ def test_missing_value_message_names_the_command_line_option(frame):
     data.iloc[3, 0] = np.nan
     with pytest.raises(DataError, match="--impute"):
         rwn(data, k=3, random_state=0)
-
-
-def test_every_masker_lets_an_unrelated_date_column_pass_through():
-    from sdckit import additive_noise, microaggregate, multiplicative_noise, rank_swap, swap
-
-    rng = np.random.default_rng(0)
-    n = 120
-    frame = pd.DataFrame(
-        {
-            "a": rng.normal(10, 1, n),
-            "b": rng.gamma(2.0, 1.0, n),
-            "s": rng.choice(["x", "y"], n),
-            "when": pd.date_range("2020-01-01", periods=n),
-        }
-    )
-    runs = {
-        "rwn": lambda: rwn(frame, columns=["a", "b"], random_state=0),
-        "swap": lambda: swap(frame, "s", 0.1, random_state=0),
-        "rank_swap": lambda: rank_swap(frame, ["a", "b"], p=5, random_state=0),
-        "additive_noise": lambda: additive_noise(frame, ["a", "b"], k=0.1, random_state=0),
-        "multiplicative_noise": lambda: multiplicative_noise(
-            frame, ["a", "b"], k=0.1, random_state=0
-        ),
-        "microaggregate": lambda: microaggregate(frame, ["a", "b"], k=3),
-    }
-    for name, run in runs.items():
-        out = run().data
-        assert out["when"].equals(frame["when"]), name
-        assert out.dtypes.equals(frame.dtypes), name

@@ -19,7 +19,7 @@ from shared_data import shared_csv
 
 
 def test_imbalance_small_when_well_specified_large_when_not():
-    good = swap(naive_bayes_data(10000, seed=4), "income", 0.1, random_state=1).data
+    good = swap(naive_bayes_data(10000, seed=4), columns="income", rate=0.1, random_state=1).data
     ok = imbalance_check(estimate_swap_count(good, "income", profile_se=False, calibrate=False))
     assert not ok.large and ok.imbalance < 0.005
     # Misspecified: Naive Bayes on the real Adult data (Kifer 2015, Section 5.2: about 0.15).
@@ -35,7 +35,7 @@ def test_imbalance_small_when_well_specified_large_when_not():
 
 def test_reswap_linearity_on_well_specified_data_is_linear():
     data = symmetric_halves_data(8000, seed=3)
-    released = swap(data, "s", 0.1, random_state=4).data
+    released = swap(data, columns="s", rate=0.1, random_state=4).data
     check = reswap_linearity(
         released,
         "s",
@@ -74,7 +74,7 @@ def test_split_concordance_of_a_multi_valued_attribute():
     shaky = ~calm.table["verdict"].isin(["estimated", "no_evidence"])
     assert calm.table.loc[shaky, "rho"].isna().all()
     # The table's rho is Lemma 2.3 applied to each split's own alpha, n0 and n1.
-    released = swap(data, "region", 0.08, random_state=7).data
+    released = swap(data, columns="region", rate=0.08, random_state=7).data
     result = split_concordance(
         released, "region", splits=[["n"], ["s"], ["e", "n"]], calibrate=False
     )
@@ -91,7 +91,9 @@ def test_split_concordance_flags_misspecified_splits():
     region = rng.choice(["n", "s", "e", "w"], size=n)
     codes = pd.Series(region).map({"n": 0, "s": 1, "e": 2, "w": 3}).to_numpy()
     x = {f"x{j}": rng.normal(codes * (0.8 + 0.2 * j), 1.0) for j in range(3)}
-    released = swap(pd.DataFrame({**x, "region": region}), "region", 0.08, random_state=7).data
+    released = swap(
+        pd.DataFrame({**x, "region": region}), columns="region", rate=0.08, random_state=7
+    ).data
     result = split_concordance(released, "region", model="gaussian", calibrate=False)
     assert len(result.table) == 4
     assert not result.concordant

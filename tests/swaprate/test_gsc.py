@@ -65,7 +65,7 @@ def test_no_swap_estimate_is_near_zero():
 @pytest.mark.parametrize("seed", [11, 12])
 def test_well_specified_naive_bayes_within_a_few_standard_errors(seed):
     data = naive_bayes_data(20000, seed=seed)
-    released = swap(data, "income", 0.1, random_state=seed + 100)
+    released = swap(data, columns="income", rate=0.1, random_state=seed + 100)
     est = estimate_swap_count(released.data, "income", calibrate=False)
     assert est.converged
     assert abs(est.alpha - released.alpha) <= 4 * est.standard_error
@@ -85,7 +85,7 @@ def test_well_specified_gaussian_and_means_beat_naive_means():
 
 def test_result_structure_and_input_unchanged():
     data = naive_bayes_data(3000, seed=8).set_axis(pd.RangeIndex(50, 3050))
-    released = swap(data, "income", 0.1, random_state=1).data
+    released = swap(data, columns="income", rate=0.1, random_state=1).data
     before = released.copy(deep=True)
     est = estimate_swap_count(released, "income", ["x0", "x1", "x2"], calibrate=False)
     pd.testing.assert_frame_equal(released, before)
@@ -102,7 +102,7 @@ def test_result_structure_and_input_unchanged():
 
 def test_merging_identical_records_changes_nothing():
     data = naive_bayes_data(4000, seed=9)
-    released = swap(data, "income", 0.15, random_state=2).data
+    released = swap(data, columns="income", rate=0.15, random_state=2).data
     merged = estimate_swap_count(released, "income", profile_se=False, calibrate=False)
     model = NaiveBayes()
     s = (released["income"] == "low").to_numpy().astype(np.int8)
@@ -113,7 +113,9 @@ def test_merging_identical_records_changes_nothing():
 
 
 def test_literal_nesting_reaches_the_same_estimate():
-    released = swap(naive_bayes_data(4000, seed=10), "income", 0.1, random_state=3).data
+    released = swap(
+        naive_bayes_data(4000, seed=10), columns="income", rate=0.1, random_state=3
+    ).data
     fast = estimate_swap_count(released, "income", profile_se=False, calibrate=False)
     literal = estimate_swap_count(
         released, "income", profile_se=False, max_em_iter=100, accelerate=False, tol=1e-7
@@ -140,7 +142,7 @@ def test_plugged_in_model():
             return parameters[:, records].T
 
     data = naive_bayes_data(3000, seed=1)
-    released = swap(data, "income", 0.1, random_state=4).data
+    released = swap(data, columns="income", rate=0.1, random_state=4).data
     ours = estimate_swap_count(
         released, "income", ["x0"], model=Independent(), profile_se=False, calibrate=False
     )

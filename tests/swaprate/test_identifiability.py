@@ -98,7 +98,7 @@ def test_weak_association_explained_by_latent_classes_is_flagged():
 def test_informative_attributes_are_identified(rate):
     data = naive_bayes_data(4000, seed=11)
     if rate:
-        data = swap(data, "income", rate, random_state=3).data
+        data = swap(data, columns="income", rate=rate, random_state=3).data
     check = estimate_swap_count(data, "income", profile_se=False, calibrate=False).identifiability
     assert check.identified and check.associated and check.beats_latent_class
     assert check.permutation_p_value == pytest.approx(1 / 200)

@@ -46,7 +46,7 @@ def _check_consistent(result) -> None:
 
 def test_well_specified_swap_is_estimated_and_covered():
     data = naive_bayes_data(10000, seed=3)
-    released = swap(data, "income", 0.05, random_state=4)
+    released = swap(data, columns="income", rate=0.05, random_state=4)
     est = estimate_swap_count(released.data, "income")
     _check_consistent(est)
     assert est.verdict.code == "estimated"
@@ -74,7 +74,9 @@ def test_gaussian_section_5_1_is_estimated():
 
 
 def test_same_seed_same_verdict():
-    released = swap(naive_bayes_data(2000, seed=5), "income", 0.05, random_state=1).data
+    released = swap(
+        naive_bayes_data(2000, seed=5), columns="income", rate=0.05, random_state=1
+    ).data
     first = estimate_swap_count(released, "income", random_state=7)
     again = estimate_swap_count(released, "income", random_state=7)
     assert first.verdict == again.verdict
@@ -128,7 +130,7 @@ def test_missing_values_counted_in_records_with_every_column_named():
 
 def test_consensus_has_a_verdict_and_does_not_advise_consensus(tmp_path, capsys):
     data = naive_bayes_data(3000, seed=8)
-    released = swap(data, "income", 0.05, random_state=2).data
+    released = swap(data, columns="income", rate=0.05, random_state=2).data
     res = consensus_swap_count(released, "income", ["x0", "x1", "x2"], ["x3", "x4", "x5"])
     _check_consistent(res)
     path = tmp_path / "released.csv"
@@ -156,7 +158,7 @@ def test_consensus_has_a_verdict_and_does_not_advise_consensus(tmp_path, capsys)
 def test_cli_verdict_first_and_no_reswap(tmp_path, capsys):
     data = naive_bayes_data(2000, seed=4)
     path = tmp_path / "released.csv"
-    swap(data, "income", 0.05, random_state=3).data.to_csv(path, index=False)
+    swap(data, columns="income", rate=0.05, random_state=3).data.to_csv(path, index=False)
     assert main(["swaprate", "estimate", str(path), "-s", "income", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert re.match(r"verdict: (estimated|no_evidence|unreliable|not_identified): ", out)
@@ -176,7 +178,7 @@ def adult() -> pd.DataFrame:
 def test_issue_case_on_real_adult_is_not_called_no_evidence(adult, tmp_path, capsys):
     # The issue: income swapped at 0.05 (seed 1: alpha = 888); before, the verdict said
     # "No clear evidence of swapping". Naive Bayes does not fit the real data.
-    released = swap(adult, "income", 0.05, random_state=1)
+    released = swap(adult, columns="income", rate=0.05, random_state=1)
     assert released.alpha == 888
     path = tmp_path / "released.csv"
     released.data.to_csv(path, index=False)
@@ -191,7 +193,7 @@ def test_issue_case_on_real_adult_is_not_called_no_evidence(adult, tmp_path, cap
 
 def test_impossible_gaussian_numbers_on_real_adult_are_not_printed(adult):
     # The issue: rho = 0.5197 and A0 = 17,002.8 > n1 = 11,687 were printed as numbers.
-    released = swap(adult, "income", 0.05, random_state=1).data
+    released = swap(adult, columns="income", rate=0.05, random_state=1).data
     est = estimate_swap_count(
         released,
         "income",

@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from sdckit._results import MicrodataResult
 from sdckit._validation import RandomState, as_sequence, check_columns, check_int
 from sdckit.assess._data import categorical_columns, check_pair, joint_design, resolve_schema
 from sdckit.assess.risk import (
@@ -47,7 +48,6 @@ from sdckit.assess.utility import (
     prediction_check,
 )
 from sdckit.errors import ParameterError, SchemaError
-from sdckit.microdata.base import MaskResult
 from sdckit.schema import Kind, Schema
 
 __all__ = ["Assessment", "Risk", "Utility", "assess"]
@@ -256,7 +256,7 @@ class Assessment:
 
 def assess(
     original: pd.DataFrame,
-    masked: pd.DataFrame | MaskResult,
+    masked: pd.DataFrame | MicrodataResult,
     *,
     columns: Iterable[str] | None = None,
     response: str | None = None,
@@ -282,7 +282,7 @@ def assess(
     Parameters
     ----------
     original : DataFrame
-    masked : DataFrame or MaskResult
+    masked : DataFrame, MaskResult or SafeResult
         The release, with the same rows in the same order. A
         :class:`~sdckit.microdata.base.MaskResult` also brings the method,
         its parameters and per-record diagnostics into the assessment.
@@ -328,7 +328,7 @@ def assess(
     Assessment
     """
     method, params, diagnostics = "", {}, None
-    if isinstance(masked, MaskResult):
+    if isinstance(masked, MicrodataResult):  # a masking result or SAFE's (tables.SafeResult)
         method, params, diagnostics = masked.method, dict(masked.params), masked.diagnostics
         masked = masked.data
     original, masked = check_pair(original, masked)

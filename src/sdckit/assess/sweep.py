@@ -19,12 +19,12 @@ import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from sdckit._results import FrozenResult
 from sdckit._validation import RandomState, check_dataframe, check_int, check_random_state
 from sdckit.assess._data import resolve_schema
 from sdckit.assess.assessment import Assessment, assess
@@ -71,7 +71,7 @@ def _label(setting: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class SweepResult:
+class SweepResult(FrozenResult):
     """Utility and risk figures of a masking method over a parameter grid.
 
     Attributes
@@ -98,9 +98,6 @@ class SweepResult:
     fixed: Mapping[str, Any] = field(default_factory=dict)
     baseline: dict[str, float] = field(default_factory=dict)
     assessments: tuple[Assessment, ...] = ()
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "fixed", MappingProxyType(dict(self.fixed)))
 
     @property
     def figures(self) -> list[str]:
@@ -326,8 +323,10 @@ def _accepts(method: str | Masker, parameter: str) -> bool:
         sig = inspect.signature(func)
     except (TypeError, ValueError):
         return False
-    return parameter in sig.parameters or any(
-        p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()
+    return (
+        parameter in sig.parameters
+        or parameter in getattr(func, "renamed_parameters", {})  # an old spelling, still accepted
+        or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
     )
 
 

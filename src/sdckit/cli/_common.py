@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -325,3 +326,20 @@ def parse_range(value: str, option: str) -> list[float]:
         raise ParameterError(
             f"{option} expects START:STOP:STEP (STEP > 0) or a comma list, got {value!r}"
         ) from None
+
+
+def renamed_option(new: Any, old: Any, *, default: Any, new_flag: str, old_flag: str) -> Any:
+    """The value of an option renamed for issue 14: the new flag's, or the hidden old flag's.
+
+    The old flag still works for one release, with a note on stderr naming the
+    new one; giving both with different values is an error.
+    """
+    if old is None:
+        return new
+    if new != default and new != old:
+        raise ParameterError(f"give {new_flag} or its deprecated spelling {old_flag}, not both")
+    err_console.print(
+        f"note: {old_flag} is deprecated and will be removed in the next release; use {new_flag}",
+        highlight=False,
+    )
+    return old

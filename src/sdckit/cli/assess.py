@@ -209,7 +209,7 @@ def sweep_command(
         None,
         "--param",
         help="Any other parameter, NAME=VALUES: numbers (START:STOP:STEP or a list) or text, "
-        "e.g. swap_attributes=income (repeatable).",
+        "e.g. columns=income or group_size=3,5 (repeatable).",
     ),
     replications: int = typer.Option(1, "--reps", help="Masked releases per setting."),
     columns: str | None = typer.Option(
@@ -256,6 +256,20 @@ def sweep_command(
         grid[name] = _parse_values(values, f"--param {name}")
     if not grid:
         raise ParameterError("give at least one parameter to sweep (--eps, --k, --q or --param)")
+    # Names a method renamed for issue 14 (microaggregation's and noise's k, rank swap's p,
+    # swap's swap_attributes) still work for one release, under their new names.
+    renamed = getattr(get_masker(method), "renamed_parameters", {})
+    for old in [name for name in grid if name in renamed]:
+        new = renamed[old]
+        if new in grid:
+            raise ParameterError(f"parameter {new!r} is given twice (also as {old!r})")
+        flag = f"--{old}" if old in ("eps", "k", "q") else f"--param {old}"
+        err_console.print(
+            f"note: {flag} is deprecated for {method} and will be removed in the next release; "
+            f"use --param {new}=...",
+            highlight=False,
+        )
+        grid[new] = grid.pop(old)
     integer = _integer_parameters(method)
     for name, values in grid.items():
         if name in integer and all(isinstance(v, float) for v in values):

@@ -18,6 +18,7 @@ from sdckit.cli._common import (
     read_input,
     refuse_suspect_columns,
     refuse_text_in_numbers,
+    renamed_option,
     weight_column_option,
     write_mask_result,
 )
@@ -29,7 +30,10 @@ from sdckit.schema import Kind, Schema
 def microaggregate_command(
     input: Path = typer.Argument(..., help="Microdata file (.csv or .parquet)."),
     output: Path = typer.Option(..., "--output", "-o", help="Masked output file."),
-    k: int = typer.Option(3, "--k", help="Minimum group size (groups have k..2k-1 records)."),
+    group_size: int = typer.Option(
+        3, "--group-size", help="Minimum group size k (groups have k..2k-1 records)."
+    ),
+    k: int | None = typer.Option(None, "--k", hidden=True, help="Deprecated: --group-size."),
     method: str = typer.Option(
         "mdav", "--method", help="mdav (k-anonymous groups) or individual-ranking."
     ),
@@ -67,6 +71,7 @@ def microaggregate_command(
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
 ) -> None:
     """Microaggregate: replace values by the means of groups of at least k similar records."""
+    group_size = renamed_option(group_size, k, default=3, new_flag="--group-size", old_flag="--k")
     check_outputs(output, diagnostics, inputs=[input])
     data = read_input(input, na_values=na_values, quiet=quiet)
     if scale not in ("standard", "minmax", "none"):
@@ -102,8 +107,8 @@ def microaggregate_command(
     with progress_bar("microaggregation (records)", quiet=quiet) as callback:
         result = microaggregate(
             data,
-            cols,
-            k,
+            columns=cols,
+            group_size=group_size,
             method=method.replace("-", "_"),
             categorical=categorical,
             scale=None if scale == "none" else scale,

@@ -23,6 +23,7 @@ from sdckit.cli._common import (
     read_input,
     refuse_suspect_columns,
     refuse_text_in_numbers,
+    renamed_option,
     weight_column_option,
     write_mask_result,
 )
@@ -36,8 +37,18 @@ noise_app = typer.Typer(
 
 _INPUT = typer.Argument(..., help="Microdata file (.csv or .parquet).")
 _OUTPUT = typer.Option(..., "--output", "-o", help="Masked output file.")
-_K = typer.Option(0.15, "--k", help="Variance inflation factor k > 0 (all zones).")
-_ZONE_K = typer.Option(None, "--zone-k", help="k of one zone, ZONE=K (repeatable; overrides --k).")
+_VARIANCE_FACTOR = typer.Option(
+    0.15,
+    "--variance-factor",
+    help="Oganian's k > 0: noise variance as a multiple of the data's (all zones).",
+)
+_K = typer.Option(None, "--k", hidden=True, help="Deprecated: --variance-factor.")
+_ZONE_VARIANCE_FACTOR = typer.Option(
+    None,
+    "--zone-variance-factor",
+    help="k of one zone, ZONE=K (repeatable; overrides --variance-factor).",
+)
+_ZONE_K = typer.Option(None, "--zone-k", hidden=True, help="Deprecated: --zone-variance-factor.")
 _COLUMNS = typer.Option(
     None, "--columns", help="Comma-separated numeric columns (default: all numeric)."
 )
@@ -121,7 +132,7 @@ def _zone_setup(
     limits = parse_range(thresholds, "--zone-thresholds") if thresholds else None
     if not zone_k:
         return k, zones, limits
-    given = parse_assignments(zone_k, "--zone-k")
+    given = parse_assignments(zone_k, "--zone-variance-factor")
     if limits is not None:
         labels: list = list(range(len(limits) + 1))
     elif zones is not None:
@@ -129,20 +140,40 @@ def _zone_setup(
             raise ParameterError(f"--zones: unknown column {zones!r}")
         labels = list(pd.unique(data[zones].dropna()))
     else:
-        raise ParameterError("--zone-k needs --zones or --zone-thresholds")
+        raise ParameterError("--zone-variance-factor needs --zones or --zone-thresholds")
     by_text = {str(label): label for label in labels}
     unknown = [z for z in given if z not in by_text]
     if unknown:
-        raise ParameterError(f"--zone-k names unknown zone(s) {unknown}; zones are {list(by_text)}")
+        raise ParameterError(
+            f"--zone-variance-factor names unknown zone(s) {unknown}; zones are {list(by_text)}"
+        )
     per_zone = {label: given.get(str(label), k) for label in labels}
     return per_zone, zones, limits
+
+
+def _renamed(
+    factor: float, per_zone: list[str] | None, k: float | None, zone_k: list[str] | None
+) -> tuple[float, list[str] | None]:
+    """--variance-factor and --zone-variance-factor, or their deprecated spellings --k, --zone-k."""
+    factor = renamed_option(factor, k, default=0.15, new_flag="--variance-factor", old_flag="--k")
+    if zone_k:
+        per_zone = renamed_option(
+            per_zone,
+            zone_k,
+            default=per_zone or None,
+            new_flag="--zone-variance-factor",
+            old_flag="--zone-k",
+        )
+    return factor, per_zone
 
 
 @noise_app.command("additive")
 def additive_command(
     input: Path = _INPUT,
     output: Path = _OUTPUT,
-    k: float = _K,
+    variance_factor: float = _VARIANCE_FACTOR,
+    zone_variance_factor: list[str] | None = _ZONE_VARIANCE_FACTOR,
+    k: float | None = _K,
     zone_k: list[str] | None = _ZONE_K,
     columns: str | None = _COLUMNS,
     zones: str | None = _ZONES,
@@ -157,15 +188,16 @@ def additive_command(
     quiet: bool = _QUIET,
 ) -> None:
     """Additive correlated noise: X_m = mean + ((X - mean) + E)/sqrt(1+k), E ~ N(0, k Sigma)."""
+    factor, per_zone = _renamed(variance_factor, zone_variance_factor, k, zone_k)
     check_outputs(output, diagnostics, inputs=[input])
     data = read_input(input, na_values=na_values, quiet=quiet)
     cols = _masked_columns(data, columns, ids, weight_column, sample_weights)
-    k_value, zone_col, limits = _zone_setup(data, k, zone_k, zones, zone_thresholds)
+    k_value, zone_col, limits = _zone_setup(data, factor, per_zone, zones, zone_thresholds)
     with progress_bar("additive noise (zones)", quiet=quiet) as callback:
         result = additive_noise(
             data,
-            cols,
-            k_value,
+            columns=cols,
+            variance_factor=k_value,
             zones=zone_col,
             zone_thresholds=limits,
             structural_zeros=_structural(structural_zero),
@@ -203,7 +235,9 @@ def _totals(mode: str, given: list[str] | None) -> Any:
 def multiplicative_command(
     input: Path = _INPUT,
     output: Path = _OUTPUT,
-    k: float = _K,
+    variance_factor: float = _VARIANCE_FACTOR,
+    zone_variance_factor: list[str] | None = _ZONE_VARIANCE_FACTOR,
+    k: float | None = _K,
     zone_k: list[str] | None = _ZONE_K,
     columns: str | None = _COLUMNS,
     variant: str = typer.Option("zscore", "--variant", help="zscore (eq. 21) or plain (eqs. 5-9)."),
@@ -251,10 +285,11 @@ def multiplicative_command(
     quiet: bool = _QUIET,
 ) -> None:
     """Multiplicative noise keeping positivity, inequalities, means and covariances."""
+    factor, per_zone = _renamed(variance_factor, zone_variance_factor, k, zone_k)
     check_outputs(output, diagnostics, inputs=[input])
     data = read_input(input, na_values=na_values, quiet=quiet)
     cols = _masked_columns(data, columns, ids, weight_column, sample_weights)
-    k_value, zone_col, limits = _zone_setup(data, k, zone_k, zones, zone_thresholds)
+    k_value, zone_col, limits = _zone_setup(data, factor, per_zone, zones, zone_thresholds)
     chains = [[c.strip() for c in re.split(r">=|>", item)] for item in constraint or []]
     for chain, item in zip(chains, constraint or [], strict=True):
         if len(chain) < 2 or not all(chain):
@@ -262,8 +297,8 @@ def multiplicative_command(
     with progress_bar("multiplicative noise (zones)", quiet=quiet) as callback:
         result = multiplicative_noise(
             data,
-            cols,
-            k_value,
+            columns=cols,
+            variance_factor=k_value,
             variant=variant,
             mixed_sign=mixed_sign,
             noise_covariance=noise_covariance,

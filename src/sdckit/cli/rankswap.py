@@ -66,7 +66,14 @@ def rankswap_command(
             "--columns to name the columns to swap.",
         )
     with progress_bar("rank swapping (variables)", quiet=quiet) as callback:
-        result = rank_swap(data, cols, p=p, schema=schema, random_state=seed, progress=callback)
+        result = rank_swap(
+            data,
+            columns=cols,
+            window_percent=p,
+            schema=schema,
+            random_state=seed,
+            progress=callback,
+        )
     write_mask_result(result, output, diagnostics, quiet=quiet)
 
 

@@ -54,7 +54,7 @@ def swap_command(
     # Identifiers and weights pass through: swapping one would pair a record with another's.
     roles = column_roles(data, ids=ids, weights=weight_column)
     check_not_passthrough(data, attributes, roles, "--swap-attribute")
-    result = swap(data, attributes, rate, strata=parse_list(strata), random_state=seed)
+    result = swap(data, columns=attributes, rate=rate, strata=parse_list(strata), random_state=seed)
     write_mask_result(result, output, diagnostics, quiet=quiet)
 
 

@@ -17,6 +17,18 @@ def resolve_sample_weights(schema: Schema, sample_weights: str | None) -> str | 
 
     A weight declared in the schema is used rather than ignored; several
     declared weight columns must be told apart by name.
+
+    Parameters
+    ----------
+    schema : Schema
+        The data's schema (its weight-role columns are read).
+    sample_weights : str or None
+        The weight column a caller named, if any.
+
+    Returns
+    -------
+    str or None
+        The weight column's name; None when the data are unweighted.
     """
     if sample_weights is not None:
         if not isinstance(sample_weights, str):
@@ -35,7 +47,20 @@ def resolve_sample_weights(schema: Schema, sample_weights: str | None) -> str | 
 
 
 def sample_weight_vector(data: pd.DataFrame, sample_weights: str | None) -> np.ndarray | None:
-    """The weights as floats (> 0 and finite, else a DataError naming the row); None when unweighted."""
+    """The weights as floats (> 0 and finite, else a DataError naming the row); None when unweighted.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The microdata.
+    sample_weights : str or None
+        The weight column (from :func:`resolve_sample_weights`).
+
+    Returns
+    -------
+    ndarray or None
+        One float weight per record; None when ``sample_weights`` is None.
+    """
     if sample_weights is None:
         return None
     check_columns(data, [sample_weights], "sample_weights")

@@ -23,15 +23,16 @@ Registering a method (``@register_masker("name")``) lets the command line,
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from types import MappingProxyType
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 import pandas as pd
 
-from sdckit.errors import ParameterError
+from sdckit._results import MicrodataResult
+from sdckit.errors import ParameterError, SDCDeprecationWarning
 from sdckit.schema import Kind, Schema
 
 __all__ = [
@@ -39,18 +40,15 @@ __all__ = [
     "Masker",
     "available_maskers",
     "column_changes",
+    "deprecated_spellings",
     "get_masker",
     "mask",
     "register_masker",
 ]
 
 
-def _freeze(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return MappingProxyType(dict(mapping or {}))
-
-
 @dataclass(frozen=True)
-class MaskResult:
+class MaskResult(MicrodataResult):
     """Output of a masking method.
 
     Attributes
@@ -70,16 +68,7 @@ class MaskResult:
         every method registered with :func:`register_masker`.
     """
 
-    data: pd.DataFrame
-    diagnostics: pd.DataFrame
-    params: Mapping[str, Any] = field(default_factory=dict)
-    method: str = ""
-    stats: Mapping[str, Any] = field(default_factory=dict)
     column_changes: pd.DataFrame | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "params", _freeze(self.params))
-        object.__setattr__(self, "stats", _freeze(self.stats))
 
     def expected_selection_share(self) -> float | None:
         """Share of each masked column's cells the method replaces or perturbs.
@@ -96,10 +85,9 @@ class MaskResult:
     @property
     def masked_columns(self) -> list[str]:
         """The columns the method was asked to mask (from its parameters)."""
-        for key in ("columns", "swap_attributes"):
-            value = self.params.get(key)
-            if value:
-                return list(value)
+        value = self.params.get("columns")
+        if value:
+            return list(value)
         return list(self.data.columns)
 
     @property
@@ -141,7 +129,124 @@ def _short(value: Any, limit: int = 4) -> str:
     return repr(value)
 
 
-Masker = Callable[..., MaskResult]
+class Masker(Protocol):
+    """The calling convention every masking method follows.
+
+    ``method(data, *, columns=None, schema=None, random_state=None,
+    progress=None, **method_specific) -> MaskResult``:
+
+    * ``data`` (a DataFrame, never modified) is the only positional argument;
+    * ``columns``: the columns to mask (default: the method's choice from the
+      schema's roles and kinds);
+    * ``schema``: a :class:`~sdckit.schema.Schema` (inferred when omitted);
+    * ``random_state``: None, an int or a numpy Generator; the same seed
+      gives the same output;
+    * ``progress``: ``progress(done, total)``, called as the work advances;
+    * every other parameter is keyword-only and named for what it is
+      (``group_size``, ``variance_factor``, ``window_percent``; ``k`` only for
+      a number of neighbours).
+
+    The keyword-only shape is checked for every registered method by the
+    contract test (``tests/microdata/test_contract.py``); the type below
+    accepts any callable of ``data`` returning a :class:`MaskResult`.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        None: a protocol is a type and is never instantiated; the call is
+        described by ``__call__``.
+    """
+
+    def __call__(self, data: pd.DataFrame, /, *args: Any, **params: Any) -> MaskResult:
+        """Mask ``data``.
+
+        Parameters
+        ----------
+        data : DataFrame
+            The microdata; never modified.
+        *args, **params
+            The method's parameters, keyword-only (see the class docstring).
+
+        Returns
+        -------
+        MaskResult
+            The masked data, diagnostics, parameters and figures.
+        """
+        ...
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def deprecated_spellings(*positional: str, **renamed: str) -> Callable[[_F], _F]:
+    """Accept a masking method's old spellings for one release, with a DeprecationWarning.
+
+    The one helper for every method whose parameters were renamed or made
+    keyword-only (issue 14): an old call keeps working and warns with
+    :class:`~sdckit.errors.SDCDeprecationWarning` (a ``DeprecationWarning``)
+    naming the new spelling.
+
+    Parameters
+    ----------
+    *positional : str
+        New names of the parameters the old signature took positionally after
+        ``data``, in order (``"columns", "group_size"`` for
+        ``microaggregate(data, columns, k)``).
+    **renamed : str
+        ``old_name="new_name"`` for every renamed keyword.
+
+    Returns
+    -------
+    callable
+        A decorator; the decorated method keeps its own signature
+        (``inspect.signature`` shows the new one) and gets an attribute
+        ``renamed_parameters``, the ``{old: new}`` mapping.
+    """
+
+    def decorator(func: _F) -> _F:
+        name = func.__name__
+
+        @functools.wraps(func)
+        def accepting_old_spellings(data: pd.DataFrame, *args: Any, **kwargs: Any) -> Any:
+            for old, new in renamed.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise ParameterError(
+                            f"{name}: give {new}= or its deprecated spelling {old}=, not both"
+                        )
+                    _warn_deprecated(
+                        f"{name}(..., {old}=...) is deprecated and will be removed in the next "
+                        f"release; use {new}=..."
+                    )
+                    kwargs[new] = kwargs.pop(old)
+            if args:
+                if len(args) > len(positional):
+                    raise TypeError(
+                        f"{name}() takes data positionally and every other parameter by "
+                        f"keyword; got {len(args) + 1} positional arguments"
+                    )
+                names = positional[: len(args)]
+                twice = [n for n in names if n in kwargs]
+                if twice:
+                    raise TypeError(f"{name}() got multiple values for argument {twice[0]!r}")
+                _warn_deprecated(
+                    f"passing {', '.join(names)} to {name}() positionally is deprecated and will "
+                    "be removed in the next release; use " + ", ".join(f"{n}=..." for n in names)
+                )
+                kwargs.update(zip(names, args, strict=True))
+            return func(data, **kwargs)
+
+        # Read by callers that translate old spellings themselves (the command line's sweep).
+        accepting_old_spellings.renamed_parameters = dict(renamed)  # type: ignore[attr-defined]  # a function attribute
+        return cast(_F, accepting_old_spellings)
+
+    return decorator
+
+
+def _warn_deprecated(message: str) -> None:
+    # stacklevel 4: this helper, the renaming wrapper, register_masker's wrapper, the caller.
+    warnings.warn(message, SDCDeprecationWarning, stacklevel=4)
+
 
 #: A masked column's mean or variance ratio outside this band gets a warning line.
 RATIO_BAND = (0.9, 1.1)
@@ -308,10 +413,27 @@ class _Entry:
 _REGISTRY: dict[str, _Entry] = {}
 
 
-def register_masker(name: str, description: str = "") -> Callable[[Masker], Masker]:
-    """Decorator registering a masking method under ``name``."""
+def register_masker(name: str, description: str = "") -> Callable[[_F], _F]:
+    """Decorator registering a masking method under ``name``.
 
-    def decorator(func: Masker) -> Masker:
+    The registered function also gets its ``column_changes`` table filled in
+    (see :func:`column_changes`).
+
+    Parameters
+    ----------
+    name : str
+        The name the command line, :func:`mask` and
+        :func:`sdckit.assess.sweep` know the method by.
+    description : str, optional
+        One line for listings (default: the first line of the docstring).
+
+    Returns
+    -------
+    callable
+        The decorator; it returns the wrapped method.
+    """
+
+    def decorator(func: _F) -> _F:
         if name in _REGISTRY and getattr(_REGISTRY[name].func, "__wrapped__", None) is not func:
             raise ParameterError(f"a masking method named {name!r} is already registered")
 
@@ -337,19 +459,37 @@ def register_masker(name: str, description: str = "") -> Callable[[Masker], Mask
         _REGISTRY[name] = _Entry(
             name, with_column_changes, description or (doc_lines[0] if doc_lines else "")
         )
-        return with_column_changes
+        return cast(_F, with_column_changes)
 
     return decorator
 
 
 def available_maskers() -> dict[str, str]:
-    """``{name: one-line description}`` of every registered masking method."""
+    """``{name: one-line description}`` of every registered masking method.
+
+    Returns
+    -------
+    dict
+        Sorted by name; the built-in methods are always registered.
+    """
     _load_builtin()
     return {name: entry.description for name, entry in sorted(_REGISTRY.items())}
 
 
 def get_masker(name: str) -> Masker:
-    """The masking function registered as ``name``."""
+    """The masking function registered as ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`available_maskers`; an unknown one raises
+        :class:`~sdckit.errors.ParameterError` listing them.
+
+    Returns
+    -------
+    Masker
+        The registered function (it fills in ``column_changes``).
+    """
     _load_builtin()
     try:
         return _REGISTRY[name].func
@@ -359,8 +499,26 @@ def get_masker(name: str) -> Masker:
         ) from None
 
 
-def mask(method: str | Masker, data: pd.DataFrame, **params: Any) -> MaskResult:
-    """Run a masking method, given by registered name or as a function."""
+def mask(method: str | Masker, data: pd.DataFrame, /, **params: Any) -> MaskResult:
+    """Run a masking method, given by registered name or as a function.
+
+    Parameters
+    ----------
+    method : str or callable
+        A registered name (see :func:`available_maskers`) or a masking
+        function. Positional-only, so a method's own ``method=`` parameter
+        (microaggregation's) can be passed through ``params``.
+    data : DataFrame
+        The microdata; never modified.
+    **params
+        The method's parameters (``result.params`` of an earlier run
+        reproduces it).
+
+    Returns
+    -------
+    MaskResult
+        What the method returned.
+    """
     func = get_masker(method) if isinstance(method, str) else method
     result = func(data, **params)
     if not isinstance(result, MaskResult):

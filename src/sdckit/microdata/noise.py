@@ -76,7 +76,7 @@ from sdckit._validation import (
 )
 from sdckit.errors import DataError, InfeasibleError, ParameterError, SchemaError
 from sdckit.microdata._weights import resolve_sample_weights, sample_weight_vector
-from sdckit.microdata.base import MaskResult, register_masker
+from sdckit.microdata.base import MaskResult, deprecated_spellings, register_masker
 from sdckit.schema import Kind, Schema
 
 __all__ = ["NoiseResult", "additive_noise", "multiplicative_noise"]
@@ -352,13 +352,19 @@ _MAX_K = 1e6
 
 
 def _check_k(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not np.isfinite(float(value))
+    ):
         raise ParameterError(f"{name} must be a finite number > 0, got {value!r}")
-    if value <= 0:
-        raise ParameterError(f"{name} must be > 0 (the variance inflation factor), got {value!r}")
-    if value > _MAX_K:
+    if float(value) <= 0:
         raise ParameterError(
-            f"{name} must be at most {_MAX_K:g} (the variance inflation factor: the masked values "
+            f"{name} must be > 0 (Oganian's k, the noise variance over the data's), got {value!r}"
+        )
+    if float(value) > _MAX_K:
+        raise ParameterError(
+            f"{name} must be at most {_MAX_K:g} (Oganian's k, the noise variance over the data's: the masked values "
             f"keep 1/sqrt(1+k) of the data's own variation; 0.15 is usual), got {value:g}"
         )
     return float(value)
@@ -375,22 +381,28 @@ def _zone_k(k: Any, labels: list, domain: list | None = None) -> dict:
     if isinstance(k, Mapping):
         missing = [z for z in labels if z not in k]
         if missing:
-            raise ParameterError(f"k has no value for zone(s) {missing}; zones are {domain}")
+            raise ParameterError(
+                f"variance_factor has no value for zone(s) {missing}; zones are {domain}"
+            )
         extra = [z for z in k if z not in domain]
         if extra:
-            raise ParameterError(f"k names zone(s) {extra}, which are not among the zones {domain}")
-        checked = {z: _check_k(v, f"k[{z!r}]") for z, v in k.items()}
+            raise ParameterError(
+                f"variance_factor names zone(s) {extra}, which are not among the zones {domain}"
+            )
+        checked = {z: _check_k(v, f"variance_factor[{z!r}]") for z, v in k.items()}
         return {z: checked[z] for z in labels}
     if isinstance(k, Sequence) and not isinstance(k, str):
         if len(k) != len(domain):
             raise ParameterError(
-                f"k lists {len(k)} value(s) but there are {len(domain)} zone(s) {domain}"
+                f"variance_factor lists {len(k)} value(s) but there are {len(domain)} zone(s) "
+                f"{domain}"
             )
         checked = {
-            z: _check_k(v, f"k[{i}]") for i, (z, v) in enumerate(zip(domain, k, strict=True))
+            z: _check_k(v, f"variance_factor[{i}]")
+            for i, (z, v) in enumerate(zip(domain, k, strict=True))
         }
         return {z: checked[z] for z in labels}
-    value = _check_k(k, "k")
+    value = _check_k(k, "variance_factor")
     return dict.fromkeys(labels, value)
 
 
@@ -503,6 +515,44 @@ def _check_structural_zeros(
 
 
 # ---------------------------------------------------------------------------
+# masking cells
+
+
+def _sorted_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)``, by hashing: only the distinct values are sorted.
+
+    ``np.unique`` sorts all n values (most of the time of a whole masking run
+    on 10^5 records); ``pandas.factorize`` codes them in one hashing pass in
+    order of first appearance, and ranking its few distinct values gives the
+    codes ``np.unique`` gives, so the cells, their order and the noise drawn
+    for them are the same.
+    """
+    codes, uniques = pd.factorize(np.asarray(values), use_na_sentinel=False)
+    uniques = np.asarray(uniques)
+    order = np.argsort(uniques, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return uniques[order], rank[codes]
+
+
+def _pattern_codes(pattern: np.ndarray) -> np.ndarray:
+    """Codes of the rows of a boolean matrix, numbered as ``np.unique(pattern, axis=0)`` does.
+
+    A row read as a binary number (first column most significant) orders rows
+    as ``np.unique`` does (lexicographically, False before True), so the
+    numbers are coded with :func:`_sorted_codes`; wider patterns than an int64
+    holds fall back to the row-wise sort.
+    """
+    n, d = pattern.shape
+    if d > 62:
+        return np.unique(pattern, axis=0, return_inverse=True)[1].reshape(-1)
+    if not pattern.any():
+        return np.zeros(n, dtype=np.int64)
+    weights = np.left_shift(np.int64(1), np.arange(d - 1, -1, -1, dtype=np.int64))
+    return _sorted_codes(pattern.astype(np.int64) @ weights)[1]
+
+
+# ---------------------------------------------------------------------------
 # the shared driver
 
 
@@ -569,7 +619,7 @@ def _mask(
         )
     position = {c: i for i, c in enumerate(cols)}
     d = len(cols)
-    nonneg = (x >= 0).all(axis=0)
+    nonneg = np.asarray((x >= 0).all(axis=0))
     nonpos = (x <= 0).all(axis=0) & ~nonneg
     # The masked variables y and the linear map back: final = masked_y @ rebuild.T.
     transformed = x.copy()
@@ -589,7 +639,7 @@ def _mask(
             rebuild[j, position[part]] = 1.0
 
     zone = _zone_labels(data, x, zones, zone_thresholds)
-    zone_values, zone_codes = np.unique(zone, return_inverse=True)
+    zone_values, zone_codes = _sorted_codes(zone)
     zone_list = zone_values.tolist()
     # With thresholds the zones are 0..len(thresholds) whether or not records fall in them.
     domain = None if zone_thresholds is None else list(range(len(list(zone_thresholds)) + 1))
@@ -597,9 +647,9 @@ def _mask(
     pattern = np.zeros((n, d), dtype=bool)
     for var, is_zero in zeros.items():
         pattern[:, position[var]] = is_zero
-    pattern_codes = np.unique(pattern, axis=0, return_inverse=True)[1].reshape(-1)
+    pattern_codes = _pattern_codes(pattern)
     cell_key = zone_codes.astype(np.int64) * (int(pattern_codes.max()) + 1) + pattern_codes
-    cells, cell_codes = np.unique(cell_key, return_inverse=True)
+    cells, cell_codes = _sorted_codes(cell_key)
 
     # Every cell is checked before any noise is drawn.
     plan = []
@@ -736,7 +786,7 @@ def _mask(
     )
     params: dict[str, Any] = {
         "columns": cols,
-        "k": k_by_zone if len(zone_list) > 1 else k_by_zone[zone_list[0]],
+        "variance_factor": k_by_zone if len(zone_list) > 1 else k_by_zone[zone_list[0]],
         "zones": zones if isinstance(zones, str) or zones is None else "per-record",
         "zone_thresholds": None if zone_thresholds is None else list(zone_thresholds),
         "structural_zeros": dict(structural_zeros or {}),
@@ -1019,11 +1069,12 @@ def _moment_stats(x: np.ndarray, final: np.ndarray, w: np.ndarray, cols: list[st
 @register_masker(
     "additive_noise", "Additive correlated noise keeping means and covariances (Oganian eq. 1)"
 )
+@deprecated_spellings("columns", "variance_factor", k="variance_factor")
 def additive_noise(
     data: pd.DataFrame,
-    columns: Iterable[str] | None = None,
-    k: float | Mapping | Sequence[float] = 0.15,
     *,
+    columns: Iterable[str] | None = None,
+    variance_factor: float | Mapping | Sequence[float] = 0.15,
     zones: str | Iterable | None = None,
     zone_thresholds: Sequence[float] | None = None,
     structural_zeros: Mapping[str, str] | None = None,
@@ -1046,10 +1097,12 @@ def additive_noise(
     columns : iterable of str, optional
         Numeric variables to mask (default: every numeric column whose role is
         not id, weight or ignore). Masked jointly.
-    k : float, mapping or sequence, default 0.15
-        Variance inflation factor k > 0 (0.15 is the value Oganian uses). One
+    variance_factor : float, mapping or sequence, default 0.15
+        Oganian's k > 0, the variance of the noise as a multiple of the
+        data's (``E ~ N(0, k Sigma)``; 0.15 is the value Oganian uses). One
         number for all zones, ``{zone: k}``, or one k per zone in sorted zone
-        order. With ``zone_thresholds`` the zones are 0..len(thresholds), and
+        order. Spelled ``k`` in sdckit 0.1 (still accepted for one release,
+        with a DeprecationWarning). With ``zone_thresholds`` the zones are 0..len(thresholds), and
         a mapping or sequence refers to them even when some are empty.
     zones : str or array-like, optional
         A column name or one label per record: every zone is masked with
@@ -1081,7 +1134,7 @@ def additive_noise(
     return _mask(
         data,
         columns,
-        k,
+        variance_factor,
         scheme="additive",
         variant="",
         noise_covariance="exact",
@@ -1100,11 +1153,12 @@ def additive_noise(
     "multiplicative_noise",
     "Multiplicative noise keeping positivity, inequalities, means and covariances (Oganian 2011)",
 )
+@deprecated_spellings("columns", "variance_factor", k="variance_factor")
 def multiplicative_noise(
     data: pd.DataFrame,
-    columns: Iterable[str] | None = None,
-    k: float | Mapping | Sequence[float] = 0.15,
     *,
+    columns: Iterable[str] | None = None,
+    variance_factor: float | Mapping | Sequence[float] = 0.15,
     variant: str = "zscore",
     mixed_sign: str = "auto",
     noise_covariance: str = "auto",
@@ -1144,9 +1198,10 @@ def multiplicative_noise(
     columns : iterable of str, optional
         Numeric variables to mask jointly (default: every numeric column whose
         role is not id, weight or ignore).
-    k : float, mapping or sequence, default 0.15
-        Variance inflation factor k > 0, one for all zones or per zone (see
-        :func:`additive_noise`).
+    variance_factor : float, mapping or sequence, default 0.15
+        Oganian's k > 0, the noise variance as a multiple of the data's, one
+        for all zones or per zone (see :func:`additive_noise`). Spelled ``k``
+        in sdckit 0.1 (still accepted for one release).
     variant : {"zscore", "plain"}, default "zscore"
     mixed_sign : {"auto", "magnitude", "shift"}, default "auto"
         Noise for a variable taking both signs (zscore variant). Such a
@@ -1233,7 +1288,7 @@ def multiplicative_noise(
     return _mask(
         data,
         columns,
-        k,
+        variance_factor,
         scheme="multiplicative",
         variant=variant,
         noise_covariance=noise_covariance,

@@ -31,7 +31,7 @@ import pandas as pd
 
 from sdckit._validation import RandomState, check_columns, check_dataframe, check_random_state
 from sdckit.errors import ParameterError, SchemaError
-from sdckit.microdata.base import MaskResult, register_masker
+from sdckit.microdata.base import MaskResult, deprecated_spellings, register_masker
 from sdckit.schema import Kind, Schema
 
 __all__ = ["RankSwapResult", "rank_swap", "rank_swap_partners"]
@@ -60,6 +60,20 @@ def rank_swap_partners(m: int, window: int, rng: np.random.Generator) -> np.ndar
     Every swap pairs two ranks at most ``window`` apart; ``partner`` is an
     involution (partner[partner[i]] == i) and ``partner[i] == i`` for a value
     left in place.
+
+    Parameters
+    ----------
+    m : int
+        Number of ranks (values present).
+    window : int
+        Largest rank distance of a swap, w = floor(p * m / 100) (>= 1).
+    rng : numpy Generator
+        Source of the random choices.
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+        The partner of every rank.
     """
     partner = np.arange(m)
     swapped = np.zeros(m, dtype=bool)
@@ -89,22 +103,31 @@ def rank_swap_partners(m: int, window: int, rng: np.random.Generator) -> np.ndar
     return partner
 
 
-def _check_p(p: Any) -> float:
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not np.isfinite(p):
-        raise ParameterError(f"p must be a percentage in (0, 100], got {p!r}")
+def _check_p(value: Any) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not np.isfinite(float(value))
+    ):
+        raise ParameterError(f"window_percent must be a percentage in (0, 100], got {value!r}")
+    p = float(value)
     if not 0 < p <= 100:
         raise ParameterError(
-            f"p must be a percentage in (0, 100] (p=5 means 5 % of the records), got {p!r}"
+            "window_percent must be a percentage in (0, 100] (window_percent=5 means 5 % of the "
+            f"records), got {value!r}"
         )
-    return float(p)
+    return p
 
 
-@register_masker("rank_swap", "Rank swapping within p percent of the ranks (Moore 1996)")
+@register_masker(
+    "rank_swap", "Rank swapping within a window of p percent of the ranks (Moore 1996)"
+)
+@deprecated_spellings("columns", "window_percent", p="window_percent")
 def rank_swap(
     data: pd.DataFrame,
-    columns: Iterable[str] | None = None,
-    p: float = 5.0,
     *,
+    columns: Iterable[str] | None = None,
+    window_percent: float = 5.0,
     sample_weights: str | None = None,
     schema: Schema | None = None,
     random_state: RandomState = None,
@@ -123,10 +146,11 @@ def rank_swap(
         Variables to swap, each on its own: numeric or ordinal (ordered
         categorical) columns. Default: every numeric or ordinal column whose
         role is not id, weight or ignore.
-    p : float, default 5
-        Largest rank distance between two swapped values, in **percent** of
-        the number of values present: window w = floor(p * n / 100) ranks.
-        Must be in (0, 100] and give w >= 1.
+    window_percent : float, default 5
+        Moore's p: the largest rank distance between two swapped values, in
+        **percent** of the number of values present: window w = floor(p * n /
+        100) ranks. Must be in (0, 100] and give w >= 1. Spelled ``p`` in
+        sdckit 0.1 (still accepted for one release, with a DeprecationWarning).
     sample_weights : None
         Rank swapping has no use for survey weights; giving a weight column
         raises :class:`ParameterError` rather than being ignored. The weight
@@ -144,7 +168,7 @@ def rank_swap(
         values; missing values stay where they are.
     """
     check_dataframe(data, min_rows=2, unique_index=True)
-    p = _check_p(p)
+    p = _check_p(window_percent)
     if sample_weights is not None:
         raise ParameterError(
             "rank swapping exchanges values between records and has no use for survey weights; "
@@ -189,8 +213,9 @@ def rank_swap(
         window = int(np.floor(p * m / 100.0))
         if window < 1:
             raise ParameterError(
-                f"p={p:g} percent of the {m} values of column {col!r} is less than one rank, so "
-                "no value could move; p is a percentage (p=5 means 5 % of the records): raise it"
+                f"window_percent={p:g} percent of the {m} values of column {col!r} is less than "
+                "one rank, so no value could move; window_percent is a percentage "
+                "(window_percent=5 means 5 % of the records): raise it"
             )
         # Random order first, then a stable sort: ties are ranked at random.
         shuffled = present[rng.permutation(m)]
@@ -220,7 +245,7 @@ def rank_swap(
         "mean_rank_shift": mean_shift,
         "share_of_cells_changed": float(changed.sum()) / (n * len(cols)),
     }
-    params = {"columns": cols, "p": p, "sample_weights": None}
+    params = {"columns": cols, "window_percent": p, "sample_weights": None}
     return RankSwapResult(
         data=out,
         diagnostics=pd.DataFrame(diagnostics, index=data.index),

@@ -79,7 +79,7 @@ def _check_eps(eps: Any, n: int) -> np.ndarray | None:
     if eps is None:
         return None
     if isinstance(eps, numbers.Real) and not isinstance(eps, bool):
-        if not np.isfinite(eps) or eps < 0:
+        if not np.isfinite(float(eps)) or float(eps) < 0:
             raise ParameterError(f"eps must be a finite number >= 0, got {eps!r}")
         return np.full(n, float(eps))
     try:

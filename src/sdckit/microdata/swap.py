@@ -22,7 +22,7 @@ block is kept.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,7 +36,8 @@ from sdckit._validation import (
     check_random_state,
 )
 from sdckit.errors import ParameterError
-from sdckit.microdata.base import MaskResult, register_masker
+from sdckit.microdata.base import MaskResult, deprecated_spellings, register_masker
+from sdckit.schema import Schema
 
 __all__ = ["SwapResult", "swap"]
 
@@ -117,13 +118,16 @@ def _draw_pairs(
 
 
 @register_masker("swap", "rho data swap: random pairs exchange swap-attribute values (Kifer 2015)")
+@deprecated_spellings("columns", "rate", swap_attributes="columns")
 def swap(
     data: pd.DataFrame,
-    swap_attributes: str | Iterable[str],
-    rate: float,
     *,
+    columns: str | Iterable[str] | None = None,
+    rate: float | None = None,
     strata: str | Iterable[str] | None = None,
+    schema: Schema | None = None,
     random_state: RandomState = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SwapResult:
     """Mask microdata by a rho data swap.
 
@@ -135,18 +139,28 @@ def swap(
     ----------
     data : DataFrame
         Microdata, one record per row. Never modified.
-    swap_attributes : str or iterable of str
-        Column(s) whose values the paired records exchange, together.
+    columns : str or iterable of str
+        The swap attribute(s): column(s) whose values the paired records
+        exchange, together. Required (swapping every column would exchange
+        whole records, which changes nothing). Spelled ``swap_attributes``
+        in sdckit 0.1 (still accepted for one release, with a
+        DeprecationWarning).
     rate : float in [0, 0.5)
-        The data swap rate rho: ``round(rho * N)`` disjoint random pairs are
-        swapped (within strata: ``round(rho * n_b)`` pairs in a block of
-        n_b records, at most n_b // 2).
+        Required: the data swap rate rho; ``round(rho * N)`` disjoint random
+        pairs are swapped (within strata: ``round(rho * n_b)`` pairs in a
+        block of n_b records, at most n_b // 2).
     strata : str or iterable of str, optional
         Key variables; records with equal keys form a block and are only
         swapped with records of the same block. Missing keys form their own
         value.
+    schema : Schema, optional
+        Checked against ``data`` when given; the swap itself needs no column
+        kinds (any dtype can be exchanged).
     random_state : None, int or numpy Generator
         Same seed, same output.
+    progress : callable, optional
+        ``progress(done, total)``: called once, ``(1, 1)``, when the pairs
+        have exchanged their values (the swap is a single vectorised step).
 
     Returns
     -------
@@ -159,9 +173,15 @@ def swap(
         and the realised group swap count alpha.
     """
     check_dataframe(data, min_rows=1, unique_index=True)
-    attrs = check_columns(data, swap_attributes, "swap_attributes")
+    if columns is None:
+        raise ParameterError(
+            "columns is required: name the swap attribute(s), the column(s) the pairs exchange"
+        )
+    attrs = check_columns(data, columns, "columns")
     if not attrs:
-        raise ParameterError("swap_attributes is empty: name at least one column to swap")
+        raise ParameterError("columns is empty: name at least one column to swap")
+    if rate is None:
+        raise ParameterError("rate is required: the data swap rate rho, a number in [0, 0.5)")
     if isinstance(rate, bool) or not isinstance(rate, (int, float, np.floating, np.integer)):
         raise ParameterError(f"rate must be a number in [0, 0.5), got {rate!r}")
     rate = float(rate)
@@ -169,13 +189,23 @@ def swap(
         raise ParameterError(
             f"rate must be in [0, 0.5) (Definition 2.1: rho*N disjoint pairs), got {rate!r}"
         )
-    keys = check_columns(data, as_sequence(strata), "strata") if strata is not None else []
+    keys = (
+        check_columns(
+            data,
+            as_sequence(strata if strata is None or isinstance(strata, str) else list(strata)),
+            "strata",
+        )
+        if strata is not None
+        else []
+    )
     overlap = sorted(set(keys) & set(attrs))
     if overlap:
         raise ParameterError(
-            f"strata and swap_attributes share column(s) {overlap}: a swap within blocks of "
+            f"strata and columns share column(s) {overlap}: a swap within blocks of "
             "equal swap values changes nothing"
         )
+    if schema is not None:
+        schema.check_matches(data)
     rng = check_random_state(random_state)
     n = len(data)
 
@@ -189,6 +219,8 @@ def swap(
     for col in attrs:
         series = data[col]
         out[col] = pd.Series(series.array.take(source), index=data.index, name=col)
+    if progress is not None:
+        progress(1, 1)
 
     values = _row_codes(data[attrs])
     changed = values[source] != values
@@ -219,5 +251,5 @@ def swap(
         if len(counts) == 2:
             # Lemma 2.3: E[alpha] = rho * 2 n0 n1 / (N - 1).
             stats["expected_group_swap_count"] = rate * 2 * counts[0] * counts[1] / (n - 1)
-    params = {"swap_attributes": attrs, "rate": rate, "strata": keys or None}
+    params = {"columns": attrs, "rate": rate, "strata": keys or None}
     return SwapResult(data=out, diagnostics=diagnostics, params=params, method="swap", stats=stats)

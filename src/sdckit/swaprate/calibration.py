@@ -224,7 +224,7 @@ def reswap_calibration(
     s = np.asarray(swapped_class)
     added, estimates = [], []
     for rate in rates:
-        reswapped = swap(data, swap_attribute, rate, random_state=rng)
+        reswapped = swap(data, columns=swap_attribute, rate=rate, random_state=rng)
         # A record moved between the two groups when its partner's group differs
         # (for a multi-valued attribute a change within a group moves nothing).
         partner = reswapped.diagnostics["partner"].to_numpy()

@@ -363,7 +363,7 @@ def reswap_linearity(
         values, counts = [], []
         for _ in range(repeats if rate > 0 else 1):
             if rate > 0:
-                reswapped = swap(data, swap_attribute, float(rate), random_state=rng)
+                reswapped = swap(data, columns=swap_attribute, rate=float(rate), random_state=rng)
                 frame = reswapped.data
                 moved = reswapped.diagnostics["changed"].to_numpy()
                 counts.append(float((moved & (s == 0)).sum()))

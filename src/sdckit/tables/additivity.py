@@ -27,7 +27,6 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 import highspy
@@ -35,6 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from sdckit._results import FrozenResult
 from sdckit._validation import check_dataframe, check_int, check_positive
 from sdckit.errors import DataError, InfeasibleError, ParameterError
 from sdckit.tables.release import CONFIDENTIAL_COLUMNS, release_frame
@@ -44,7 +44,7 @@ __all__ = ["AdditivityResult", "restore_additivity"]
 
 
 @dataclass(frozen=True)
-class AdditivityResult:
+class AdditivityResult(FrozenResult):
     """Result of :func:`restore_additivity`.
 
     Attributes
@@ -68,10 +68,6 @@ class AdditivityResult:
     internal: pd.DataFrame
     params: Mapping[str, Any] = field(default_factory=dict)
     stats: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
-        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
 
     def summary(self) -> str:
         """Size of the problem and of the adjustment."""
@@ -504,6 +500,20 @@ def restore_additivity(
         the best table; cells beyond ``max_deviation`` are counted in
         ``stats["cells_beyond_max_deviation"]`` and named in the summary.
         ``"error"``: raise :class:`~sdckit.errors.InfeasibleError`.
+    dims : list of str, optional
+        The classifying columns, when the table carries no structure
+        (``perturbed.attrs["structure"]``) and none is given.
+    hierarchies : mapping, optional
+        ``{dimension: Hierarchy}`` of nested levels, as in
+        :func:`sdckit.tables.tabulate`, when the structure is inferred.
+    total_label : str, default "Total"
+        The label of a margin, when the structure is inferred.
+
+    Returns
+    -------
+    AdditivityResult
+        The publishable table with a ``restored`` column, the internal table
+        and the figures of the adjustment.
 
     Raises
     ------

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from sdckit._results import FrozenResult
 from sdckit._validation import check_columns, check_dataframe, check_int
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.tables.ptable import PTable
@@ -31,7 +31,7 @@ _CHUNK = 1_000_000
 
 
 @dataclass(frozen=True)
-class CellKeyResult:
+class CellKeyResult(FrozenResult):
     """Result of :func:`cell_key_perturb`.
 
     Attributes
@@ -60,10 +60,6 @@ class CellKeyResult:
     ptable: PTable
     params: Mapping[str, Any] = field(default_factory=dict)
     stats: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
-        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
 
     def summary(self) -> str:
         """Cells, share changed, noise size."""

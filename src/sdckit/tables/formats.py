@@ -219,6 +219,19 @@ def write_ptable(
 def read_hrc(path: str | Path, *, marker: str = "@") -> dict[str, list[str]]:
     """Read a tau-ARGUS ``.hrc`` hierarchy into ``{parent: [children]}``.
 
+    Parameters
+    ----------
+    path : str or Path
+        The ``.hrc`` file: one code per line, its depth given by leading
+        markers.
+    marker : str, default "@"
+        The depth marker.
+
+    Returns
+    -------
+    dict
+        ``{parent: [children]}`` in file order.
+
     Raises
     ------
     DataError
@@ -267,6 +280,11 @@ def read_codelist_hierarchy(
     dimension : str, optional
         Keep the rows of this dimension (required when the file has a
         ``dimension`` column holding several).
+
+    Returns
+    -------
+    dict
+        ``{parent: [children]}`` in file order.
     """
     p = Path(path)
     if not p.exists():
@@ -319,6 +337,16 @@ def to_sdmx_csv(
         ``AGENCY:ID(VERSION)``, e.g. ``"ESTAT:CENSUS_HC(1.0)"``.
     value : str, default "perturbed"
         The column published as ``OBS_VALUE`` (e.g. ``"restored"``).
+    total_label : str, default "Total"
+        The label of a margin in ``table``.
+    total_code : str, default "_T"
+        The SDMX code a margin is published under.
+
+    Returns
+    -------
+    DataFrame
+        One row per cell: ``DATAFLOW``, the dimensions, ``OBS_VALUE``,
+        ``OBS_STATUS``.
     """
     check_release(table, what="SDMX-CSV table")
     missing = [c for c in [*dims, value] if c not in table.columns]

@@ -114,6 +114,11 @@ def information_loss(
         Column of the protected table to compare. Default: ``restored`` if
         the protected table has it, else ``perturbed``, else ``value`` (a
         table tabulated from protected microdata, e.g. after SAFE).
+
+    Returns
+    -------
+    InfoLossResult
+        The distribution of absolute deviations and the summary figures.
     """
     if isinstance(protected, str):
         if protected == value:
@@ -170,8 +175,22 @@ def information_loss(
 
 
 def compare_information_loss(results: Mapping[str, InfoLossResult]) -> pd.DataFrame:
-    """Table 5 layout: percent of non-zero cells by absolute deviation, one column per method,
-    with the mean absolute deviation, false zeros and false non-zeros as last rows."""
+    """Table 5 layout: percent of non-zero cells by absolute deviation, one column per method.
+
+    Giessing & Höhne (2011), Section 6, Table 5; the mean absolute
+    deviation, false zeros and false non-zeros are the last rows.
+
+    Parameters
+    ----------
+    results : mapping
+        ``{method name: InfoLossResult}`` (from :func:`information_loss`).
+
+    Returns
+    -------
+    DataFrame
+        Rows: absolute deviations, then the three summary rows; one column
+        per method.
+    """
     columns = {name: r.distribution["percent"] for name, r in results.items()}
     table = pd.DataFrame(columns).fillna(0.0).sort_index()
     table.index = table.index.astype(str)
@@ -240,6 +259,12 @@ def perturb_deviations(
         One uniform key in ``[0, 1)`` per cell (e.g. cell keys) to make the
         draw reproducible per cell; default: drawn from ``random_state``.
     random_state : None, int or Generator
+        Used when ``keys`` is not given; same seed, same output.
+
+    Returns
+    -------
+    DeviationPublication
+        The published deviations and the matrix used.
     """
     d = np.asarray(deviations)
     if d.ndim != 1 or len(d) == 0:

@@ -91,8 +91,25 @@ class InvariantMatrix:
 
 
 def banded_transition(n_states: int, *, D: int = 2, stay: float = 0.8) -> np.ndarray:
-    """A simple initial transition matrix: ``stay`` on the diagonal, the rest spread
-    evenly over the states within distance ``D`` (fewer at the borders)."""
+    """A simple initial transition matrix: ``stay`` on the diagonal, the rest spread nearby.
+
+    The rest of each row is spread evenly over the states within distance
+    ``D`` (fewer at the borders).
+
+    Parameters
+    ----------
+    n_states : int
+        Number of states (>= 1).
+    D : int, default 2
+        Largest distance of a transition.
+    stay : float, default 0.8
+        Probability of staying, in [0, 1].
+
+    Returns
+    -------
+    ndarray, shape (n_states, n_states)
+        A row-stochastic matrix.
+    """
     if n_states < 1:
         raise ParameterError(f"n_states must be >= 1, got {n_states}")
     stay = check_fraction(stay, "stay")
@@ -107,7 +124,22 @@ def banded_transition(n_states: int, *, D: int = 2, stay: float = 0.8) -> np.nda
 
 
 def invariant_transform(P: np.ndarray, frequencies: np.ndarray, alpha: float) -> np.ndarray:
-    """Shlomo & Young's ``R* = alpha P Q + (1 - alpha) I`` with ``v R* = v``."""
+    """Shlomo & Young's ``R* = alpha P Q + (1 - alpha) I`` with ``v R* = v``.
+
+    Parameters
+    ----------
+    P : ndarray, shape (K, K)
+        The initial transition matrix.
+    frequencies : ndarray, shape (K,)
+        The frequencies v of the states, kept by ``R*``.
+    alpha : float
+        The weight of ``P Q``, in [0, 1].
+
+    Returns
+    -------
+    ndarray, shape (K, K)
+        The invariant matrix ``R*``.
+    """
     P = np.asarray(P, dtype=float)
     v = np.asarray(frequencies, dtype=float)
     w = v @ P  # w_k = sum_i v_i p_ik
@@ -246,6 +278,11 @@ def invariant_matrix(
     stay3 : float, optional
         Probability that a 3 stays 3 in ``R**`` (default: derived, see
         :func:`split_small_counts`).
+
+    Returns
+    -------
+    InvariantMatrix
+        The matrix and the figures of its construction.
     """
     alpha = check_fraction(alpha, "alpha")
     if isinstance(count_distribution, pd.Series):

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from sdckit._results import FrozenResult
 from sdckit._validation import check_columns, check_dataframe, check_int, check_positive
 from sdckit.errors import DataError, ParameterError
 from sdckit.tables.cellkey import lookup_noise
@@ -57,7 +57,7 @@ _CLASSES = [(1, 2), (3, 9), (10, 49), (50, 249), (250, np.inf)]
 
 
 @dataclass(frozen=True)
-class MagnitudeResult:
+class MagnitudeResult(FrozenResult):
     """Result of :func:`magnitude_perturb` and :func:`perturb_sums`.
 
     Attributes
@@ -76,10 +76,6 @@ class MagnitudeResult:
     internal: pd.DataFrame
     params: Mapping[str, Any] = field(default_factory=dict)
     stats: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
-        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
 
     def summary(self) -> str:
         """Cells, the size of the noise relative to the sums."""
@@ -299,6 +295,12 @@ def magnitude_perturb(
         As in :func:`perturb_sums`.
     hierarchies, margins, total_label
         As in :func:`sdckit.tables.tabulate`.
+
+    Returns
+    -------
+    MagnitudeResult
+        The publishable table (perturbed sums), the internal table and the
+        figures of the noise.
     """
     data = check_dataframe(data)
     dims = check_columns(data, dims, "dims")

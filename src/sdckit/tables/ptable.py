@@ -27,7 +27,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -35,6 +34,7 @@ import pandas as pd
 from scipy.optimize import linprog, minimize
 from scipy.stats import norm
 
+from sdckit._results import FrozenResult
 from sdckit._validation import check_fraction, check_int, check_positive
 from sdckit.errors import DataError, InfeasibleError, ParameterError
 
@@ -44,7 +44,7 @@ _TOL = 1e-9
 
 
 @dataclass(frozen=True)
-class PTable:
+class PTable(FrozenResult):
     """A perturbation (transition) table for counts.
 
     Attributes
@@ -94,8 +94,7 @@ class PTable:
     key_grid: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "adjusted_rows", MappingProxyType(dict(self.adjusted_rows)))
-        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        super().__post_init__()
         if self.large_counts not in ("last_row", "cycle"):
             raise ParameterError(
                 f"large_counts must be 'last_row' or 'cycle', got {self.large_counts!r}"

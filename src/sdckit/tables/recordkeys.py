@@ -70,7 +70,8 @@ def add_record_keys(
     Returns
     -------
     DataFrame
-        A copy of ``data`` with the keys in ``column``.
+        A copy of ``data`` with the key column added (the input is not
+        modified).
     """
     data = check_dataframe(data)
     if kind not in ("integer", "uniform"):

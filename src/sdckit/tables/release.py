@@ -70,6 +70,19 @@ def confidential_columns(
 
     A column is confidential when its name is in ``known``, ends in
     :data:`CONFIDENTIAL_SUFFIX`, or is listed in ``frame.attrs["confidential"]``.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A table (its ``attrs["confidential"]`` is read).
+    known : iterable of str
+        Names that are confidential wherever they appear (the true
+        ``count``, ``cell_key``, ``noise`` and the like).
+
+    Returns
+    -------
+    list of str
+        The confidential columns.
     """
     names = set(known) | set(frame.attrs.get("confidential", ()))
     return [
@@ -91,6 +104,17 @@ def check_release(
     Every writer of a protected output calls this before writing (the command
     line does for ``tables perturb``, ``restore``, ``safe``).
 
+    Parameters
+    ----------
+    frame : DataFrame
+        A table (its ``attrs["confidential"]`` is read).
+    allow_confidential : bool, default False
+        Let an internal file (true counts on purpose) through.
+    what : str, default "protected table"
+        What the frame is, for the message.
+    known : iterable of str
+        As in :func:`confidential_columns`.
+
     Raises
     ------
     ConfidentialColumnError
@@ -105,7 +129,20 @@ def check_release(
 
 
 def release_frame(frame: pd.DataFrame, *, keep: Iterable[str] = ()) -> pd.DataFrame:
-    """``frame`` without its confidential columns (``keep`` names ones to retain)."""
+    """``frame`` without its confidential columns (``keep`` names ones to retain).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A table (its ``attrs["confidential"]`` is read).
+    keep : iterable of str, optional
+        Confidential columns to retain nonetheless.
+
+    Returns
+    -------
+    DataFrame
+        A new frame; ``attrs["confidential"]`` is dropped.
+    """
     keep = set(keep)
     drop = [c for c in confidential_columns(frame) if c not in keep]
     out = frame.drop(columns=drop)
@@ -114,7 +151,18 @@ def release_frame(frame: pd.DataFrame, *, keep: Iterable[str] = ()) -> pd.DataFr
 
 
 def internal_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with every confidential column renamed ``<name>_CONFIDENTIAL``."""
+    """``frame`` with every confidential column renamed ``<name>_CONFIDENTIAL``.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A table (its ``attrs["confidential"]`` is read).
+
+    Returns
+    -------
+    DataFrame
+        A new frame with the renamed columns.
+    """
     found = [c for c in confidential_columns(frame) if not str(c).endswith(CONFIDENTIAL_SUFFIX)]
     out = frame.rename(columns={c: f"{c}{CONFIDENTIAL_SUFFIX}" for c in found})
     out.attrs = dict(frame.attrs)
@@ -126,6 +174,16 @@ def from_internal_names(frame: pd.DataFrame) -> pd.DataFrame:
 
     A column is renamed only when the plain name is not taken. The returned
     frame lists the renamed columns in ``attrs["confidential"]``.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        An internal table as written by :func:`internal_frame`.
+
+    Returns
+    -------
+    DataFrame
+        The frame with the plain names (``frame`` itself when nothing is renamed).
     """
     renames = {}
     for c in frame.columns:
@@ -141,6 +199,13 @@ def from_internal_names(frame: pd.DataFrame) -> pd.DataFrame:
 
 def check_internal_path(path: str | Path, option: str = "--output") -> None:
     """An internal file (true counts inside) must say so in its name.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file about to be written.
+    option : str, default "--output"
+        The command-line option that named it, for the message.
 
     Raises
     ------

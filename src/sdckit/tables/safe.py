@@ -29,13 +29,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from sdckit._results import MicrodataResult
 from sdckit._validation import (
     RandomState,
     check_columns,
@@ -51,8 +50,11 @@ MAX_ELEMENTARY_CELLS = 20_000_000
 
 
 @dataclass(frozen=True)
-class SafeResult:
-    """Result of :func:`safe_perturb`.
+class SafeResult(MicrodataResult):
+    """Result of :func:`safe_perturb`: protected microdata, as a masking method returns.
+
+    A :class:`~sdckit._results.MicrodataResult` like every masking result, so
+    :func:`sdckit.assess.assess` takes it as it takes a masking result.
 
     Attributes
     ----------
@@ -62,20 +64,16 @@ class SafeResult:
     diagnostics : DataFrame
         Per record: ``changed`` (bool) and ``variables_changed`` (int).
     params : mapping
+        Every parameter used, defaults included.
+    method : str
+        ``"safe_perturb"``.
     stats : mapping
         ``unsafe_cells_before``, ``records_changed``, ``moves``,
         ``max_abs_deviation`` (controlled tables), ``max_abs_deviation_by_table``,
         ``bound_history`` (bound after each stage), ``feasible_bound``.
     """
 
-    data: pd.DataFrame
-    diagnostics: pd.DataFrame
-    params: Any = field(default_factory=dict)
-    stats: Any = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
-        object.__setattr__(self, "stats", MappingProxyType(dict(self.stats)))
+    method: str = "safe_perturb"
 
     def summary(self) -> str:
         """Unsafe cells removed, records changed, deviations reached."""
@@ -208,7 +206,7 @@ def _repair_options(
         free = np.unravel_index(picks, free_shape)
         for a, f in zip(free_axes, free, strict=True):
             coords[a] = f
-    inside = np.ravel_multi_index(tuple(coords), state.shape)
+    inside: np.ndarray = np.asarray(np.ravel_multi_index(tuple(coords), state.shape))
     src_list, dst_list = [], []
     for axis in axes:
         for category in range(state.shape[axis]):
@@ -216,7 +214,7 @@ def _repair_options(
                 continue
             moved = coords.copy()
             moved[axis] = category
-            outside = np.ravel_multi_index(tuple(moved), state.shape)
+            outside: np.ndarray = np.asarray(np.ravel_multi_index(tuple(moved), state.shape))
             if too_many:
                 ok = (state.y[inside] >= 4) & (state.y[outside] >= 3)
                 src_list.append(inside[ok])
@@ -447,4 +445,4 @@ def safe_perturb(
         "optimise": optimise,
         "max_rounds": max_rounds,
     }
-    return SafeResult(out, diagnostics, params, stats)
+    return SafeResult(data=out, diagnostics=diagnostics, params=params, stats=stats)
