@@ -24,6 +24,7 @@ from sdckit.tables import (
     design_ptable,
     information_loss,
     restore_additivity,
+    restore_linked,
     safe_perturb,
     tabulate,
 )
@@ -347,6 +348,56 @@ def restore_command(
         dims=_dims(dims),
         value="restored",
     )
+    if not quiet:
+        err_console.print(result.summary(), highlight=False)
+
+
+@tables_app.command("restore-linked")
+def restore_linked_command(
+    inputs: list[Path] = typer.Argument(
+        ..., help="Perturbed tidy tables from the same microdata (all cells, margins included)."
+    ),
+    outputs: list[Path] = typer.Option(
+        ..., "--output", "-o", help="One output per input, in the same order."
+    ),
+    dims: list[str] = typer.Option(
+        ..., "--dims", help="Comma-separated classifying variables, once per input, in order."
+    ),
+    value: str = typer.Option("perturbed", "--value", help="Column of perturbed counts."),
+    max_deviation: int = typer.Option(3, "--max-deviation", help="Largest change per cell."),
+    hierarchies: Path | None = typer.Option(None, "--hierarchies", help=_HIERARCHY_HELP),
+    time_limit: float | None = typer.Option(None, "--time-limit", help="Seconds for HiGHS."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress or summary."),
+) -> None:
+    """Restore several linked tables together: additive each, one value per common cell.
+
+    The outputs hold the dimensions and the protected values only.
+    """
+    if len(outputs) != len(inputs) or len(dims) != len(inputs):
+        raise ParameterError(
+            f"give one --output and one --dims per input table: {len(inputs)} inputs, "
+            f"{len(outputs)} --output, {len(dims)} --dims"
+        )
+    for number, output in enumerate(outputs):
+        _check_protected_outputs(output, False, *inputs, hierarchies)
+        if output in outputs[:number]:
+            raise ParameterError(f"--output {output} is given twice")
+    frames = [from_internal_names(read_input(path)) for path in inputs]
+    with progress_bar("CTA of linked tables (HiGHS)", quiet=quiet):
+        result = restore_linked(
+            frames,
+            dims=[_dims(d) for d in dims],
+            hierarchies=_hierarchies(hierarchies),
+            value=value,
+            max_deviation=max_deviation,
+            time_limit=time_limit,
+        )
+    for internal, table, output, d in zip(
+        result.internals, result.tables, outputs, dims, strict=True
+    ):
+        _write_protected(
+            internal, table, output, False, "restored table", dims=_dims(d), value="restored"
+        )
     if not quiet:
         err_console.print(result.summary(), highlight=False)
 

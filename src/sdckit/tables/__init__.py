@@ -27,6 +27,7 @@ from sdckit.tables.invariant import (
     invariant_transform,
     split_small_counts,
 )
+from sdckit.tables.linked import LinkedAdditivityResult, restore_linked
 from sdckit.tables.magnitude import (
     MagnitudeResult,
     magnitude_information_loss,
@@ -59,6 +60,7 @@ __all__ = [
     "DeviationPublication",
     "InfoLossResult",
     "InvariantMatrix",
+    "LinkedAdditivityResult",
     "MagnitudeResult",
     "PTable",
     "SafeResult",
@@ -83,6 +85,7 @@ __all__ = [
     "read_ptable",
     "release_frame",
     "restore_additivity",
+    "restore_linked",
     "safe_perturb",
     "split_small_counts",
     "tabulate",
