@@ -132,3 +132,45 @@ def test_no_table_within_the_time_limit_falls_back_to_soft_bounds(keyed, ptable,
     assert "bounds were made soft" in result.summary()
     with pytest.raises(InfeasibleError):
         restore_additivity(perturbed, method="joint", on_timeout="error")
+
+
+def test_restore_after_threshold_suppression_keeps_the_hidden_cells_hidden() -> None:
+    import numpy as np
+    import pandas as pd
+
+    from sdckit.tables import add_record_keys, cell_key_perturb, design_ptable, restore_additivity
+
+    rng = np.random.default_rng(8)
+    n = 900
+    people = add_record_keys(
+        pd.DataFrame(
+            {
+                "area": rng.choice(["a", "b", "c", "d"], n, p=[0.5, 0.3, 0.15, 0.05]),
+                "age": rng.choice(["0-15", "16-64", "65+"], n, p=[0.2, 0.6, 0.2]),
+                "sex": rng.choice(["f", "m"], n),
+            }
+        ),
+        seed=2,
+    )
+    P = design_ptable(D=3, V=2.01)
+    perturbed = cell_key_perturb(people, P, dims=["area", "age", "sex"], threshold=10).internal
+    assert perturbed["suppressed"].sum() > 0
+    with pytest.raises(DataError, match="give threshold"):
+        restore_additivity(perturbed, max_deviation=3)
+    result = restore_additivity(perturbed, max_deviation=3, threshold=10, method="joint")
+    internal, published = result.internal, result.table
+    hidden = perturbed["suppressed"].to_numpy()
+    # hidden cells stay unpublished; their producer-side values lie below the threshold
+    assert published["restored"][hidden].isna().all()
+    assert published["restored"][~hidden].notna().all()
+    assert internal["restored"][hidden].between(0, 9).all()
+    # with those hidden values the whole table is additive
+    structure = internal.attrs["structure"]
+    relations, _ = structure.relations()
+    y = np.zeros(structure.n_cells)
+    y[structure.cell_positions(internal)] = internal["restored"].to_numpy()
+    assert np.all(relations @ y == 0)
+    shown = published["restored"][~hidden].to_numpy(dtype=np.int64)
+    assert not np.isin(shown, [1, 2]).any()
+    assert (np.abs(shown - perturbed["perturbed"][~hidden].to_numpy(dtype=np.int64)) <= 3).all()
+    assert f"{int(hidden.sum())} suppressed cells stay hidden" in result.summary()

@@ -319,6 +319,11 @@ def restore_command(
     method: str = typer.Option("two-stage", "--method", help="two-stage or joint."),
     hierarchies: Path | None = typer.Option(None, "--hierarchies", help=_HIERARCHY_HELP),
     time_limit: float | None = typer.Option(None, "--time-limit", help="Seconds per HiGHS run."),
+    threshold: int | None = typer.Option(
+        None,
+        "--threshold",
+        help="The table's suppression threshold: suppressed (empty) cells stay hidden.",
+    ),
     with_true_counts: bool = typer.Option(False, "--with-true-counts", help=_TRUE_COUNTS_HELP),
     sdmx: str | None = typer.Option(None, "--sdmx", help=_SDMX_HELP),
     quiet: bool = typer.Option(False, "--quiet", help="No progress or summary."),
@@ -337,6 +342,7 @@ def restore_command(
             method=method,
             hierarchies=_hierarchies(hierarchies),
             time_limit=time_limit,
+            threshold=threshold,
         )
     _write_protected(
         result.internal,

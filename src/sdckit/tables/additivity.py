@@ -89,6 +89,11 @@ class AdditivityResult(FrozenResult):
                 f"soft (warm start: the rounded LP with re-aggregated margins): {s['cells_beyond_max_deviation']} "
                 f"cells deviate by more than max_deviation={self.params['max_deviation']}"
             )
+        if s.get("hidden_cells"):
+            text += (
+                f"; {s['hidden_cells']} suppressed cells stay hidden (unknowns between 0 and "
+                f"{self.params['threshold'] - 1}, not published)"
+            )
         gap = s.get("mip_gap", [None])[-1]
         if gap is not None and gap > 1e-6:
             text += (
@@ -410,6 +415,7 @@ def _check_reachable(
     max_deviation: int,
     *,
     inferred: bool,
+    free: np.ndarray | None = None,
 ) -> None:
     """Refuse up front a relation that no change within ``max_deviation`` can close.
 
@@ -422,6 +428,9 @@ def _check_reachable(
         return
     gap = np.abs(relations @ p)
     capacity = max_deviation * np.diff(relations.indptr)
+    if free is not None and free.any():
+        # a relation through a suppressed cell can be closed by that cell
+        capacity = np.where(abs(relations) @ free.astype(np.float64) > 0, np.inf, capacity)
     far = np.flatnonzero(gap > capacity)
     if len(far) == 0:
         return
@@ -458,6 +467,7 @@ def restore_additivity(
     total_label: str = "Total",
     time_limit: float | None = None,
     on_timeout: str = "soft-bounds",
+    threshold: int | None = None,
 ) -> AdditivityResult:
     """Make a perturbed table additive again by controlled tabular adjustment.
 
@@ -508,6 +518,14 @@ def restore_additivity(
         :func:`sdckit.tables.tabulate`, when the structure is inferred.
     total_label : str, default "Total"
         The label of a margin, when the structure is inferred.
+    threshold : int, optional
+        The threshold of a table whose small perturbed counts were suppressed
+        (``cell_key_perturb(..., threshold=...)``: ``value`` missing where
+        ``suppressed`` is True). The suppressed cells become unknowns between
+        0 and ``threshold - 1``, free of cost, so that the published cells are
+        made additive with *some* values of the hidden ones; they stay
+        suppressed in the release (``restored`` missing; ``internal`` keeps
+        the values chosen). Required when ``value`` has missing cells.
 
     Returns
     -------
@@ -555,10 +573,34 @@ def restore_additivity(
             "every cell (margins included) is needed"
         )
     raw = pd.to_numeric(frame[value], errors="coerce").to_numpy(np.float64)
-    if not np.isfinite(raw).all() or (raw != np.round(raw)).any() or (raw < 0).any():
+    missing = frame[value].isna().to_numpy()
+    if missing.any():
+        if threshold is None:
+            raise DataError(
+                f"column {value!r} has {int(missing.sum())} missing cells (the first in row "
+                f"{int(np.flatnonzero(missing)[0]) + 1}): if they were suppressed below a "
+                "threshold, give threshold so they are restored as hidden cells"
+            )
+        if "suppressed" in frame.columns:
+            flagged = frame["suppressed"].fillna(False).astype(bool).to_numpy()
+            if (missing & ~flagged).any():
+                k = int(np.flatnonzero(missing & ~flagged)[0])
+                raise DataError(
+                    f"column {value!r} is missing in row {k + 1}, which is not marked suppressed"
+                )
+    if threshold is not None:
+        threshold = check_int(threshold, "threshold", minimum=1)
+    present = raw[~missing]
+    if (
+        not np.isfinite(present).all()
+        or (present != np.round(present)).any()
+        or (present < 0).any()
+    ):
         raise DataError(f"column {value!r} must hold non-negative whole counts (no missing values)")
     p = np.zeros(structure.n_cells)
-    p[positions] = raw
+    p[positions] = np.where(missing, 0.0, raw)
+    hidden = np.zeros(structure.n_cells, dtype=bool)
+    hidden[positions[missing]] = True
     if weights is None:
         w = np.ones(structure.n_cells)
     else:
@@ -575,23 +617,31 @@ def restore_additivity(
         w = np.zeros(structure.n_cells)
         w[positions] = given
     relations, described = structure.relations()
-    _check_reachable(structure, p, relations, described, max_deviation, inferred=structure_inferred)
+    _check_reachable(
+        structure, p, relations, described, max_deviation, inferred=structure_inferred, free=hidden
+    )
     lower = np.maximum(p - max_deviation, 0.0)
     upper = p + max_deviation
     if fix_zeros:
         if original is not None and original in frame.columns:
             truth = np.zeros(structure.n_cells)
             truth[positions] = pd.to_numeric(frame[original], errors="coerce").to_numpy(np.float64)
-            upper[truth == 0] = 0.0
+            upper[(truth == 0) & ~hidden] = 0.0
         else:
-            upper[p == 0] = 0.0
+            upper[(p == 0) & ~hidden] = 0.0
+    if hidden.any():
+        # suppressed cells: unknowns below the threshold, no cost, never published
+        assert threshold is not None
+        lower[hidden] = 0.0
+        upper[hidden] = float(threshold - 1)
+        w = np.where(hidden, 0.0, w)
     seconds, binaries = [], []
     runs: list[dict] = []
     fallback = False
     soft_bounds = False
     try:
         if method == "joint":
-            risky = np.flatnonzero((lower <= 2) & (upper >= 1))
+            risky = np.flatnonzero((lower <= 2) & (upper >= 1) & ~hidden)
             start = time.perf_counter()
             y, _status = _solve(p, relations, lower, upper, w, risky, time_limit, info=_stage(runs))
             seconds.append(time.perf_counter() - start)
@@ -629,15 +679,15 @@ def restore_additivity(
                     time_limit,
                     "stage 1, additivity",
                 )
-            sensitive = np.flatnonzero((y1 == 1) | (y1 == 2))
+            sensitive = np.flatnonzero(((y1 == 1) | (y1 == 2)) & ~hidden)
             if len(sensitive) == 0:
                 y = y1
                 seconds.append(0.0)
                 binaries.append(0)
             else:
                 lower2, upper2 = lower.copy(), upper.copy()
-                lower2[y1 >= 3] = np.maximum(lower2[y1 >= 3], 3.0)
-                upper2[y1 == 0] = 0.0
+                lower2[(y1 >= 3) & ~hidden] = np.maximum(lower2[(y1 >= 3) & ~hidden], 3.0)
+                upper2[(y1 == 0) & ~hidden] = 0.0
                 start = time.perf_counter()
                 y, _status = _solve(
                     p, relations, lower2, upper2, w, sensitive, time_limit, info=_stage(runs)
@@ -648,7 +698,7 @@ def restore_additivity(
                     # the refinement's bounds (3+ stays 3+, stage-1 zeros stay 0) were too
                     # narrow, the risk the paper names; fall back to the joint model
                     fallback = True
-                    risky = np.flatnonzero((lower <= 2) & (upper >= 1))
+                    risky = np.flatnonzero((lower <= 2) & (upper >= 1) & ~hidden)
                     start = time.perf_counter()
                     y, _status = _solve(
                         p, relations, lower, upper, w, risky, time_limit, info=_stage(runs)
@@ -704,8 +754,8 @@ def restore_additivity(
         seconds.append(time.perf_counter() - start)
         binaries.append(int(((upper > 0) & ((lower <= 2) | (start_table < 3))).sum()))
     table = frame.copy()
-    table["restored"] = y[positions]
-    change = np.abs(y - p)
+    table["restored"] = y[positions]  # the producer's copy keeps the hidden cells' values
+    change = np.where(hidden, 0, np.abs(y - p))
     stats = {
         "cells": structure.n_cells,
         "relations": relations.shape[0],
@@ -721,6 +771,7 @@ def restore_additivity(
         "joint_fallback": fallback,
         "soft_bounds": soft_bounds,
         "cells_beyond_max_deviation": int((change > max_deviation).sum()),
+        "hidden_cells": int(hidden.sum()),
     }
     params = {
         "max_deviation": max_deviation,
@@ -728,8 +779,13 @@ def restore_additivity(
         "fix_zeros": fix_zeros,
         "value": value,
         "weights": weights if isinstance(weights, str) or weights is None else "array",
+        "threshold": threshold,
     }
     table.attrs["structure"] = structure
     published = release_frame(table)
+    if hidden.any():
+        shown = pd.array(published["restored"].to_numpy(), dtype="Int64")
+        shown[missing] = pd.NA
+        published["restored"] = shown
     published.attrs["structure"] = structure
     return AdditivityResult(published, table, params, stats)
