@@ -157,7 +157,13 @@ def test_restore_after_threshold_suppression_keeps_the_hidden_cells_hidden() -> 
     assert perturbed["suppressed"].sum() > 0
     with pytest.raises(DataError, match="give threshold"):
         restore_additivity(perturbed, max_deviation=3)
-    result = restore_additivity(perturbed, max_deviation=3, threshold=10, method="joint")
+    # here every suppressed cell is alone in some relation: an additive table gives it away
+    with pytest.raises(InfeasibleError, match="could be recomputed exactly"):
+        restore_additivity(perturbed, max_deviation=3, threshold=10, method="joint")
+    result = restore_additivity(
+        perturbed, max_deviation=3, threshold=10, method="joint", allow_recoverable=True
+    )
+    assert result.stats["recoverable_cells"] == perturbed["suppressed"].sum()
     internal, published = result.internal, result.table
     hidden = perturbed["suppressed"].to_numpy()
     # hidden cells stay unpublished; their producer-side values lie below the threshold
@@ -174,3 +180,26 @@ def test_restore_after_threshold_suppression_keeps_the_hidden_cells_hidden() -> 
     assert not np.isin(shown, [1, 2]).any()
     assert (np.abs(shown - perturbed["perturbed"][~hidden].to_numpy(dtype=np.int64)) <= 3).all()
     assert f"{int(hidden.sum())} suppressed cells stay hidden" in result.summary()
+
+
+def test_suppressed_cells_in_a_rectangle_are_not_recoverable() -> None:
+    """Four small cells at the corners of a rectangle: each relation holds two of them."""
+    import numpy as np
+    import pandas as pd
+
+    from sdckit.tables import add_record_keys, cell_key_perturb, design_ptable, restore_additivity
+
+    counts = {("a", "x"): 4, ("a", "y"): 5, ("b", "x"): 6, ("b", "y"): 3}
+    rows = []
+    for area in "abc":
+        for age in "xyz":
+            rows += [(area, age)] * counts.get((area, age), 30)
+    people = add_record_keys(pd.DataFrame(rows, columns=["area", "age"]), seed=4)
+    table = cell_key_perturb(people, design_ptable(D=3, V=2.01), dims=["area", "age"]).internal
+    small = table.apply(lambda r: (r["area"], r["age"]) in counts, axis=1).to_numpy()
+    table["perturbed"] = pd.array(np.where(small, 0, table["perturbed"]), dtype="Int64")
+    table.loc[small, "perturbed"] = pd.NA
+    table["suppressed"] = small
+    result = restore_additivity(table, max_deviation=3, threshold=10, method="joint")
+    assert result.stats["recoverable_cells"] == 0
+    assert result.table["restored"][small].isna().all()

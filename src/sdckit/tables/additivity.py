@@ -452,6 +452,33 @@ def _check_reachable(
     )
 
 
+def _recoverable_hidden(relations: sparse.csr_matrix, hidden: np.ndarray) -> np.ndarray:
+    """Positions of the hidden cells that the relations determine from the published cells.
+
+    With the published cells known, the hidden values ``h`` satisfy
+    ``R_H h = -R_P p``; coordinate ``j`` of ``h`` is determined exactly when
+    every vector of the null space of ``R_H`` has a zero ``j``-th component
+    (then ``e_j`` lies in the row space of ``R_H``). The bounds ``[0,
+    threshold - 1]`` can narrow the others further; this finds the exact
+    disclosures, the ones an intruder needs no optimisation for.
+    """
+    columns = np.flatnonzero(hidden)
+    if len(columns) == 0 or relations.shape[0] == 0:
+        return np.array([], dtype=np.int64)
+    sub = relations[:, columns]
+    rows = np.flatnonzero(np.diff(sub.tocsr().indptr) > 0)
+    if len(rows) == 0:
+        return np.array([], dtype=np.int64)
+    dense = sub[rows].toarray()
+    _, singular, vt = np.linalg.svd(dense, full_matrices=True)
+    rank = int((singular > 1e-9 * max(1.0, float(singular.max(initial=0.0)))).sum())
+    null = vt[rank:]
+    if null.shape[0] == 0:
+        return columns
+    determined = np.all(np.abs(null) < 1e-9, axis=0)
+    return columns[determined]
+
+
 def restore_additivity(
     perturbed: pd.DataFrame,
     original_structure: TableStructure | None = None,
@@ -468,6 +495,7 @@ def restore_additivity(
     time_limit: float | None = None,
     on_timeout: str = "soft-bounds",
     threshold: int | None = None,
+    allow_recoverable: bool = False,
 ) -> AdditivityResult:
     """Make a perturbed table additive again by controlled tabular adjustment.
 
@@ -526,6 +554,15 @@ def restore_additivity(
         made additive with *some* values of the hidden ones; they stay
         suppressed in the release (``restored`` missing; ``internal`` keeps
         the values chosen). Required when ``value`` has missing cells.
+        An additive table gives away a suppressed cell that its relations
+        determine from the published cells (a margin minus its other
+        children): such a restoration is refused unless
+        ``allow_recoverable=True``.
+    allow_recoverable : bool, default False
+        Return the restoration even when suppressed cells can be recomputed
+        exactly from the published ones (``stats["recoverable_cells"]``
+        counts them). Only for a producer's internal use: publishing such a
+        table undoes the suppression.
 
     Returns
     -------
@@ -753,6 +790,17 @@ def restore_additivity(
         )
         seconds.append(time.perf_counter() - start)
         binaries.append(int(((upper > 0) & ((lower <= 2) | (start_table < 3))).sum()))
+    recoverable = _recoverable_hidden(relations, hidden)
+    if len(recoverable) and not allow_recoverable:
+        example = structure.labels().iloc[int(recoverable[0])]
+        where = ", ".join(f"{d}={example[d]!r}" for d in structure.dims)
+        raise InfeasibleError(
+            f"{len(recoverable)} of the {int(hidden.sum())} suppressed cells (e.g. {where}) could "
+            "be recomputed exactly from the published cells once the table is additive (a "
+            "margin minus its other cells): restoring additivity would undo their suppression. "
+            "Publish the perturbed table without restoring it, or suppress more cells in those "
+            "relations first (allow_recoverable=True gives the restoration for internal use)"
+        )
     table = frame.copy()
     table["restored"] = y[positions]  # the producer's copy keeps the hidden cells' values
     change = np.where(hidden, 0, np.abs(y - p))
@@ -772,6 +820,7 @@ def restore_additivity(
         "soft_bounds": soft_bounds,
         "cells_beyond_max_deviation": int((change > max_deviation).sum()),
         "hidden_cells": int(hidden.sum()),
+        "recoverable_cells": len(recoverable),
     }
     params = {
         "max_deviation": max_deviation,
