@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -101,6 +101,48 @@ class CorrelationComparison:
     max_abs_difference: float
     largest_differences: pd.DataFrame
     sign_flips: list[tuple[str, str]]
+
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "corr_mean_abs_diff": "mean |correlation difference|",
+        "corr_max_abs_diff": "largest |correlation difference|",
+        "corr_sign_flips": "correlations changing sign",
+    }
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            Mean and largest |difference|, number of sign flips.
+        """
+        return {
+            "corr_mean_abs_diff": self.mean_abs_difference,
+            "corr_max_abs_diff": self.max_abs_difference,
+            "corr_sign_flips": float(len(self.sign_flips)),
+        }
+
+    def note(self) -> str:
+        """A plain-language sentence for a report.
+
+        Returns
+        -------
+        str
+        """
+        text = (
+            f"Correlations move by {self.mean_abs_difference:.3f} on average "
+            f"(at most {self.max_abs_difference:.3f}"
+        )
+        if len(self.largest_differences):
+            row = self.largest_differences.iloc[0]
+            text += f", for {row['var1']} ~ {row['var2']}: {row['original']:+.2f} -> {row['masked']:+.2f}"
+        text += ")"
+        text += (
+            f"; {len(self.sign_flips)} correlation(s) changed sign."
+            if self.sign_flips
+            else "; no correlation changed sign."
+        )
+        return text
 
     def summary(self) -> str:
         lines = [
@@ -351,6 +393,45 @@ class RegressionComparison:
     table: pd.DataFrame
     mean_ci_overlap: float
 
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "r2_original": "regression R^2, original",
+        "r2_masked": "regression R^2, masked",
+        "ci_overlap_mean": "mean confidence-interval overlap",
+        "coef_sign_changes": "coefficients changing sign",
+    }
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            R^2 of both fits, mean CI overlap, coefficients changing sign.
+        """
+        return {
+            "r2_original": self.original.r_squared,
+            "r2_masked": self.masked.r_squared,
+            "ci_overlap_mean": self.mean_ci_overlap,
+            "coef_sign_changes": float(self.table["sign_changed"].sum()),
+        }
+
+    def note(self) -> str:
+        """A plain-language sentence for a report.
+
+        Returns
+        -------
+        str
+        """
+        changed = list(self.table.index[self.table["sign_changed"]])
+        text = (
+            f"The regression of {self.response} keeps R^2 {self.original.r_squared:.3f} -> "
+            f"{self.masked.r_squared:.3f}; its confidence intervals overlap by "
+            f"{self.mean_ci_overlap:.2f} on average (1 = identical)."
+        )
+        if changed:
+            text += f" Coefficient(s) changing sign: {', '.join(map(str, changed))}."
+        return text
+
     def summary(self) -> str:
         lines = [
             f"regression {self.response} ~ {' + '.join(self.predictors)}: R^2 "
@@ -449,6 +530,36 @@ class PCAComparison:
         """Proportion of variance of the first component, masked data."""
         return float(self.variance_masked.iloc[0])
 
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "pc1_share_original": "PC1 share of variance, original",
+        "pc1_share_masked": "PC1 share of variance, masked",
+    }
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            The first component's share of variance in both files.
+        """
+        return {
+            "pc1_share_original": self.pc1_share_original,
+            "pc1_share_masked": self.pc1_share_masked,
+        }
+
+    def note(self) -> str:
+        """A plain-language sentence for a report.
+
+        Returns
+        -------
+        str
+        """
+        return (
+            f"The first principal component explains {self.pc1_share_original:.1%} of the "
+            f"variance before masking and {self.pc1_share_masked:.1%} after."
+        )
+
     def summary(self) -> str:
         cum0 = self.variance_original.cumsum()
         cum1 = self.variance_masked.cumsum()
@@ -542,6 +653,32 @@ class MomentComparison:
     covariance_ratio: pd.DataFrame
     ratio_range: tuple[float, float]
 
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "cov_ratio_min": "covariance ratio, smallest",
+        "cov_ratio_max": "covariance ratio, largest",
+    }
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            Smallest and largest covariance ratio.
+        """
+        lo, hi = self.ratio_range
+        return {"cov_ratio_min": lo, "cov_ratio_max": hi}
+
+    def note(self) -> str:
+        """A plain-language sentence for a report.
+
+        Returns
+        -------
+        str
+        """
+        lo, hi = self.ratio_range
+        return f"Masked / original covariances range from {lo:.3f} to {hi:.3f} (1 = preserved)."
+
     def summary(self) -> str:
         lines = [
             f"means: masked/original ratio from {self.means['ratio'].min():.4f} to "
@@ -630,6 +767,33 @@ class MutualInformationComparison:
     multi_information_original: float
     multi_information_masked: float
 
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "multi_information_original": "multi-information (bits), original",
+        "multi_information_masked": "multi-information (bits), masked",
+    }
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            Multi-information of both files.
+        """
+        return {
+            "multi_information_original": self.multi_information_original,
+            "multi_information_masked": self.multi_information_masked,
+        }
+
+    def note(self) -> None:
+        """No sentence of its own in the notes: the figures speak in the summary.
+
+        Returns
+        -------
+        None
+        """
+        return None
+
     def summary(self) -> str:
         return (
             f"multi-information of {len(self.original)} categorical variables: "
@@ -715,6 +879,34 @@ class PredictionCheck:
     def error_name(self) -> str:
         return "misclassification rate" if self.task == "classification" else "RMSE"
 
+    LABELS: ClassVar[Mapping[str, str]] = {}
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            Mean error per training set, as ``prediction_error_<set>``.
+        """
+        return {
+            f"prediction_error_{name}": float(value) for name, value in self.mean_errors.items()
+        }
+
+    def note(self) -> str:
+        """A plain-language sentence for a report.
+
+        Returns
+        -------
+        str
+        """
+        o = self.mean_errors.get("original", math.nan)
+        others = ", ".join(f"{k}: {v:.3f}" for k, v in self.mean_errors.items() if k != "original")
+        return (
+            f"A random forest predicting {self.response} has {self.error_name} {o:.3f} when trained on "
+            f"the original data and {others} when trained on the masked data."
+        )
+
     def summary(self) -> str:
         reps = int(self.errors["replication"].nunique())
         lines = [
@@ -776,7 +968,8 @@ def _check_holdout(holdout: int | float | None, n: int) -> int:
     elif isinstance(holdout, float) and 0 < holdout < 1:
         size = round(holdout * n)
     else:
-        size = check_int(holdout, "holdout", minimum=1)
+        # A float outside (0, 1) is refused by check_int, which names the parameter.
+        size = check_int(holdout, "holdout", minimum=1)  # type: ignore[arg-type]
     if size < 1 or size >= n - 1:
         raise ParameterError(f"holdout={holdout!r} leaves no training data out of {n} records")
     return size
