@@ -15,10 +15,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from shared_data import SHARED_DATA
 
 from sdckit.cli import _common
 from sdckit.cli.main import main
+from shared_data import SHARED_DATA
 
 GOLDEN = Path(__file__).parent / "golden"
 PNG = re.compile(r"base64,[A-Za-z0-9+/=]+")
@@ -33,27 +33,22 @@ def test_assess_summary_and_report_unchanged(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(_common.err_console, "width", 1000)  # no wrapping of long lines
     roles = ["--id", "ori_hid", "--weight-column", "sampling_weight,household_weights"]
-    assert (
-        main(
-            ["rwn", "testdata.csv", "-o", "masked.csv", "--k", "5", "--seed", "42", "--quiet"]
-            + roles
-            + ["--categorical", "urbrur,roof,walls,water,electcon,relat,sex,hhcivil"]
-        )
-        == 0
-    )
+    categorical = "urbrur,roof,walls,water,electcon,relat,sex,hhcivil"
+    rwn_args = ["rwn", "testdata.csv", "-o", "masked.csv", "--k", "5", "--seed", "42", "--quiet"]
+    assert main([*rwn_args, *roles, "--categorical", categorical]) == 0
     capsys.readouterr()
-    code = main(
-        ["assess", "testdata.csv", "masked.csv", "--response", "income"]
-        + ["--predictors", "age,expend,savings", "--keys", "urbrur,sex", "--sensitive", "hhcivil"]
-        + [
+    assess_args = [
+        *("assess", "testdata.csv", "masked.csv", "--response", "income"),
+        *("--predictors", "age,expend,savings", "--keys", "urbrur,sex", "--sensitive", "hhcivil"),
+        *(
             "--categorical",
             "roof,walls,water,electcon,relat",
             "--linkage-columns",
             "age,income,expend",
-        ]
-        + ["--prediction", "--reps", "2", "--seed", "3", "-o", "report.html"]
-        + roles
-    )
+        ),
+        *("--prediction", "--reps", "2", "--seed", "3", "-o", "report.html"),
+    ]
+    code = main([*assess_args, *roles])
     assert code == 0
     summary = capsys.readouterr().err
     page = PNG.sub("base64,PNG", (tmp_path / "report.html").read_text(encoding="utf-8"))

@@ -39,6 +39,16 @@ def check_pair(original: object, masked: object) -> tuple[pd.DataFrame, pd.DataF
     Record i of the masked file must be the masked version of record i of the
     original file: every risk measure that asks "is this still record i?"
     depends on that correspondence.
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release.
+
+    Returns
+    -------
+    tuple of DataFrame
+        ``(original, masked)``, checked.
     """
     original_frame = check_dataframe(original, "original", min_rows=2)
     masked_frame = check_dataframe(masked, "masked", min_rows=2)
@@ -78,7 +88,19 @@ def _check_same_records(
 
 
 def resolve_schema(original: pd.DataFrame, schema: Schema | None) -> Schema:
-    """The schema given, checked against the data, or one inferred from the original."""
+    """The schema given, checked against the data, or one inferred from the original.
+
+    Parameters
+    ----------
+    original : DataFrame
+        The original file.
+    schema : Schema or None
+        The schema given by the user.
+
+    Returns
+    -------
+    Schema
+    """
     if schema is None:
         return Schema.infer(original)
     if not isinstance(schema, Schema):
@@ -90,7 +112,21 @@ def resolve_schema(original: pd.DataFrame, schema: Schema | None) -> Schema:
 def numeric_columns(
     data: pd.DataFrame, schema: Schema, columns: Iterable[str] | str | None = None
 ) -> list[str]:
-    """Numeric and ordinal columns among ``columns`` (default: every maskable column)."""
+    """Numeric and ordinal columns among ``columns`` (default: every maskable column).
+
+    Parameters
+    ----------
+    data : DataFrame
+        The file.
+    schema : Schema
+        Its schema.
+    columns : iterable of str, str or None
+        The columns asked for; a categorical one is refused.
+
+    Returns
+    -------
+    list of str
+    """
     if columns is None:
         candidates = schema.maskable()
         return [c for c in candidates if schema[c].kind in (Kind.NUMERIC, Kind.ORDINAL)]
@@ -104,13 +140,40 @@ def numeric_columns(
 
 
 def categorical_columns(schema: Schema, columns: Iterable[str] | None = None) -> list[str]:
-    """Categorical columns among ``columns`` (default: every maskable column)."""
+    """Categorical columns among ``columns`` (default: every maskable column).
+
+    Parameters
+    ----------
+    schema : Schema
+        The file's schema.
+    columns : iterable of str, optional
+        The columns to pick from.
+
+    Returns
+    -------
+    list of str
+    """
     names = list(columns) if columns is not None else schema.maskable()
     return [c for c in names if schema[c].kind is Kind.CATEGORICAL]
 
 
 def numeric_matrix(data: pd.DataFrame, columns: list[str], schema: Schema) -> np.ndarray:
-    """``data[columns]`` as float64; ordinal columns as their level positions 0, 1, ...."""
+    """``data[columns]`` as float64; ordinal columns as their level positions 0, 1, ....
+
+    Parameters
+    ----------
+    data : DataFrame
+        The file.
+    columns : list of str
+        Numeric or ordinal columns.
+    schema : Schema
+        Its schema.
+
+    Returns
+    -------
+    ndarray
+        len(data) x len(columns).
+    """
     if not columns:
         return np.empty((len(data), 0))
     design = build_design(
@@ -137,6 +200,24 @@ def joint_design(
     The two files are stacked before scaling, so a distance of 0.1 means the
     same thing in both (scaling each file by itself would hide a masking that
     stretches or shrinks a variable).
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release.
+    columns : list of str
+        The variables of the design.
+    schema : Schema
+        The original's schema.
+    scale : str or None, default "minmax"
+        Scaling of numeric columns (see :func:`sdckit.schema.build_design`).
+    weights : dict, optional
+        Per-column weights of the distances.
+
+    Returns
+    -------
+    tuple of ndarray
+        The original's and the masked file's design matrices.
     """
     for col in columns:
         spec = schema[col]
@@ -189,5 +270,15 @@ def _levels_of_both(spec: ColumnSpec, masked: pd.Series) -> ColumnSpec:
 
 
 def complete_rows(matrix: np.ndarray) -> np.ndarray:
-    """Boolean mask of rows without missing values."""
+    """Boolean mask of rows without missing values.
+
+    Parameters
+    ----------
+    matrix : ndarray
+        A design matrix.
+
+    Returns
+    -------
+    ndarray of bool
+    """
     return ~np.isnan(matrix).any(axis=1)

@@ -231,7 +231,10 @@ def assess(
         (classification), which ``prediction=True`` must then ask for.
     keys : iterable of str, optional
         Categorical key variables (quasi-identifiers) for frequency counts,
-        sample uniques and k-anonymity; ``sensitive`` adds l-diversity.
+        sample uniques and k-anonymity.
+    sensitive : str, optional
+        A sensitive variable whose l-diversity within the key combinations
+        is measured (needs ``keys``).
     linkage_columns : iterable of str, optional
         The variables the record-linkage intruder knows (default: all
         assessed variables).

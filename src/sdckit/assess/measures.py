@@ -47,7 +47,16 @@ __all__ = ["MEASURES", "Measure", "MeasureSpec", "headline_labels", "measures_of
 
 @runtime_checkable
 class Measure(Protocol):
-    """What every assessment measure's result provides."""
+    """What every assessment measure's result provides.
+
+    A protocol: results provide it by having the three methods, without
+    inheriting from it.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Not used: a protocol is not instantiated.
+    """
 
     def summary(self) -> str:
         """Text for a person, one or several lines."""

@@ -668,6 +668,9 @@ def report(
     path : path, optional
         Write the page there (atomically).
     title : str, optional
+        The page's title (default "sdckit assessment report" or "sdckit sweep report").
+    progress : callable, optional
+        Called as ``progress(done, total)`` while the page is drawn.
 
     Returns
     -------

@@ -99,6 +99,22 @@ def mahalanobis_distances(
     Moore-Penrose pseudo-inverse when S is singular. ``squared=True`` gives
     d_i^2, which is what R's ``mahalanobis()`` returns. Records with a
     missing value get NaN. Perry, Matloff & Tendick (2022), Section 8.2, example (a), and Figure 7.
+
+    Parameters
+    ----------
+    data : DataFrame
+        One file.
+    columns : iterable of str, optional
+        Numeric or ordinal variables; default every numeric/ordinal column.
+    schema : Schema, optional
+        Inferred from ``data`` when omitted.
+    squared : bool, default False
+        Return d_i^2 instead of d_i.
+
+    Returns
+    -------
+    Series
+        One distance per record, indexed like ``data``.
     """
     check_dataframe(data, min_rows=2)
     schema = resolve_schema(data, schema)
@@ -238,6 +254,21 @@ def compare_mahalanobis(
 
     Each file's distances use its own mean and covariance, since an intruder
     looks for the outlier within the file released.
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    columns : iterable of str, optional
+        Numeric or ordinal variables; default every numeric/ordinal column.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+    top : int, default 5
+        How many of the most extreme records to list.
+
+    Returns
+    -------
+    ExtremeRecords
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -260,6 +291,23 @@ def compare_cooks_distance(
 
     D_i = e_i^2 / (p s^2) * h_ii / (1 - h_ii)^2 (statsmodels' OLSInfluence).
     Records not used by a fit (missing values) get NaN.
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    response : str
+        The numeric response.
+    predictors : iterable of str
+        The predictors.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+    top : int, default 5
+        How many of the most influential records to list.
+
+    Returns
+    -------
+    ExtremeRecords
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -737,6 +785,21 @@ def interval_disclosure(
       masked value is never inside).
 
     Pass ``k=0.05`` for sdcMicro's interval width (still on the original sd).
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    columns : iterable of str, optional
+        Numeric or ordinal variables; default every numeric/ordinal column.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+    k : float, default 0.01
+        Interval half-width in standard deviations of the original variable.
+
+    Returns
+    -------
+    IntervalDisclosure
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -849,6 +912,21 @@ def key_risk(
     and at most half the number of records), since nearly every value of a
     continuous variable is unique. Declare such a column categorical in the
     schema to use its values as categories anyway.
+
+    Parameters
+    ----------
+    data : DataFrame
+        One file.
+    keys : iterable of str
+        The key variables (quasi-identifiers), at least one.
+    sensitive : str, optional
+        A sensitive variable, for l-diversity; not one of the keys.
+    schema : Schema, optional
+        Inferred from ``data`` when omitted.
+
+    Returns
+    -------
+    KeyRisk
     """
     check_dataframe(data)
     schema = resolve_schema(data, schema)
@@ -956,7 +1034,23 @@ def compare_key_risk(
     sensitive: str | None = None,
     schema: Schema | None = None,
 ) -> KeyRiskComparison:
-    """:func:`key_risk` of both files."""
+    """:func:`key_risk` of both files.
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    keys : iterable of str
+        The key variables (quasi-identifiers), at least one.
+    sensitive : str, optional
+        A sensitive variable, for l-diversity.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+
+    Returns
+    -------
+    KeyRiskComparison
+    """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
     return KeyRiskComparison(

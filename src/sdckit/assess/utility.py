@@ -194,6 +194,10 @@ def compare_correlations(
         A sign flip is only reported when the correlation is at least this
         large in absolute value in one of the files (a change from +0.01 to
         -0.01 is noise, not a flipped relation).
+
+    Returns
+    -------
+    CorrelationComparison
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -316,6 +320,23 @@ def fit_regression(
     baseline). Returns coefficients, standard errors, ``1 - alpha``
     confidence limits, R^2 and Cook's distances (Perry, Matloff & Tendick 2022, Section 8.3,
     "Regression").
+
+    Parameters
+    ----------
+    data : DataFrame
+        The file to fit on.
+    response : str
+        The numeric response.
+    predictors : iterable of str
+        The predictors; categorical ones enter as dummies.
+    schema : Schema, optional
+        Inferred from ``data`` when omitted.
+    alpha : float, default 0.05
+        Confidence intervals at level ``1 - alpha``.
+
+    Returns
+    -------
+    RegressionFit
     """
     check_dataframe(data, min_rows=3)
     schema = resolve_schema(data, schema)
@@ -361,6 +382,18 @@ def ci_overlap(
     L = max(L_o, L_m), U = min(U_o, U_m): 1 when the intervals coincide,
     0 when they only touch, negative when they are apart (the more negative,
     the farther apart).
+
+    Parameters
+    ----------
+    lower_original, upper_original : ndarray
+        Confidence limits of each coefficient on the original data.
+    lower_masked, upper_masked : ndarray
+        The same on the masked data.
+
+    Returns
+    -------
+    ndarray
+        The overlap J of each coefficient.
     """
     lo = np.maximum(lower_original, lower_masked)
     hi = np.minimum(upper_original, upper_masked)
@@ -461,6 +494,23 @@ def compare_regression(
     Coefficients, standard errors, R^2 and the confidence-interval overlap of
     Karr et al. (2006) for each term; Cook's distances are kept for the risk
     side (:func:`sdckit.assess.risk.compare_cooks_distance`).
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    response : str
+        The numeric response.
+    predictors : iterable of str
+        The predictors; categorical ones enter as dummies.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+    alpha : float, default 0.05
+        Confidence intervals at level ``1 - alpha``.
+
+    Returns
+    -------
+    RegressionComparison
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -603,6 +653,19 @@ def compare_pca(
     ``prcomp(scale. = TRUE)`` does, so the components are the eigenvectors of
     the correlation matrix and the proportions of variance its eigenvalues
     over the number of variables.
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    columns : iterable of str, optional
+        Numeric or ordinal variables; default every numeric/ordinal column.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+
+    Returns
+    -------
+    PCAComparison
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -704,7 +767,21 @@ def compare_moments(
     columns: Iterable[str] | None = None,
     schema: Schema | None = None,
 ) -> MomentComparison:
-    """Compare means and covariances; the covariance ratio of Oganian (2011, Section 5)."""
+    """Compare means and covariances; the covariance ratio of Oganian (2011, Section 5).
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    columns : iterable of str, optional
+        Numeric or ordinal variables; default every numeric/ordinal column.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+
+    Returns
+    -------
+    MomentComparison
+    """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
     cols = numeric_columns(original, schema, columns)
@@ -826,6 +903,19 @@ def compare_mutual_information(
     Entropies are those of the sample (plug-in) distributions, in bits; a
     missing value counts as a level of its own. Masking that keeps the
     relations between categorical variables keeps these numbers.
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    columns : iterable of str, optional
+        Categorical variables; default every categorical column.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+
+    Returns
+    -------
+    MutualInformationComparison
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -1001,11 +1091,30 @@ def prediction_check(
 
     Parameters
     ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    response : str
+        The variable to predict (categorical: classification; numeric: regression).
+    predictors : iterable of str, optional
+        Default every other column of the schema's maskable ones.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+    task : {"auto", "classification", "regression"}, default "auto"
+        "auto" classifies a categorical response and regresses a numeric one.
     holdout : int, float in (0, 1) or None
         Holdout size (records, or a share); default min(1000, 10% of n).
     n_replications : int, default 5
+        Holdout draws.
     n_estimators : int, default 100
         Trees per forest.
+    n_jobs : int, optional
+        Passed to scikit-learn's forests (None: one job, -1: every core).
+    random_state : None, int or Generator
+        Same seed, same holdouts and forests.
+
+    Returns
+    -------
+    PredictionCheck
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -1072,6 +1181,39 @@ def prediction_experiment(
     ``method`` is a registered masker name or a masking function following
     :mod:`sdckit.microdata.base`. The response is masked along with the
     predictors, as when a whole file is released.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The original file.
+    response : str
+        The variable to predict (categorical: classification; numeric: regression).
+    predictors : iterable of str, optional
+        Default every other column of the schema's maskable ones.
+    method : str or callable, default "rwn"
+        A registered masker name or a masking function.
+    settings : mapping
+        ``{label: masking parameters}``, at least one (the label "original"
+        is reserved for the unmasked data).
+    schema : Schema, optional
+        Inferred from ``data`` when omitted.
+    task : {"auto", "classification", "regression"}, default "auto"
+        "auto" classifies a categorical response and regresses a numeric one.
+    holdout : int, float in (0, 1) or None
+        Holdout size (records, or a share); default min(1000, 10% of n).
+    n_replications : int, default 25
+        Holdout draws.
+    n_estimators : int, default 100
+        Trees per forest.
+    n_jobs : int, optional
+        Passed to scikit-learn's forests (None: one job, -1: every core).
+    random_state : None, int or Generator
+        Same seed, same holdouts, maskings and forests.
+
+    Returns
+    -------
+    PredictionCheck
+        ``mean_errors`` has "original" (no SDC) first, then one entry per setting.
     """
     from sdckit.microdata.base import mask
 

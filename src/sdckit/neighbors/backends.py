@@ -39,6 +39,11 @@ class NeighborBackend(Protocol):
     Point queries take coordinates of records that need not be indexed.
     Every query may be called from several threads at once on a fitted
     backend; :meth:`fit` is never called while queries run.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Not used: a protocol is not instantiated; a backend class has its own constructor.
     """
 
     name: str
