@@ -109,3 +109,22 @@ def test_the_old_import_paths_still_work():
     assert microdata.BruteBackend is BruteBackend
     assert type(microdata.make_backend("ball_tree")) is type(make_backend("ball_tree"))
     assert set(old_home.__all__) <= set(dir(old_home))
+
+
+def test_the_layer_imports_nothing_of_sdckit_above_it():
+    import ast
+    from pathlib import Path
+
+    import sdckit.neighbors
+
+    allowed = {"sdckit.errors", "sdckit.neighbors"}
+    for path in Path(sdckit.neighbors.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            for name in names:
+                if name.startswith("sdckit"):
+                    assert any(name == a or name.startswith(a + ".") for a in allowed), (path, name)
