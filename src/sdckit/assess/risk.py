@@ -25,6 +25,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from sdckit._results import FrozenResult
 from sdckit._validation import (
     check_columns,
     check_dataframe,
@@ -126,7 +127,7 @@ def mahalanobis_distances(
 
 
 @dataclass(frozen=True)
-class ExtremeRecords:
+class ExtremeRecords(FrozenResult):
     """An outlyingness measure per record in the original and in the masked data.
 
     Attributes
@@ -328,7 +329,7 @@ def compare_cooks_distance(
 
 
 @dataclass(frozen=True)
-class DistanceToClosest:
+class DistanceToClosest(FrozenResult):
     """Distances to the closest record, in the design scaled alike for both files.
 
     Attributes
@@ -460,7 +461,7 @@ class DistanceToClosest:
 
 
 @dataclass(frozen=True)
-class RecordLinkage:
+class RecordLinkage(FrozenResult):
     """The distance-based record-linkage intruder (Oganian 2011, Section 5).
 
     The intruder holds the original values of ``columns`` for every record
@@ -706,7 +707,7 @@ def record_linkage(
 
 
 @dataclass(frozen=True)
-class IntervalDisclosure:
+class IntervalDisclosure(FrozenResult):
     """Interval disclosure in the style of sdcMicro's ``dRisk`` (method SDID).
 
     An interval of half-width ``k`` standard deviations (of the original
@@ -827,7 +828,7 @@ def interval_disclosure(
 
 
 @dataclass(frozen=True)
-class KeyRisk:
+class KeyRisk(FrozenResult):
     """Frequency counts of key combinations in one file.
 
     Attributes
@@ -972,7 +973,7 @@ def key_risk(
 
 
 @dataclass(frozen=True)
-class KeyRiskComparison:
+class KeyRiskComparison(FrozenResult):
     """:class:`KeyRisk` of the original and of the masked file."""
 
     original: KeyRisk

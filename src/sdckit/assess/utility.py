@@ -29,6 +29,7 @@ import pandas as pd
 import statsmodels.api as sm
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
+from sdckit._results import FrozenResult
 from sdckit._validation import (
     RandomState,
     check_columns,
@@ -73,7 +74,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class CorrelationComparison:
+class CorrelationComparison(FrozenResult):
     """Pearson correlation matrices of the original and masked data.
 
     Attributes
@@ -241,7 +242,7 @@ def compare_correlations(
 
 
 @dataclass(frozen=True)
-class RegressionFit:
+class RegressionFit(FrozenResult):
     """An ordinary least-squares fit (statsmodels) and what assessment needs from it.
 
     Attributes
@@ -405,7 +406,7 @@ def ci_overlap(
 
 
 @dataclass(frozen=True)
-class RegressionComparison:
+class RegressionComparison(FrozenResult):
     """The same regression fitted on the original and on the masked data.
 
     Attributes
@@ -546,7 +547,7 @@ def compare_regression(
 
 
 @dataclass(frozen=True)
-class PCAComparison:
+class PCAComparison(FrozenResult):
     """Principal components of the scaled original and masked data.
 
     Attributes
@@ -694,7 +695,7 @@ def compare_pca(
 
 
 @dataclass(frozen=True)
-class MomentComparison:
+class MomentComparison(FrozenResult):
     """Means and covariance matrices of both files.
 
     Attributes
@@ -827,7 +828,7 @@ def _entropy_of_codes(codes: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
-class MutualInformationComparison:
+class MutualInformationComparison(FrozenResult):
     """Mutual information between categorical variables, original vs masked.
 
     Attributes
@@ -941,7 +942,7 @@ def compare_mutual_information(
 
 
 @dataclass(frozen=True)
-class PredictionCheck:
+class PredictionCheck(FrozenResult):
     """Random-forest prediction on an original holdout, trained on original vs masked data.
 
     Attributes
