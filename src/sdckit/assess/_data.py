@@ -1,18 +1,16 @@
 """Shared plumbing of the assessment measures: checking an original/masked pair,
-numeric matrices, a design scaled the same way for both files, and chunked
-nearest-record searches that never build an n x n matrix.
+numeric matrices and a design scaled the same way for both files.
+
+The nearest-record searches live in :mod:`sdckit.neighbors`, shared with masking.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-from sklearn.neighbors import KDTree
 
 from sdckit._validation import (
     check_columns,
@@ -27,8 +25,8 @@ from sdckit.schema import ColumnSpec, Kind, Schema, build_design, category_codes
 __all__ = [
     "categorical_columns",
     "check_pair",
+    "complete_rows",
     "joint_design",
-    "nearest_records",
     "numeric_columns",
     "numeric_matrix",
     "resolve_schema",
@@ -41,9 +39,25 @@ def check_pair(original: object, masked: object) -> tuple[pd.DataFrame, pd.DataF
     Record i of the masked file must be the masked version of record i of the
     original file: every risk measure that asks "is this still record i?"
     depends on that correspondence.
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release.
+
+    Returns
+    -------
+    tuple of DataFrame
+        ``(original, masked)``, checked.
     """
-    original = check_dataframe(original, "original", min_rows=2)
-    masked = check_dataframe(masked, "masked", min_rows=2)
+    original_frame = check_dataframe(original, "original", min_rows=2)
+    masked_frame = check_dataframe(masked, "masked", min_rows=2)
+    return _check_same_records(original_frame, masked_frame)
+
+
+def _check_same_records(
+    original: pd.DataFrame, masked: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     if len(original) != len(masked):
         raise DataError(
             f"original has {len(original)} rows but masked has {len(masked)}; "
@@ -74,7 +88,19 @@ def check_pair(original: object, masked: object) -> tuple[pd.DataFrame, pd.DataF
 
 
 def resolve_schema(original: pd.DataFrame, schema: Schema | None) -> Schema:
-    """The schema given, checked against the data, or one inferred from the original."""
+    """The schema given, checked against the data, or one inferred from the original.
+
+    Parameters
+    ----------
+    original : DataFrame
+        The original file.
+    schema : Schema or None
+        The schema given by the user.
+
+    Returns
+    -------
+    Schema
+    """
     if schema is None:
         return Schema.infer(original)
     if not isinstance(schema, Schema):
@@ -86,7 +112,21 @@ def resolve_schema(original: pd.DataFrame, schema: Schema | None) -> Schema:
 def numeric_columns(
     data: pd.DataFrame, schema: Schema, columns: Iterable[str] | str | None = None
 ) -> list[str]:
-    """Numeric and ordinal columns among ``columns`` (default: every maskable column)."""
+    """Numeric and ordinal columns among ``columns`` (default: every maskable column).
+
+    Parameters
+    ----------
+    data : DataFrame
+        The file.
+    schema : Schema
+        Its schema.
+    columns : iterable of str, str or None
+        The columns asked for; a categorical one is refused.
+
+    Returns
+    -------
+    list of str
+    """
     if columns is None:
         candidates = schema.maskable()
         return [c for c in candidates if schema[c].kind in (Kind.NUMERIC, Kind.ORDINAL)]
@@ -100,13 +140,40 @@ def numeric_columns(
 
 
 def categorical_columns(schema: Schema, columns: Iterable[str] | None = None) -> list[str]:
-    """Categorical columns among ``columns`` (default: every maskable column)."""
+    """Categorical columns among ``columns`` (default: every maskable column).
+
+    Parameters
+    ----------
+    schema : Schema
+        The file's schema.
+    columns : iterable of str, optional
+        The columns to pick from.
+
+    Returns
+    -------
+    list of str
+    """
     names = list(columns) if columns is not None else schema.maskable()
     return [c for c in names if schema[c].kind is Kind.CATEGORICAL]
 
 
 def numeric_matrix(data: pd.DataFrame, columns: list[str], schema: Schema) -> np.ndarray:
-    """``data[columns]`` as float64; ordinal columns as their level positions 0, 1, ...."""
+    """``data[columns]`` as float64; ordinal columns as their level positions 0, 1, ....
+
+    Parameters
+    ----------
+    data : DataFrame
+        The file.
+    columns : list of str
+        Numeric or ordinal columns.
+    schema : Schema
+        Its schema.
+
+    Returns
+    -------
+    ndarray
+        len(data) x len(columns).
+    """
     if not columns:
         return np.empty((len(data), 0))
     design = build_design(
@@ -133,6 +200,24 @@ def joint_design(
     The two files are stacked before scaling, so a distance of 0.1 means the
     same thing in both (scaling each file by itself would hide a masking that
     stretches or shrinks a variable).
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release.
+    columns : list of str
+        The variables of the design.
+    schema : Schema
+        The original's schema.
+    scale : str or None, default "minmax"
+        Scaling of numeric columns (see :func:`sdckit.schema.build_design`).
+    weights : dict, optional
+        Per-column weights of the distances.
+
+    Returns
+    -------
+    tuple of ndarray
+        The original's and the masked file's design matrices.
     """
     for col in columns:
         spec = schema[col]
@@ -184,100 +269,16 @@ def _levels_of_both(spec: ColumnSpec, masked: pd.Series) -> ColumnSpec:
     return replace(spec, categories=tuple(levels + extra))
 
 
-def _jobs(n_jobs: int | None) -> int:
-    cpus = os.cpu_count() or 1
-    if n_jobs is None or n_jobs == -1:
-        return cpus
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
-        raise ParameterError(f"n_jobs must be None, -1 or a positive int, got {n_jobs!r}")
-    return n_jobs
-
-
-def nearest_records(
-    reference: np.ndarray,
-    queries: np.ndarray,
-    *,
-    k: int = 1,
-    chunk_size: int = 8192,
-    n_jobs: int | None = None,
-    tree: KDTree | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Distances and row numbers of the ``k`` nearest ``reference`` rows to each query row.
-
-    An exact KD-tree search (scikit-learn), done in blocks of ``chunk_size``
-    queries on ``n_jobs`` threads (the tree releases the GIL), so memory is
-    O(n k), never O(n^2). Returns arrays of shape (len(queries), k), sorted
-    by distance.
-    """
-    if tree is None:
-        tree = KDTree(reference)
-    m = len(queries)
-    dist = np.empty((m, k))
-    idx = np.empty((m, k), dtype=np.int64)
-    starts = list(range(0, m, chunk_size))
-
-    def work(start: int) -> None:
-        stop = min(start + chunk_size, m)
-        d, i = tree.query(queries[start:stop], k=k, sort_results=True)
-        dist[start:stop] = d
-        idx[start:stop] = i
-
-    jobs = min(_jobs(n_jobs), max(len(starts), 1))
-    if jobs == 1:
-        for s in starts:
-            work(s)
-    else:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            list(pool.map(work, starts))
-    return dist, idx
-
-
-def nearest_other_record(
-    matrix: np.ndarray, *, chunk_size: int = 8192, n_jobs: int | None = None
-) -> np.ndarray:
-    """Distance from each row to the closest *other* row of the same matrix.
-
-    Duplicated records have distance 0 to each other, as they should: such a
-    record is not isolated.
-    """
-    n = len(matrix)
-    if n < 2:
-        raise DataError("distance to the closest record needs at least 2 records")
-    dist, idx = nearest_records(matrix, matrix, k=2, chunk_size=chunk_size, n_jobs=n_jobs)
-    own = np.arange(n)
-    # Normally the first hit is the record itself; with duplicates it may be the twin.
-    return np.where(idx[:, 0] == own, dist[:, 1], dist[:, 0])
-
-
 def complete_rows(matrix: np.ndarray) -> np.ndarray:
-    """Boolean mask of rows without missing values."""
+    """Boolean mask of rows without missing values.
+
+    Parameters
+    ----------
+    matrix : ndarray
+        A design matrix.
+
+    Returns
+    -------
+    ndarray of bool
+    """
     return ~np.isnan(matrix).any(axis=1)
-
-
-def count_within(
-    tree: KDTree,
-    queries: np.ndarray,
-    radius: np.ndarray,
-    *,
-    chunk_size: int = 8192,
-    n_jobs: int | None = None,
-) -> np.ndarray:
-    """Number of indexed rows within ``radius[i]`` of each query row (chunked, threaded)."""
-    m = len(queries)
-    counts = np.empty(m, dtype=np.int64)
-    starts = list(range(0, m, chunk_size))
-
-    def work(start: int) -> None:
-        stop = min(start + chunk_size, m)
-        counts[start:stop] = tree.query_radius(
-            queries[start:stop], r=radius[start:stop], count_only=True
-        )
-
-    jobs = min(_jobs(n_jobs), max(len(starts), 1))
-    if jobs == 1:
-        for s in starts:
-            work(s)
-    else:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            list(pool.map(work, starts))
-    return counts

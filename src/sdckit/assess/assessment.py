@@ -9,26 +9,23 @@ and (b) whether records at risk in the original are masked well enough.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 import pandas as pd
 
-from sdckit._results import MicrodataResult
+from sdckit._results import FrozenResult, MicrodataResult
 from sdckit._validation import RandomState, as_sequence, check_columns, check_int
 from sdckit.assess._data import categorical_columns, check_pair, joint_design, resolve_schema
+from sdckit.assess.distances import link_search
+from sdckit.assess.measures import MEASURES, measures_of
 from sdckit.assess.risk import (
     DistanceToClosest,
     ExtremeRecords,
     IntervalDisclosure,
     KeyRiskComparison,
     RecordLinkage,
-    _distance_to_closest,
-    _link,
-    _linkage_result,
     compare_key_risk,
     compare_mahalanobis,
     interval_disclosure,
@@ -48,14 +45,19 @@ from sdckit.assess.utility import (
     prediction_check,
 )
 from sdckit.errors import ParameterError, SchemaError
+from sdckit.neighbors import NeighborBackend, resolve_backend
 from sdckit.schema import Kind, Schema
 
 __all__ = ["Assessment", "Risk", "Utility", "assess"]
 
 
 @dataclass(frozen=True)
-class Utility:
-    """What the release keeps; a measure that does not apply to the data is None."""
+class Utility(FrozenResult):
+    """What the release keeps; a measure that does not apply to the data is None.
+
+    Its measures are those of :data:`sdckit.assess.measures.MEASURES` on the
+    utility side.
+    """
 
     correlation: CorrelationComparison | None = None
     moments: MomentComparison | None = None
@@ -65,24 +67,23 @@ class Utility:
     prediction: PredictionCheck | None = None
 
     def summary(self) -> str:
-        parts = [
-            m.summary()
-            for m in (
-                self.correlation,
-                self.moments,
-                self.pca,
-                self.regression,
-                self.mutual_information,
-                self.prediction,
-            )
-            if m is not None
-        ]
+        """The summary of every measure that applies.
+
+        Returns
+        -------
+        str
+        """
+        parts = [m.summary() for _, m in measures_of(self, "utility")]
         return "\n".join(parts) if parts else "no utility measure applies to these columns"
 
 
 @dataclass(frozen=True)
-class Risk:
-    """What the release still gives away; a measure that does not apply is None."""
+class Risk(FrozenResult):
+    """What the release still gives away; a measure that does not apply is None.
+
+    Its measures are those of :data:`sdckit.assess.measures.MEASURES` on the
+    risk side.
+    """
 
     distance_to_closest: DistanceToClosest
     linkage: RecordLinkage
@@ -92,23 +93,17 @@ class Risk:
     keys: KeyRiskComparison | None = None
 
     def summary(self) -> str:
-        parts = [
-            m.summary()
-            for m in (
-                self.linkage,
-                self.distance_to_closest,
-                self.mahalanobis,
-                self.cooks,
-                self.interval,
-                self.keys,
-            )
-            if m is not None
-        ]
-        return "\n".join(parts)
+        """The summary of every measure that applies.
+
+        Returns
+        -------
+        str
+        """
+        return "\n".join(m.summary() for _, m in measures_of(self, "risk"))
 
 
 @dataclass(frozen=True)
-class Assessment:
+class Assessment(FrozenResult):
     """Utility and risk of a masked release compared with its original.
 
     Attributes
@@ -134,114 +129,51 @@ class Assessment:
     params: Mapping[str, Any] = field(default_factory=dict)
     diagnostics: pd.DataFrame | None = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+    def measures(self) -> list[tuple[str, Any]]:
+        """Every measure that applies, as ``(name, result)``: utility first, in registration order.
+
+        Returns
+        -------
+        list of (str, Measure)
+        """
+        return [
+            (spec.name, m)
+            for side, holder in (("utility", self.utility), ("risk", self.risk))
+            for spec, m in measures_of(holder, side)
+        ]
 
     def headline(self) -> dict[str, float]:
-        """The key figures as a flat ``{name: number}`` dict (one row of a sweep table)."""
-        u, r = self.utility, self.risk
+        """The key figures as a flat ``{name: number}`` dict (one row of a sweep table).
+
+        Returns
+        -------
+        dict
+            Every applying measure's ``headline()``, utility first.
+        """
         out: dict[str, float] = {}
-        if u.correlation is not None:
-            out["corr_mean_abs_diff"] = u.correlation.mean_abs_difference
-            out["corr_max_abs_diff"] = u.correlation.max_abs_difference
-            out["corr_sign_flips"] = float(len(u.correlation.sign_flips))
-        if u.moments is not None:
-            out["cov_ratio_min"], out["cov_ratio_max"] = u.moments.ratio_range
-        if u.pca is not None:
-            out["pc1_share_original"] = u.pca.pc1_share_original
-            out["pc1_share_masked"] = u.pca.pc1_share_masked
-        if u.regression is not None:
-            out["r2_original"] = u.regression.original.r_squared
-            out["r2_masked"] = u.regression.masked.r_squared
-            out["ci_overlap_mean"] = u.regression.mean_ci_overlap
-            out["coef_sign_changes"] = float(u.regression.table["sign_changed"].sum())
-        if u.mutual_information is not None:
-            out["multi_information_original"] = u.mutual_information.multi_information_original
-            out["multi_information_masked"] = u.mutual_information.multi_information_masked
-        if u.prediction is not None:
-            for name, value in u.prediction.mean_errors.items():
-                out[f"prediction_error_{name}"] = float(value)
-        out["linkage_rate"] = r.linkage.rate
-        d = r.distance_to_closest
-        out["dcr_median_original"] = float(d.within_original.median())
-        out["dcr_median_masked"] = float(d.within_masked.median())
-        out["dcr_median_original_to_masked"] = float(d.original_to_masked.median())
-        if r.mahalanobis is not None:
-            out["mahalanobis_max_original"] = r.mahalanobis.max_original
-            out["mahalanobis_max_masked"] = r.mahalanobis.max_masked
-            out["mahalanobis_rank_of_top"] = float(r.mahalanobis.rank_in_masked)
-        if r.cooks is not None:
-            out["cooks_max_original"] = r.cooks.max_original
-            out["cooks_max_masked"] = r.cooks.max_masked
-            out["cooks_rank_of_top"] = float(r.cooks.rank_in_masked)
-        if r.interval is not None:
-            out["interval_disclosure"] = r.interval.rate
-        if r.keys is not None:
-            out["sample_uniques_original"] = float(r.keys.original.sample_uniques)
-            out["sample_uniques_masked"] = float(r.keys.masked.sample_uniques)
-            out["k_anonymity_masked"] = float(r.keys.masked.k_anonymity)
-            if r.keys.masked.l_diversity is not None:
-                out["l_diversity_masked"] = float(r.keys.masked.l_diversity)
+        for _, m in self.measures():
+            out.update(m.headline())
         return out
 
     def notes(self) -> list[str]:
-        """Plain-language findings for a person, most important first."""
-        u, r = self.utility, self.risk
-        notes = [r.linkage.note()]
-        for extreme in (r.mahalanobis, r.cooks):
-            if extreme is not None:
-                notes.append(extreme.note())
-        notes.append(r.distance_to_closest.note())
-        if r.keys is not None:
-            notes.append(r.keys.note())
-        if u.correlation is not None:
-            c = u.correlation
-            text = (
-                f"Correlations move by {c.mean_abs_difference:.3f} on average "
-                f"(at most {c.max_abs_difference:.3f}"
-            )
-            if len(c.largest_differences):
-                row = c.largest_differences.iloc[0]
-                text += f", for {row['var1']} ~ {row['var2']}: {row['original']:+.2f} -> {row['masked']:+.2f}"
-            text += ")"
-            text += (
-                f"; {len(c.sign_flips)} correlation(s) changed sign."
-                if c.sign_flips
-                else "; no correlation changed sign."
-            )
-            notes.append(text)
-        if u.regression is not None:
-            g = u.regression
-            changed = list(g.table.index[g.table["sign_changed"]])
-            text = (
-                f"The regression of {g.response} keeps R^2 {g.original.r_squared:.3f} -> "
-                f"{g.masked.r_squared:.3f}; its confidence intervals overlap by "
-                f"{g.mean_ci_overlap:.2f} on average (1 = identical)."
-            )
-            if changed:
-                text += f" Coefficient(s) changing sign: {', '.join(map(str, changed))}."
-            notes.append(text)
-        if u.pca is not None:
-            notes.append(
-                f"The first principal component explains {u.pca.pc1_share_original:.1%} of the "
-                f"variance before masking and {u.pca.pc1_share_masked:.1%} after."
-            )
-        if u.moments is not None:
-            lo, hi = u.moments.ratio_range
-            notes.append(
-                f"Masked / original covariances range from {lo:.3f} to {hi:.3f} (1 = preserved)."
-            )
-        if u.prediction is not None:
-            p = u.prediction
-            o = p.mean_errors.get("original", math.nan)
-            others = ", ".join(f"{k}: {v:.3f}" for k, v in p.mean_errors.items() if k != "original")
-            notes.append(
-                f"A random forest predicting {p.response} has {p.error_name} {o:.3f} when trained on "
-                f"the original data and {others} when trained on the masked data."
-            )
-        return notes
+        """Plain-language findings for a person, most important first.
+
+        Returns
+        -------
+        list of str
+            The applying measures' ``note()``, in the order of their note ranks.
+        """
+        rank = {spec.name: spec.note_rank for spec in MEASURES}
+        ordered = sorted(self.measures(), key=lambda item: rank[item[0]])
+        return [text for _, m in ordered if (text := m.note()) is not None]
 
     def summary(self) -> str:
+        """Utility, risk and the notes, for a person.
+
+        Returns
+        -------
+        str
+        """
         head = f"assessment of {self.n_records} records, {len(self.columns)} variables"
         if self.method:
             shown = ", ".join(
@@ -272,6 +204,7 @@ def assess(
     prediction_replications: int = 5,
     holdout: int | float | None = None,
     top: int = 5,
+    backend: NeighborBackend | str | None = None,
     chunk_size: int = 8192,
     n_jobs: int | None = None,
     random_state: RandomState = None,
@@ -298,7 +231,10 @@ def assess(
         (classification), which ``prediction=True`` must then ask for.
     keys : iterable of str, optional
         Categorical key variables (quasi-identifiers) for frequency counts,
-        sample uniques and k-anonymity; ``sensitive`` adds l-diversity.
+        sample uniques and k-anonymity.
+    sensitive : str, optional
+        A sensitive variable whose l-diversity within the key combinations
+        is measured (needs ``keys``).
     linkage_columns : iterable of str, optional
         The variables the record-linkage intruder knows (default: all
         assessed variables).
@@ -316,8 +252,17 @@ def assess(
         Holdout size for the prediction check.
     top : int, default 5
         How many extreme records to list per measure.
-    chunk_size, n_jobs
-        Nearest-record searches run in blocks on ``n_jobs`` threads.
+    backend : NeighborBackend or str, optional
+        The neighbour search of the distance-to-closest-record and linkage
+        measures: a :class:`~sdckit.neighbors.NeighborBackend` or a name for
+        :func:`~sdckit.neighbors.make_backend` (default an exact KD-tree).
+    chunk_size : int, default 8192
+        Records per nearest-record search block.
+    n_jobs : None, -1 or positive int
+        Threads of the nearest-record searches
+        (:func:`sdckit.neighbors.resolve_n_jobs`: None or -1 is one per
+        core); also passed to the prediction check's random forests, where
+        scikit-learn reads None as one job.
     random_state : None, int or Generator
         For the prediction check's splits and forests.
     progress : callable, optional
@@ -334,6 +279,8 @@ def assess(
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
     top = check_int(top, "top", minimum=1)
+    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    search = resolve_backend(backend)
     prediction_replications = check_int(
         prediction_replications, "prediction_replications", minimum=1
     )
@@ -341,7 +288,7 @@ def assess(
     if not cols:
         raise SchemaError("no columns to assess: every column is id, weight or ignore")
     numeric = [c for c in cols if schema[c].kind in (Kind.NUMERIC, Kind.ORDINAL)]
-    keys = as_sequence(keys)
+    keys = as_sequence(list(keys) if keys is not None and not isinstance(keys, str) else keys)
     check_columns(original, keys, "keys")
     categorical = [c for c in categorical_columns(schema, cols)]
     if response is not None:
@@ -393,7 +340,7 @@ def assess(
         mutual = compare_mutual_information(original, masked, columns=categorical, schema=schema)
     tick()
     cooks = None
-    if linear:
+    if linear and response is not None:
         regression = compare_regression(original, masked, response, preds, schema=schema)
         cooks = ExtremeRecords(
             "Cook's distance",
@@ -411,25 +358,37 @@ def assess(
             original, masked, columns=numeric, schema=schema, k=interval_k
         )
     tick()
-    x0, x1 = joint_design(original, masked, cols, schema, scale=scale, weights=weights)
-    dcr, (nearest, own, score) = _distance_to_closest(
-        original.index, cols, scale, x0, x1, chunk_size, n_jobs
+    design_weights = dict(weights) if weights is not None else None
+    x0, x1 = joint_design(original, masked, cols, schema, scale=scale, weights=design_weights)
+    found = link_search(x0, x1, backend=search, chunk_size=chunk_size, n_jobs=n_jobs)
+    dcr = DistanceToClosest.from_search(
+        original.index,
+        cols,
+        scale,
+        x0,
+        x1,
+        found,
+        backend=search,
+        chunk_size=chunk_size,
+        n_jobs=n_jobs,
     )
     tick()
     if list(link_cols) == list(cols):
-        linkage = _linkage_result(original.index, cols, nearest, own, score)
+        linkage = RecordLinkage.from_search(original.index, cols, found)
     else:
         lw = {c: w for c, w in (weights or {}).items() if c in link_cols} or None
         l0, l1 = joint_design(original, masked, link_cols, schema, scale=scale, weights=lw)
-        linkage = _linkage_result(
-            original.index, link_cols, *_link(l0, l1, chunk_size=chunk_size, n_jobs=n_jobs)
+        linkage = RecordLinkage.from_search(
+            original.index,
+            link_cols,
+            link_search(l0, l1, backend=search, chunk_size=chunk_size, n_jobs=n_jobs),
         )
     tick()
     key_cmp = None
     if keys:
         key_cmp = compare_key_risk(original, masked, keys, sensitive=sensitive, schema=schema)
         tick()
-    if prediction:
+    if prediction and response is not None:  # prediction without a response was refused above
         pred = prediction_check(
             original,
             masked,

@@ -24,6 +24,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import numpy as np
@@ -32,8 +33,16 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from sdckit.assess.assessment import Assessment
-from sdckit.assess.risk import ExtremeRecords
+from sdckit.assess.measures import MEASURES, headline_labels
+from sdckit.assess.risk import DistanceToClosest, ExtremeRecords, KeyRiskComparison
 from sdckit.assess.sweep import SweepResult
+from sdckit.assess.utility import (
+    CorrelationComparison,
+    MomentComparison,
+    PCAComparison,
+    PredictionCheck,
+    RegressionComparison,
+)
 from sdckit.errors import ParameterError
 from sdckit.io import atomic_write
 
@@ -94,10 +103,7 @@ def _figure(width: float, height: float, *, wspace: float = 0.3, hspace: float =
 # ---------------------------------------------------------------------------
 
 
-def _correlation_figure(a: Assessment) -> _Figure | None:
-    c = a.utility.correlation
-    if c is None:
-        return None
+def _correlation_figure(c: CorrelationComparison) -> _Figure:
     p = len(c.original)
     size = min(4.2 + 0.12 * p, 7.0)
     fig = _figure(3 * size, size, wspace=0.45)
@@ -127,10 +133,7 @@ def _correlation_figure(a: Assessment) -> _Figure | None:
     )
 
 
-def _regression_figure(a: Assessment) -> _Figure | None:
-    g = a.utility.regression
-    if g is None:
-        return None
+def _regression_figure(g: RegressionComparison) -> _Figure:
     terms = list(g.table.index)
     ncols = min(4, len(terms))
     nrows = math.ceil(len(terms) / ncols)
@@ -200,8 +203,7 @@ def _extreme_figure(e: ExtremeRecords, name: str, caption: str) -> _Figure:
     )
 
 
-def _distance_figure(a: Assessment) -> _Figure:
-    d = a.risk.distance_to_closest
+def _distance_figure(d: DistanceToClosest) -> _Figure:
     fig = _figure(8, 3.8)
     ax = fig.subplots()
     series = [d.within_original, d.within_masked, d.original_to_masked]
@@ -225,10 +227,7 @@ def _distance_figure(a: Assessment) -> _Figure:
     )
 
 
-def _pca_figure(a: Assessment) -> _Figure | None:
-    pca = a.utility.pca
-    if pca is None:
-        return None
+def _pca_figure(pca: PCAComparison) -> _Figure:
     p = len(pca.variance_original)
     fig = _figure(max(6, 0.45 * p + 3), 3.6)
     ax = fig.subplots()
@@ -264,9 +263,8 @@ def _pca_figure(a: Assessment) -> _Figure | None:
     )
 
 
-def _covariance_figure(a: Assessment) -> _Figure | None:
-    m = a.utility.moments
-    if m is None or len(m.covariance_ratio) < 2:
+def _covariance_figure(m: MomentComparison) -> _Figure | None:
+    if len(m.covariance_ratio) < 2:
         return None
     ratio = m.covariance_ratio.to_numpy()
     p = len(ratio)
@@ -325,17 +323,14 @@ def _neighborhood_figure(a: Assessment) -> _Figure | None:
     )
 
 
-def _keys_figure(a: Assessment) -> _Figure | None:
-    k = a.risk.keys
-    if k is None:
-        return None
+def _keys_figure(k: KeyRiskComparison) -> _Figure:
     fig = _figure(7, 3.6)
     ax = fig.subplots()
     top = int(max(k.original.frequencies.max(), k.masked.frequencies.max()))
     bins = np.unique(np.geomspace(1, max(top, 2) + 1, 30).astype(int))
     ax.hist(
         [k.original.frequencies, k.masked.frequencies],
-        bins=bins,
+        bins=bins.tolist(),
         color=[ORIGINAL_COLOR, MASKED_COLOR],
         label=["original", "masked"],
     )
@@ -352,10 +347,7 @@ def _keys_figure(a: Assessment) -> _Figure | None:
     )
 
 
-def _prediction_figure(a: Assessment) -> _Figure | None:
-    p = a.utility.prediction
-    if p is None:
-        return None
+def _prediction_figure(p: PredictionCheck) -> _Figure:
     fig = _figure(6, 3.6)
     ax = fig.subplots()
     groups = list(p.mean_errors.index)
@@ -372,36 +364,53 @@ def _prediction_figure(a: Assessment) -> _Figure | None:
     )
 
 
+def _cooks_figure(e: ExtremeRecords) -> _Figure:
+    return _extreme_figure(
+        e,
+        "cooks_distance",
+        "Cook's distance of each record in the regression, original and masked (Perry, Matloff & Tendick 2022, "
+        "Figure 6): an influential record that keeps its Cook's distance still stands out.",
+    )
+
+
+def _mahalanobis_figure(e: ExtremeRecords) -> _Figure:
+    return _extreme_figure(
+        e,
+        "mahalanobis",
+        "Mahalanobis distance of each record from the centre of its file (Perry, Matloff & Tendick 2022, Figure 7).",
+    )
+
+
+#: The figure of each registered measure that has one (by measure name); the
+#: figures appear in the order of the measures' ``figure_rank``.
+_MEASURE_FIGURES: dict[str, Callable[[Any], _Figure | None]] = {
+    "correlation": _correlation_figure,
+    "regression": _regression_figure,
+    "cooks": _cooks_figure,
+    "mahalanobis": _mahalanobis_figure,
+    "distance_to_closest": _distance_figure,
+    "pca": _pca_figure,
+    "moments": _covariance_figure,
+    "keys": _keys_figure,
+    "prediction": _prediction_figure,
+}
+
+#: Where the masking's own figure (RWN neighbourhoods, from its diagnostics)
+#: goes among the measures' figures.
+_NEIGHBORHOOD_FIGURE_RANK = 80
+
+
 def _assessment_figures(a: Assessment) -> list[_Figure]:
-    figures: list[_Figure | None] = [
-        _correlation_figure(a),
-        _regression_figure(a),
+    rank = {spec.name: spec.figure_rank for spec in MEASURES}
+    drawers: list[tuple[int, Callable[[Any], _Figure | None], Any]] = [
+        (_NEIGHBORHOOD_FIGURE_RANK, _neighborhood_figure, a)
     ]
-    if a.risk.cooks is not None:
-        figures.append(
-            _extreme_figure(
-                a.risk.cooks,
-                "cooks_distance",
-                "Cook's distance of each record in the regression, original and masked (Perry, Matloff & Tendick 2022, "
-                "Figure 6): an influential record that keeps its Cook's distance still stands out.",
-            )
-        )
-    if a.risk.mahalanobis is not None:
-        figures.append(
-            _extreme_figure(
-                a.risk.mahalanobis,
-                "mahalanobis",
-                "Mahalanobis distance of each record from the centre of its file (Perry, Matloff & Tendick 2022, Figure 7).",
-            )
-        )
-    figures += [
-        _distance_figure(a),
-        _pca_figure(a),
-        _covariance_figure(a),
-        _neighborhood_figure(a),
-        _keys_figure(a),
-        _prediction_figure(a),
-    ]
+    for name, measure in a.measures():
+        draw = _MEASURE_FIGURES.get(name)
+        if draw is not None:
+            drawers.append((rank[name], draw, measure))
+    drawers.sort(key=lambda item: item[0])
+    figures = [draw(subject) for _, draw, subject in drawers]
     return [f for f in figures if f is not None]
 
 
@@ -595,43 +604,12 @@ def _table_html(frame: pd.DataFrame, *, index: bool = True, digits: int = 4) -> 
     )
 
 
-_FIGURE_LABELS = {
-    "corr_mean_abs_diff": "mean |correlation difference|",
-    "corr_max_abs_diff": "largest |correlation difference|",
-    "corr_sign_flips": "correlations changing sign",
-    "cov_ratio_min": "covariance ratio, smallest",
-    "cov_ratio_max": "covariance ratio, largest",
-    "pc1_share_original": "PC1 share of variance, original",
-    "pc1_share_masked": "PC1 share of variance, masked",
-    "r2_original": "regression R^2, original",
-    "r2_masked": "regression R^2, masked",
-    "ci_overlap_mean": "mean confidence-interval overlap",
-    "coef_sign_changes": "coefficients changing sign",
-    "multi_information_original": "multi-information (bits), original",
-    "multi_information_masked": "multi-information (bits), masked",
-    "linkage_rate": "record-linkage re-identification rate",
-    "dcr_median_original": "median distance to closest record, original",
-    "dcr_median_masked": "median distance to closest record, masked",
-    "dcr_median_original_to_masked": "median distance original -> closest masked",
-    "mahalanobis_max_original": "largest Mahalanobis distance, original",
-    "mahalanobis_max_masked": "largest Mahalanobis distance, masked",
-    "mahalanobis_rank_of_top": "rank after masking of the most extreme record (Mahalanobis)",
-    "cooks_max_original": "largest Cook's distance, original",
-    "cooks_max_masked": "largest Cook's distance, masked",
-    "cooks_rank_of_top": "rank after masking of the most influential record (Cook's)",
-    "interval_disclosure": "interval disclosure rate",
-    "sample_uniques_original": "sample uniques, original",
-    "sample_uniques_masked": "sample uniques, masked",
-    "k_anonymity_masked": "k-anonymity of the masked file",
-    "l_diversity_masked": "l-diversity of the masked file",
-}
-
-
 def _assessment_tables(a: Assessment) -> list[dict[str, str]]:
     head = a.headline()
+    labels = headline_labels()
     summary = pd.DataFrame(
         {"value": list(head.values())},
-        index=pd.Index([_FIGURE_LABELS.get(k, k.replace("_", " ")) for k in head], name="measure"),
+        index=pd.Index([labels.get(k, k.replace("_", " ")) for k in head], name="measure"),
     )
     tables = [{"title": "Summary", "html": _table_html(summary)}]
     if a.utility.regression is not None:
@@ -690,6 +668,9 @@ def report(
     path : path, optional
         Write the page there (atomically).
     title : str, optional
+        The page's title (default "sdckit assessment report" or "sdckit sweep report").
+    progress : callable, optional
+        Called as ``progress(done, total)`` while the page is drawn.
 
     Returns
     -------
@@ -753,5 +734,9 @@ def report(
     )
     written = None
     if path is not None:
-        written = atomic_write(path, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
+
+        def write(tmp: Path) -> None:
+            tmp.write_text(page, encoding="utf-8")
+
+        written = atomic_write(path, write)
     return Report(html=page, figures=[f.name for f in figures], path=written)

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-from sklearn.neighbors import KDTree
 
+from sdckit._results import FrozenResult
 from sdckit._validation import (
     check_columns,
     check_dataframe,
@@ -36,16 +37,15 @@ from sdckit._validation import (
 from sdckit.assess._data import (
     check_pair,
     complete_rows,
-    count_within,
     joint_design,
-    nearest_other_record,
-    nearest_records,
     numeric_columns,
     numeric_matrix,
     resolve_schema,
 )
+from sdckit.assess.distances import LinkSearch, link_search, within_distances
 from sdckit.assess.utility import fit_regression
 from sdckit.errors import DataError, ParameterError, SchemaError
+from sdckit.neighbors import NeighborBackend, resolve_backend
 from sdckit.schema import Kind, Schema
 
 __all__ = [
@@ -100,6 +100,22 @@ def mahalanobis_distances(
     Moore-Penrose pseudo-inverse when S is singular. ``squared=True`` gives
     d_i^2, which is what R's ``mahalanobis()`` returns. Records with a
     missing value get NaN. Perry, Matloff & Tendick (2022), Section 8.2, example (a), and Figure 7.
+
+    Parameters
+    ----------
+    data : DataFrame
+        One file.
+    columns : iterable of str, optional
+        Numeric or ordinal variables; default every numeric/ordinal column.
+    schema : Schema, optional
+        Inferred from ``data`` when omitted.
+    squared : bool, default False
+        Return d_i^2 instead of d_i.
+
+    Returns
+    -------
+    Series
+        One distance per record, indexed like ``data``.
     """
     check_dataframe(data, min_rows=2)
     schema = resolve_schema(data, schema)
@@ -111,7 +127,7 @@ def mahalanobis_distances(
 
 
 @dataclass(frozen=True)
-class ExtremeRecords:
+class ExtremeRecords(FrozenResult):
     """An outlyingness measure per record in the original and in the masked data.
 
     Attributes
@@ -165,8 +181,45 @@ class ExtremeRecords:
         """Whether the original's most extreme record is still the most extreme after masking."""
         return self.rank_in_masked == 1
 
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "mahalanobis_max_original": "largest Mahalanobis distance, original",
+        "mahalanobis_max_masked": "largest Mahalanobis distance, masked",
+        "mahalanobis_rank_of_top": "rank after masking of the most extreme record (Mahalanobis)",
+        "cooks_max_original": "largest Cook's distance, original",
+        "cooks_max_masked": "largest Cook's distance, masked",
+        "cooks_rank_of_top": "rank after masking of the most influential record (Cook's)",
+    }
+
+    @property
+    def key(self) -> str:
+        """Short name of the measure in headline keys: ``"mahalanobis"``, ``"cooks"``, ...."""
+        known = {"Mahalanobis distance": "mahalanobis", "Cook's distance": "cooks"}
+        return known.get(self.measure) or "".join(
+            c if c.isalnum() else "_" for c in self.measure.lower()
+        )
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            Largest value in both files and the rank after masking of the
+            original's most extreme record, prefixed by :attr:`key`.
+        """
+        return {
+            f"{self.key}_max_original": self.max_original,
+            f"{self.key}_max_masked": self.max_masked,
+            f"{self.key}_rank_of_top": float(self.rank_in_masked),
+        }
+
     def note(self) -> str:
-        """A plain-language sentence for a report."""
+        """A plain-language sentence for a report.
+
+        Returns
+        -------
+        str
+        """
         rec = self.most_extreme
         before = self.max_original
         after = float(self.masked.get(rec, np.nan))
@@ -202,6 +255,21 @@ def compare_mahalanobis(
 
     Each file's distances use its own mean and covariance, since an intruder
     looks for the outlier within the file released.
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    columns : iterable of str, optional
+        Numeric or ordinal variables; default every numeric/ordinal column.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+    top : int, default 5
+        How many of the most extreme records to list.
+
+    Returns
+    -------
+    ExtremeRecords
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -224,6 +292,23 @@ def compare_cooks_distance(
 
     D_i = e_i^2 / (p s^2) * h_ii / (1 - h_ii)^2 (statsmodels' OLSInfluence).
     Records not used by a fit (missing values) get NaN.
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    response : str
+        The numeric response.
+    predictors : iterable of str
+        The predictors.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+    top : int, default 5
+        How many of the most influential records to list.
+
+    Returns
+    -------
+    ExtremeRecords
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -244,7 +329,7 @@ def compare_cooks_distance(
 
 
 @dataclass(frozen=True)
-class DistanceToClosest:
+class DistanceToClosest(FrozenResult):
     """Distances to the closest record, in the design scaled alike for both files.
 
     Attributes
@@ -267,12 +352,89 @@ class DistanceToClosest:
     columns: list[str]
     scale: str | None
 
+    @classmethod
+    def from_search(
+        cls,
+        index: pd.Index,
+        columns: list[str],
+        scale: str | None,
+        x0: np.ndarray,
+        x1: np.ndarray,
+        found: LinkSearch,
+        *,
+        backend: NeighborBackend,
+        chunk_size: int = 8192,
+        n_jobs: int | None = None,
+    ) -> DistanceToClosest:
+        """The measure from the designs of both files and their linkage search.
+
+        Parameters
+        ----------
+        index : Index
+            The files' row index.
+        columns : list of str
+            The variables of the designs.
+        scale : str or None
+            How the designs were scaled.
+        x0, x1 : ndarray
+            Designs of the original and masked files (scaled alike).
+        found : LinkSearch
+            From :func:`sdckit.assess.distances.link_search` on ``x0, x1``.
+        backend : NeighborBackend
+            The search for the distances within each file (refitted here).
+        chunk_size : int, default 8192
+            Records per search block.
+        n_jobs : None, -1 or positive int
+            Search threads.
+
+        Returns
+        -------
+        DistanceToClosest
+        """
+
+        def within(matrix: np.ndarray) -> np.ndarray:
+            return within_distances(matrix, backend=backend, chunk_size=chunk_size, n_jobs=n_jobs)
+
+        return cls(
+            within_original=pd.Series(within(x0), index=index, name="within_original"),
+            within_masked=pd.Series(within(x1), index=index, name="within_masked"),
+            original_to_masked=pd.Series(found.nearest, index=index, name="original_to_masked"),
+            columns=columns,
+            scale=scale,
+        )
+
     @property
     def most_isolated(self):
         """Label of the original record farthest from any other original record."""
         return self.within_original.idxmax()
 
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "dcr_median_original": "median distance to closest record, original",
+        "dcr_median_masked": "median distance to closest record, masked",
+        "dcr_median_original_to_masked": "median distance original -> closest masked",
+    }
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            Median distance to the closest record within each file and across.
+        """
+        return {
+            "dcr_median_original": float(self.within_original.median()),
+            "dcr_median_masked": float(self.within_masked.median()),
+            "dcr_median_original_to_masked": float(self.original_to_masked.median()),
+        }
+
     def note(self) -> str:
+        """A plain-language sentence for a report.
+
+        Returns
+        -------
+        str
+        """
         rec = self.most_isolated
         return (
             f"The record at {_record(self.within_original.index, rec)} is the most isolated in "
@@ -299,7 +461,7 @@ class DistanceToClosest:
 
 
 @dataclass(frozen=True)
-class RecordLinkage:
+class RecordLinkage(FrozenResult):
     """The distance-based record-linkage intruder (Oganian 2011, Section 5).
 
     The intruder holds the original values of ``columns`` for every record
@@ -329,12 +491,62 @@ class RecordLinkage:
     distance_to_own: pd.Series
     distance_to_nearest: pd.Series
 
+    @classmethod
+    def from_search(cls, index: pd.Index, columns: list[str], found: LinkSearch) -> RecordLinkage:
+        """The measure from a linkage search.
+
+        Parameters
+        ----------
+        index : Index
+            The files' row index.
+        columns : list of str
+            The variables the intruder knows.
+        found : LinkSearch
+            From :func:`sdckit.assess.distances.link_search`.
+
+        Returns
+        -------
+        RecordLinkage
+        """
+        valid = np.isfinite(found.score)
+        if not valid.any():
+            raise DataError(
+                "record linkage: no original record has complete values in the linkage columns"
+            )
+        return cls(
+            columns=columns,
+            rate=float(found.score[valid].mean()),
+            linked=pd.Series(found.score, index=index, name="linked"),
+            distance_to_own=pd.Series(found.own, index=index, name="distance_to_own"),
+            distance_to_nearest=pd.Series(found.nearest, index=index, name="distance_to_nearest"),
+        )
+
     @property
     def n_linked(self) -> float:
         """Expected number of records correctly linked."""
         return float(np.nansum(self.linked.to_numpy()))
 
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "linkage_rate": "record-linkage re-identification rate",
+    }
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            The re-identification rate.
+        """
+        return {"linkage_rate": self.rate}
+
     def note(self) -> str:
+        """A plain-language sentence for a report.
+
+        Returns
+        -------
+        str
+        """
         n = int(self.linked.notna().sum())
         return (
             f"An intruder who knows {', '.join(self.columns)} of every record and links it to the "
@@ -352,54 +564,28 @@ class RecordLinkage:
         )
 
 
-def _link(
-    x0: np.ndarray,
-    x1: np.ndarray,
-    *,
-    chunk_size: int,
-    n_jobs: int | None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Nearest-masked distance, distance to own masked record, and link score per original record."""
-    n = len(x0)
-    ok0, ok1 = complete_rows(x0), complete_rows(x1)
-    nearest = np.full(n, np.nan)
-    own = np.full(n, np.nan)
-    score = np.full(n, np.nan)
-    if not ok1.any() or not ok0.any():
-        return nearest, own, score
-    target_rows = np.flatnonzero(ok1)
-    tree = KDTree(x1[target_rows])
-    query_rows = np.flatnonzero(ok0)
-    dist, _ = nearest_records(
-        x1[target_rows], x0[query_rows], k=1, chunk_size=chunk_size, n_jobs=n_jobs, tree=tree
-    )
-    nearest[query_rows] = dist[:, 0]
-    own_d = np.sqrt(
-        ((x0[query_rows] - x1[query_rows]) ** 2).sum(axis=1)
-    )  # NaN if own is incomplete
-    own[query_rows] = own_d
-    # Float tolerance: the tree and the direct formula round differently.
-    tol = 1e-9 * (1.0 + dist[:, 0])
-    candidate = np.isfinite(own_d) & (own_d <= dist[:, 0] + tol)
-    result = np.zeros(len(query_rows))
-    if candidate.any():
-        radius = own_d[candidate] + tol[candidate]
-        ties = count_within(
-            tree, x0[query_rows[candidate]], radius, chunk_size=chunk_size, n_jobs=n_jobs
-        )
-        result[candidate] = 1.0 / np.maximum(ties, 1)
-    score[query_rows] = result
-    return nearest, own, score
-
-
-def _design_pair(original, masked, columns, schema, scale, weights):
+def _design_pair(
+    original: pd.DataFrame,
+    masked: pd.DataFrame,
+    columns: Iterable[str] | None,
+    schema: Schema,
+    scale: str | None,
+    weights: Mapping[str, float] | None,
+) -> tuple[list[str], np.ndarray, np.ndarray]:
     if columns is None:
         cols = [c for c in schema.maskable() if c in masked.columns]
     else:
         cols = check_columns(original, columns, "columns")
     if not cols:
         raise SchemaError("no columns to measure distances on")
-    x0, x1 = joint_design(original, masked, cols, schema, scale=scale, weights=weights)
+    x0, x1 = joint_design(
+        original,
+        masked,
+        cols,
+        schema,
+        scale=scale,
+        weights=dict(weights) if weights is not None else None,
+    )
     return cols, x0, x1
 
 
@@ -411,6 +597,7 @@ def distance_to_closest(
     schema: Schema | None = None,
     scale: str | None = "minmax",
     weights: Mapping[str, float] | None = None,
+    backend: NeighborBackend | str | None = None,
     chunk_size: int = 8192,
     n_jobs: int | None = None,
 ) -> DistanceToClosest:
@@ -419,50 +606,49 @@ def distance_to_closest(
     Distances are Euclidean in the design of :func:`sdckit.schema.build_design`
     (numeric columns scaled, by default to [0, 1], categoricals as dummies),
     with the scaling constants computed on both files together so the three
-    sets of distances are comparable. Exact KD-tree searches in chunks: memory
-    is O(n), never O(n^2).
+    sets of distances are comparable. Exact KD-tree searches in chunks by
+    default: memory is O(n), never O(n^2).
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows in the same order).
+    columns : iterable of str, optional
+        Variables to measure distances on; default every maskable column.
+    schema : Schema, optional
+        Column kinds and roles; inferred from ``original`` when omitted.
+    scale, weights
+        How distances are computed (see :func:`sdckit.schema.build_design`).
+    backend : NeighborBackend or str, optional
+        The neighbour search: a :class:`~sdckit.neighbors.NeighborBackend`
+        or a name for :func:`~sdckit.neighbors.make_backend` (default an
+        exact KD-tree).
+    chunk_size : int, default 8192
+        Records per search block.
+    n_jobs : None, -1 or positive int
+        Search threads (:func:`sdckit.neighbors.resolve_n_jobs`: None or -1
+        is one per core).
+
+    Returns
+    -------
+    DistanceToClosest
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    search = resolve_backend(backend)
     cols, x0, x1 = _design_pair(original, masked, columns, schema, scale, weights)
-    return _distance_to_closest(original.index, cols, scale, x0, x1, chunk_size, n_jobs)[0]
-
-
-def _within(matrix: np.ndarray, chunk_size: int, n_jobs: int | None) -> np.ndarray:
-    ok = complete_rows(matrix)
-    out = np.full(len(matrix), np.nan)
-    if ok.sum() >= 2:
-        out[ok] = nearest_other_record(matrix[ok], chunk_size=chunk_size, n_jobs=n_jobs)
-    return out
-
-
-def _distance_to_closest(index, cols, scale, x0, x1, chunk_size, n_jobs):
-    nearest, own, score = _link(x0, x1, chunk_size=chunk_size, n_jobs=n_jobs)
-    result = DistanceToClosest(
-        within_original=pd.Series(
-            _within(x0, chunk_size, n_jobs), index=index, name="within_original"
-        ),
-        within_masked=pd.Series(_within(x1, chunk_size, n_jobs), index=index, name="within_masked"),
-        original_to_masked=pd.Series(nearest, index=index, name="original_to_masked"),
-        columns=cols,
-        scale=scale,
-    )
-    return result, (nearest, own, score)
-
-
-def _linkage_result(index, cols, nearest, own, score) -> RecordLinkage:
-    valid = np.isfinite(score)
-    if not valid.any():
-        raise DataError(
-            "record linkage: no original record has complete values in the linkage columns"
-        )
-    return RecordLinkage(
-        columns=cols,
-        rate=float(score[valid].mean()),
-        linked=pd.Series(score, index=index, name="linked"),
-        distance_to_own=pd.Series(own, index=index, name="distance_to_own"),
-        distance_to_nearest=pd.Series(nearest, index=index, name="distance_to_nearest"),
+    found = link_search(x0, x1, backend=search, chunk_size=chunk_size, n_jobs=n_jobs)
+    return DistanceToClosest.from_search(
+        original.index,
+        cols,
+        scale,
+        x0,
+        x1,
+        found,
+        backend=search,
+        chunk_size=chunk_size,
+        n_jobs=n_jobs,
     )
 
 
@@ -474,6 +660,7 @@ def record_linkage(
     schema: Schema | None = None,
     scale: str | None = "minmax",
     weights: Mapping[str, float] | None = None,
+    backend: NeighborBackend | str | None = None,
     chunk_size: int = 8192,
     n_jobs: int | None = None,
 ) -> RecordLinkage:
@@ -481,12 +668,22 @@ def record_linkage(
 
     Parameters
     ----------
+    original, masked : DataFrame
+        The original file and its release (same rows in the same order).
     columns : iterable of str, optional
         The attributes the intruder knows (a subset of the original's, as in
         Oganian's set-up); default every maskable column.
+    schema : Schema, optional
+        Column kinds and roles; inferred from ``original`` when omitted.
     scale, weights
         How distances are computed (see :func:`sdckit.schema.build_design`);
         the scaling constants are computed on both files together.
+    backend : NeighborBackend or str, optional
+        The neighbour search (default an exact KD-tree).
+    chunk_size : int, default 8192
+        Records per search block.
+    n_jobs : None, -1 or positive int
+        Search threads (:func:`sdckit.neighbors.resolve_n_jobs`).
 
     Returns
     -------
@@ -498,9 +695,10 @@ def record_linkage(
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    search = resolve_backend(backend)
     cols, x0, x1 = _design_pair(original, masked, columns, schema, scale, weights)
-    nearest, own, score = _link(x0, x1, chunk_size=chunk_size, n_jobs=n_jobs)
-    return _linkage_result(original.index, cols, nearest, own, score)
+    found = link_search(x0, x1, backend=search, chunk_size=chunk_size, n_jobs=n_jobs)
+    return RecordLinkage.from_search(original.index, cols, found)
 
 
 # ---------------------------------------------------------------------------
@@ -509,7 +707,7 @@ def record_linkage(
 
 
 @dataclass(frozen=True)
-class IntervalDisclosure:
+class IntervalDisclosure(FrozenResult):
     """Interval disclosure in the style of sdcMicro's ``dRisk`` (method SDID).
 
     An interval of half-width ``k`` standard deviations (of the original
@@ -532,6 +730,27 @@ class IntervalDisclosure:
     rate: float
     per_variable: pd.Series
     at_risk: pd.Series
+
+    LABELS: ClassVar[Mapping[str, str]] = {"interval_disclosure": "interval disclosure rate"}
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            The share of records at risk.
+        """
+        return {"interval_disclosure": self.rate}
+
+    def note(self) -> None:
+        """No sentence of its own in the notes: the rate speaks in the summary.
+
+        Returns
+        -------
+        None
+        """
+        return None
 
     def summary(self) -> str:
         return (
@@ -567,6 +786,21 @@ def interval_disclosure(
       masked value is never inside).
 
     Pass ``k=0.05`` for sdcMicro's interval width (still on the original sd).
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    columns : iterable of str, optional
+        Numeric or ordinal variables; default every numeric/ordinal column.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+    k : float, default 0.01
+        Interval half-width in standard deviations of the original variable.
+
+    Returns
+    -------
+    IntervalDisclosure
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -594,7 +828,7 @@ def interval_disclosure(
 
 
 @dataclass(frozen=True)
-class KeyRisk:
+class KeyRisk(FrozenResult):
     """Frequency counts of key combinations in one file.
 
     Attributes
@@ -679,6 +913,21 @@ def key_risk(
     and at most half the number of records), since nearly every value of a
     continuous variable is unique. Declare such a column categorical in the
     schema to use its values as categories anyway.
+
+    Parameters
+    ----------
+    data : DataFrame
+        One file.
+    keys : iterable of str
+        The key variables (quasi-identifiers), at least one.
+    sensitive : str, optional
+        A sensitive variable, for l-diversity; not one of the keys.
+    schema : Schema, optional
+        Inferred from ``data`` when omitted.
+
+    Returns
+    -------
+    KeyRisk
     """
     check_dataframe(data)
     schema = resolve_schema(data, schema)
@@ -701,13 +950,14 @@ def key_risk(
     group = _group_codes(data, keys)
     counts = np.bincount(group)
     freq = counts[group]
-    diversity = l_div = None
+    diversity: pd.Series | None = None
+    l_div: int | None = None
     if sensitive is not None:
         sens = pd.factorize(data[sensitive], use_na_sentinel=False)[0].astype(np.int64)
         pairs = np.unique(np.column_stack([group, sens]), axis=0)
-        distinct = np.bincount(pairs[:, 0], minlength=len(counts))
-        diversity = pd.Series(distinct[group], index=data.index, name="l_diversity")
-        l_div = int(distinct.min())
+        distinct_values = np.bincount(pairs[:, 0], minlength=len(counts))
+        diversity = pd.Series(distinct_values[group], index=data.index, name="l_diversity")
+        l_div = int(distinct_values.min())
     return KeyRisk(
         keys=keys,
         frequencies=pd.Series(freq, index=data.index, name="frequency"),
@@ -723,13 +973,43 @@ def key_risk(
 
 
 @dataclass(frozen=True)
-class KeyRiskComparison:
+class KeyRiskComparison(FrozenResult):
     """:class:`KeyRisk` of the original and of the masked file."""
 
     original: KeyRisk
     masked: KeyRisk
 
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "sample_uniques_original": "sample uniques, original",
+        "sample_uniques_masked": "sample uniques, masked",
+        "k_anonymity_masked": "k-anonymity of the masked file",
+        "l_diversity_masked": "l-diversity of the masked file",
+    }
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            Sample uniques of both files, k-anonymity (and l-diversity) of the masked file.
+        """
+        out = {
+            "sample_uniques_original": float(self.original.sample_uniques),
+            "sample_uniques_masked": float(self.masked.sample_uniques),
+            "k_anonymity_masked": float(self.masked.k_anonymity),
+        }
+        if self.masked.l_diversity is not None:
+            out["l_diversity_masked"] = float(self.masked.l_diversity)
+        return out
+
     def note(self) -> str:
+        """A plain-language sentence for a report.
+
+        Returns
+        -------
+        str
+        """
         o, m = self.original, self.masked
         text = (
             f"On the keys {', '.join(o.keys)}, the original has {o.sample_uniques} sample unique(s) "
@@ -755,7 +1035,23 @@ def compare_key_risk(
     sensitive: str | None = None,
     schema: Schema | None = None,
 ) -> KeyRiskComparison:
-    """:func:`key_risk` of both files."""
+    """:func:`key_risk` of both files.
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    keys : iterable of str
+        The key variables (quasi-identifiers), at least one.
+    sensitive : str, optional
+        A sensitive variable, for l-diversity.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+
+    Returns
+    -------
+    KeyRiskComparison
+    """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
     return KeyRiskComparison(

@@ -22,13 +22,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
+from sdckit._results import FrozenResult
 from sdckit._validation import (
     RandomState,
     check_columns,
@@ -73,7 +74,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class CorrelationComparison:
+class CorrelationComparison(FrozenResult):
     """Pearson correlation matrices of the original and masked data.
 
     Attributes
@@ -101,6 +102,48 @@ class CorrelationComparison:
     max_abs_difference: float
     largest_differences: pd.DataFrame
     sign_flips: list[tuple[str, str]]
+
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "corr_mean_abs_diff": "mean |correlation difference|",
+        "corr_max_abs_diff": "largest |correlation difference|",
+        "corr_sign_flips": "correlations changing sign",
+    }
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            Mean and largest |difference|, number of sign flips.
+        """
+        return {
+            "corr_mean_abs_diff": self.mean_abs_difference,
+            "corr_max_abs_diff": self.max_abs_difference,
+            "corr_sign_flips": float(len(self.sign_flips)),
+        }
+
+    def note(self) -> str:
+        """A plain-language sentence for a report.
+
+        Returns
+        -------
+        str
+        """
+        text = (
+            f"Correlations move by {self.mean_abs_difference:.3f} on average "
+            f"(at most {self.max_abs_difference:.3f}"
+        )
+        if len(self.largest_differences):
+            row = self.largest_differences.iloc[0]
+            text += f", for {row['var1']} ~ {row['var2']}: {row['original']:+.2f} -> {row['masked']:+.2f}"
+        text += ")"
+        text += (
+            f"; {len(self.sign_flips)} correlation(s) changed sign."
+            if self.sign_flips
+            else "; no correlation changed sign."
+        )
+        return text
 
     def summary(self) -> str:
         lines = [
@@ -152,6 +195,10 @@ def compare_correlations(
         A sign flip is only reported when the correlation is at least this
         large in absolute value in one of the files (a change from +0.01 to
         -0.01 is noise, not a flipped relation).
+
+    Returns
+    -------
+    CorrelationComparison
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -195,7 +242,7 @@ def compare_correlations(
 
 
 @dataclass(frozen=True)
-class RegressionFit:
+class RegressionFit(FrozenResult):
     """An ordinary least-squares fit (statsmodels) and what assessment needs from it.
 
     Attributes
@@ -274,6 +321,23 @@ def fit_regression(
     baseline). Returns coefficients, standard errors, ``1 - alpha``
     confidence limits, R^2 and Cook's distances (Perry, Matloff & Tendick 2022, Section 8.3,
     "Regression").
+
+    Parameters
+    ----------
+    data : DataFrame
+        The file to fit on.
+    response : str
+        The numeric response.
+    predictors : iterable of str
+        The predictors; categorical ones enter as dummies.
+    schema : Schema, optional
+        Inferred from ``data`` when omitted.
+    alpha : float, default 0.05
+        Confidence intervals at level ``1 - alpha``.
+
+    Returns
+    -------
+    RegressionFit
     """
     check_dataframe(data, min_rows=3)
     schema = resolve_schema(data, schema)
@@ -319,6 +383,18 @@ def ci_overlap(
     L = max(L_o, L_m), U = min(U_o, U_m): 1 when the intervals coincide,
     0 when they only touch, negative when they are apart (the more negative,
     the farther apart).
+
+    Parameters
+    ----------
+    lower_original, upper_original : ndarray
+        Confidence limits of each coefficient on the original data.
+    lower_masked, upper_masked : ndarray
+        The same on the masked data.
+
+    Returns
+    -------
+    ndarray
+        The overlap J of each coefficient.
     """
     lo = np.maximum(lower_original, lower_masked)
     hi = np.minimum(upper_original, upper_masked)
@@ -330,7 +406,7 @@ def ci_overlap(
 
 
 @dataclass(frozen=True)
-class RegressionComparison:
+class RegressionComparison(FrozenResult):
     """The same regression fitted on the original and on the masked data.
 
     Attributes
@@ -350,6 +426,45 @@ class RegressionComparison:
     masked: RegressionFit
     table: pd.DataFrame
     mean_ci_overlap: float
+
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "r2_original": "regression R^2, original",
+        "r2_masked": "regression R^2, masked",
+        "ci_overlap_mean": "mean confidence-interval overlap",
+        "coef_sign_changes": "coefficients changing sign",
+    }
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            R^2 of both fits, mean CI overlap, coefficients changing sign.
+        """
+        return {
+            "r2_original": self.original.r_squared,
+            "r2_masked": self.masked.r_squared,
+            "ci_overlap_mean": self.mean_ci_overlap,
+            "coef_sign_changes": float(self.table["sign_changed"].sum()),
+        }
+
+    def note(self) -> str:
+        """A plain-language sentence for a report.
+
+        Returns
+        -------
+        str
+        """
+        changed = list(self.table.index[self.table["sign_changed"]])
+        text = (
+            f"The regression of {self.response} keeps R^2 {self.original.r_squared:.3f} -> "
+            f"{self.masked.r_squared:.3f}; its confidence intervals overlap by "
+            f"{self.mean_ci_overlap:.2f} on average (1 = identical)."
+        )
+        if changed:
+            text += f" Coefficient(s) changing sign: {', '.join(map(str, changed))}."
+        return text
 
     def summary(self) -> str:
         lines = [
@@ -380,6 +495,23 @@ def compare_regression(
     Coefficients, standard errors, R^2 and the confidence-interval overlap of
     Karr et al. (2006) for each term; Cook's distances are kept for the risk
     side (:func:`sdckit.assess.risk.compare_cooks_distance`).
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    response : str
+        The numeric response.
+    predictors : iterable of str
+        The predictors; categorical ones enter as dummies.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+    alpha : float, default 0.05
+        Confidence intervals at level ``1 - alpha``.
+
+    Returns
+    -------
+    RegressionComparison
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -415,7 +547,7 @@ def compare_regression(
 
 
 @dataclass(frozen=True)
-class PCAComparison:
+class PCAComparison(FrozenResult):
     """Principal components of the scaled original and masked data.
 
     Attributes
@@ -448,6 +580,36 @@ class PCAComparison:
     def pc1_share_masked(self) -> float:
         """Proportion of variance of the first component, masked data."""
         return float(self.variance_masked.iloc[0])
+
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "pc1_share_original": "PC1 share of variance, original",
+        "pc1_share_masked": "PC1 share of variance, masked",
+    }
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            The first component's share of variance in both files.
+        """
+        return {
+            "pc1_share_original": self.pc1_share_original,
+            "pc1_share_masked": self.pc1_share_masked,
+        }
+
+    def note(self) -> str:
+        """A plain-language sentence for a report.
+
+        Returns
+        -------
+        str
+        """
+        return (
+            f"The first principal component explains {self.pc1_share_original:.1%} of the "
+            f"variance before masking and {self.pc1_share_masked:.1%} after."
+        )
 
     def summary(self) -> str:
         cum0 = self.variance_original.cumsum()
@@ -492,6 +654,19 @@ def compare_pca(
     ``prcomp(scale. = TRUE)`` does, so the components are the eigenvectors of
     the correlation matrix and the proportions of variance its eigenvalues
     over the number of variables.
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    columns : iterable of str, optional
+        Numeric or ordinal variables; default every numeric/ordinal column.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+
+    Returns
+    -------
+    PCAComparison
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -520,7 +695,7 @@ def compare_pca(
 
 
 @dataclass(frozen=True)
-class MomentComparison:
+class MomentComparison(FrozenResult):
     """Means and covariance matrices of both files.
 
     Attributes
@@ -541,6 +716,32 @@ class MomentComparison:
     covariance_masked: pd.DataFrame
     covariance_ratio: pd.DataFrame
     ratio_range: tuple[float, float]
+
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "cov_ratio_min": "covariance ratio, smallest",
+        "cov_ratio_max": "covariance ratio, largest",
+    }
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            Smallest and largest covariance ratio.
+        """
+        lo, hi = self.ratio_range
+        return {"cov_ratio_min": lo, "cov_ratio_max": hi}
+
+    def note(self) -> str:
+        """A plain-language sentence for a report.
+
+        Returns
+        -------
+        str
+        """
+        lo, hi = self.ratio_range
+        return f"Masked / original covariances range from {lo:.3f} to {hi:.3f} (1 = preserved)."
 
     def summary(self) -> str:
         lines = [
@@ -567,7 +768,21 @@ def compare_moments(
     columns: Iterable[str] | None = None,
     schema: Schema | None = None,
 ) -> MomentComparison:
-    """Compare means and covariances; the covariance ratio of Oganian (2011, Section 5)."""
+    """Compare means and covariances; the covariance ratio of Oganian (2011, Section 5).
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    columns : iterable of str, optional
+        Numeric or ordinal variables; default every numeric/ordinal column.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+
+    Returns
+    -------
+    MomentComparison
+    """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
     cols = numeric_columns(original, schema, columns)
@@ -613,7 +828,7 @@ def _entropy_of_codes(codes: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
-class MutualInformationComparison:
+class MutualInformationComparison(FrozenResult):
     """Mutual information between categorical variables, original vs masked.
 
     Attributes
@@ -629,6 +844,33 @@ class MutualInformationComparison:
     masked: pd.DataFrame
     multi_information_original: float
     multi_information_masked: float
+
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "multi_information_original": "multi-information (bits), original",
+        "multi_information_masked": "multi-information (bits), masked",
+    }
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            Multi-information of both files.
+        """
+        return {
+            "multi_information_original": self.multi_information_original,
+            "multi_information_masked": self.multi_information_masked,
+        }
+
+    def note(self) -> None:
+        """No sentence of its own in the notes: the figures speak in the summary.
+
+        Returns
+        -------
+        None
+        """
+        return None
 
     def summary(self) -> str:
         return (
@@ -662,6 +904,19 @@ def compare_mutual_information(
     Entropies are those of the sample (plug-in) distributions, in bits; a
     missing value counts as a level of its own. Masking that keeps the
     relations between categorical variables keeps these numbers.
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    columns : iterable of str, optional
+        Categorical variables; default every categorical column.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+
+    Returns
+    -------
+    MutualInformationComparison
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -687,7 +942,7 @@ def compare_mutual_information(
 
 
 @dataclass(frozen=True)
-class PredictionCheck:
+class PredictionCheck(FrozenResult):
     """Random-forest prediction on an original holdout, trained on original vs masked data.
 
     Attributes
@@ -714,6 +969,34 @@ class PredictionCheck:
     @property
     def error_name(self) -> str:
         return "misclassification rate" if self.task == "classification" else "RMSE"
+
+    LABELS: ClassVar[Mapping[str, str]] = {}
+
+    def headline(self) -> dict[str, float]:
+        """The key figures, ``{name: number}``.
+
+        Returns
+        -------
+        dict
+            Mean error per training set, as ``prediction_error_<set>``.
+        """
+        return {
+            f"prediction_error_{name}": float(value) for name, value in self.mean_errors.items()
+        }
+
+    def note(self) -> str:
+        """A plain-language sentence for a report.
+
+        Returns
+        -------
+        str
+        """
+        o = self.mean_errors.get("original", math.nan)
+        others = ", ".join(f"{k}: {v:.3f}" for k, v in self.mean_errors.items() if k != "original")
+        return (
+            f"A random forest predicting {self.response} has {self.error_name} {o:.3f} when trained on "
+            f"the original data and {others} when trained on the masked data."
+        )
 
     def summary(self) -> str:
         reps = int(self.errors["replication"].nunique())
@@ -776,7 +1059,8 @@ def _check_holdout(holdout: int | float | None, n: int) -> int:
     elif isinstance(holdout, float) and 0 < holdout < 1:
         size = round(holdout * n)
     else:
-        size = check_int(holdout, "holdout", minimum=1)
+        # A float outside (0, 1) is refused by check_int, which names the parameter.
+        size = check_int(holdout, "holdout", minimum=1)  # type: ignore[arg-type]
     if size < 1 or size >= n - 1:
         raise ParameterError(f"holdout={holdout!r} leaves no training data out of {n} records")
     return size
@@ -808,11 +1092,30 @@ def prediction_check(
 
     Parameters
     ----------
+    original, masked : DataFrame
+        The original file and its release (same rows, same order).
+    response : str
+        The variable to predict (categorical: classification; numeric: regression).
+    predictors : iterable of str, optional
+        Default every other column of the schema's maskable ones.
+    schema : Schema, optional
+        Inferred from ``original`` when omitted.
+    task : {"auto", "classification", "regression"}, default "auto"
+        "auto" classifies a categorical response and regresses a numeric one.
     holdout : int, float in (0, 1) or None
         Holdout size (records, or a share); default min(1000, 10% of n).
     n_replications : int, default 5
+        Holdout draws.
     n_estimators : int, default 100
         Trees per forest.
+    n_jobs : int, optional
+        Passed to scikit-learn's forests (None: one job, -1: every core).
+    random_state : None, int or Generator
+        Same seed, same holdouts and forests.
+
+    Returns
+    -------
+    PredictionCheck
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
@@ -879,6 +1182,39 @@ def prediction_experiment(
     ``method`` is a registered masker name or a masking function following
     :mod:`sdckit.microdata.base`. The response is masked along with the
     predictors, as when a whole file is released.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The original file.
+    response : str
+        The variable to predict (categorical: classification; numeric: regression).
+    predictors : iterable of str, optional
+        Default every other column of the schema's maskable ones.
+    method : str or callable, default "rwn"
+        A registered masker name or a masking function.
+    settings : mapping
+        ``{label: masking parameters}``, at least one (the label "original"
+        is reserved for the unmasked data).
+    schema : Schema, optional
+        Inferred from ``data`` when omitted.
+    task : {"auto", "classification", "regression"}, default "auto"
+        "auto" classifies a categorical response and regresses a numeric one.
+    holdout : int, float in (0, 1) or None
+        Holdout size (records, or a share); default min(1000, 10% of n).
+    n_replications : int, default 25
+        Holdout draws.
+    n_estimators : int, default 100
+        Trees per forest.
+    n_jobs : int, optional
+        Passed to scikit-learn's forests (None: one job, -1: every core).
+    random_state : None, int or Generator
+        Same seed, same holdouts, maskings and forests.
+
+    Returns
+    -------
+    PredictionCheck
+        ``mean_errors`` has "original" (no SDC) first, then one entry per setting.
     """
     from sdckit.microdata.base import mask
 

@@ -37,7 +37,7 @@ from sdckit._validation import (
 )
 from sdckit.errors import DataError, ParameterError
 from sdckit.microdata.base import MaskResult, register_masker
-from sdckit.microdata.neighbors import NeighborBackend, iter_neighborhoods, make_backend
+from sdckit.neighbors import NeighborBackend, iter_neighborhoods, make_backend
 from sdckit.schema import Design, Kind, Schema, _check_weights, build_design
 
 __all__ = ["RWNResult", "rwn"]
