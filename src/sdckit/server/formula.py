@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sdckit.errors import ParameterError
+from sdckit.errors import FormulaError
 
 __all__ = [
     "Factor",
@@ -43,14 +43,6 @@ __all__ = [
 MAX_FORMULA_LENGTH = 2000
 
 _TOKEN = re.compile(r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[~+*:()]))")
-
-
-class FormulaError(ParameterError):
-    """A formula does not follow the grammar; ``position`` is the offending character."""
-
-    def __init__(self, message: str, position: int | None = None) -> None:
-        super().__init__(message)
-        self.position = position
 
 
 @dataclass(frozen=True, order=True)

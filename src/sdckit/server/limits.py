@@ -14,17 +14,13 @@ import contextvars
 import time
 from collections.abc import Iterator
 
-from sdckit.errors import ParameterError
+from sdckit.errors import AnalysisTimeout
 
 __all__ = ["AnalysisTimeout", "check_deadline", "deadline"]
 
 _DEADLINE: contextvars.ContextVar[tuple[float, float] | None] = contextvars.ContextVar(
     "sdckit_analysis_deadline", default=None
 )
-
-
-class AnalysisTimeout(ParameterError):
-    """An analysis ran past the server's maximum run time."""
 
 
 @contextlib.contextmanager

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from sdckit.errors import ParameterError
+from sdckit.errors import UniverseError
 from sdckit.server.metadata import Metadata, level_key
 
 __all__ = [
@@ -49,10 +49,6 @@ __all__ = [
 # The implicit table gets one cell per combination of codes; beyond this size
 # the universe mentions too many variables to be checked cheaply.
 _MAX_IMPLICIT_CELLS = 5_000_000
-
-
-class UniverseError(ParameterError):
-    """A universe cannot be understood: unknown variable, level or bin, or bad syntax."""
 
 
 @dataclass(frozen=True)
