@@ -112,12 +112,7 @@ class Refusal(FrozenResult):
         return tuple(v.rule for v in self.verdicts if not v.passed)
 
     def to_dict(self) -> dict[str, Any]:
-        """The refusal as plain JSON-ready values (``status`` is ``"refused"``).
-
-        Returns
-        -------
-        dict
-        """
+        """The refusal as plain JSON-ready values (``status`` is ``"refused"``)."""
         return {
             "status": "refused",
             "analysis": self.analysis,
@@ -126,12 +121,7 @@ class Refusal(FrozenResult):
         }
 
     def summary(self) -> str:
-        """The refusing rules and their reasons, for a person.
-
-        Returns
-        -------
-        str
-        """
+        """The refusing rules and their reasons, for a person."""
         lines = [f"{self.analysis} refused:"]
         lines += [f"  {r}" for r in self.reasons]
         return "\n".join(lines)
@@ -181,12 +171,7 @@ class AnalysisOutcome(FrozenResult):
         return self.result is None
 
     def summary(self) -> str:
-        """The result's summary, or the refusing rules and their reasons.
-
-        Returns
-        -------
-        str
-        """
+        """The result's summary, or the refusing rules and their reasons."""
         if self.result is None:
             return Refusal("analysis", self.verdicts).summary()
         return self.result.summary()
@@ -221,12 +206,7 @@ class UniverseCheckResult(FrozenResult):
     refused: bool = field(default=False, init=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The answer as plain JSON-ready values (``status`` is ``"ok"``).
-
-        Returns
-        -------
-        dict
-        """
+        """The answer as plain JSON-ready values (``status`` is ``"ok"``)."""
         return {
             "status": "ok",
             "analysis": "universe_check",
@@ -237,12 +217,7 @@ class UniverseCheckResult(FrozenResult):
         }
 
     def summary(self) -> str:
-        """One line: allowed, joint or disjoint, and the size class.
-
-        Returns
-        -------
-        str
-        """
+        """One line: allowed, joint or disjoint, and the size class."""
         kind = "joint" if self.joint else "disjoint"
         return f"universe {self.universe}: allowed ({kind}), size class {self.size_class}"
 
@@ -970,20 +945,12 @@ def regression(
 
     Parameters
     ----------
-    coded : CodedData
-        The server's data.
-    positions : ndarray of int
-        Rows the Drop q rule kept.
-    universe_text : str
-        The universe, canonical text.
+    coded, positions, universe_text, config, perturb
+        As for :func:`crosstab`.
     formula : Formula
         The model, having passed the static rules.
     family : {"ols", "logit"}
         The model family.
-    config : ServerConfig
-        The thresholds.
-    perturb : Perturbation, optional
-        The perturbation; None: the exact subsample.
 
     Returns
     -------
@@ -1296,18 +1263,10 @@ def correlation(
 
     Parameters
     ----------
-    coded : CodedData
-        The server's data.
-    positions : ndarray of int
-        Rows the Drop q rule kept.
-    universe_text : str
-        The universe, canonical text.
+    coded, positions, universe_text, config, perturb
+        As for :func:`crosstab`.
     factors : sequence of Factor
         The variables, each possibly transformed.
-    config : ServerConfig
-        The thresholds.
-    perturb : Perturbation, optional
-        The perturbation; None: the exact subsample.
 
     Returns
     -------

@@ -617,7 +617,6 @@ class AnalysisServer:
         -------
         ResidualPlotResult or Refusal
         """
-        query = self._query(universe, formula=self._query_value(formula))
 
         def release(
             outcome: AnalysisOutcome, prepared: _Prepared, verdicts: tuple[Verdict, ...]
@@ -638,11 +637,7 @@ class AnalysisServer:
             )
             return ResidualPlotResult(prepared.universe_text, formula_text, panels, png, verdicts)
 
-        return self._run(
-            "residual_plot",
-            query,
-            lambda: self._plot("residual_plot", "ols", universe, formula, query, release),
-        )
+        return self._plot("residual_plot", "ols", universe, formula, release)
 
     def logit_diagnostics(self, universe: Any, formula: Any) -> LogitDiagnosticsResult | Refusal:
         """Binned residual plots of a logistic regression (:mod:`sdckit.server.logit_diagnostics`).
@@ -662,7 +657,6 @@ class AnalysisServer:
         -------
         LogitDiagnosticsResult or Refusal
         """
-        query = self._query(universe, formula=self._query_value(formula))
 
         def release(
             outcome: AnalysisOutcome, prepared: _Prepared, verdicts: tuple[Verdict, ...]
@@ -689,11 +683,7 @@ class AnalysisServer:
                 prepared.universe_text, parsed.to_string(), panels, png, verdicts
             )
 
-        return self._run(
-            "logit_diagnostics",
-            query,
-            lambda: self._plot("logit_diagnostics", "logit", universe, formula, query, release),
-        )
+        return self._plot("logit_diagnostics", "logit", universe, formula, release)
 
     def _plot(
         self,
@@ -701,14 +691,18 @@ class AnalysisServer:
         family: str,
         universe: Any,
         formula: Any,
-        query: dict[str, Any],
-        release: Callable[[AnalysisOutcome, _Prepared, tuple[Verdict, ...]], _Answer],
-    ) -> _Answer:
+        release: Callable[[AnalysisOutcome, _Prepared, tuple[Verdict, ...]], Any],
+    ) -> Any:
         """A plot drawn from a regression that passed every rule (the regression's pipeline)."""
-        parsed, static = self._regression_rules(formula, family, query)
-        return self._pipeline(
-            analysis, universe, query, self._fit(parsed, family), static=static, release=release
-        )
+        query = self._query(universe, formula=self._query_value(formula))
+
+        def compute() -> _Answer:
+            parsed, static = self._regression_rules(formula, family, query)
+            return self._pipeline(
+                analysis, universe, query, self._fit(parsed, family), static=static, release=release
+            )
+
+        return self._run(analysis, query, compute)
 
 
 def _checked(value: _T | None) -> _T:

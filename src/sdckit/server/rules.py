@@ -237,12 +237,12 @@ def formula_syntax(error: FormulaError) -> Verdict:
     Parameters
     ----------
     error : FormulaError
-        What the parser found.
+        The parser's complaint, which names the offending position.
 
     Returns
     -------
     Verdict
-        A refusal of ``formula_syntax`` whose reason is the message.
+        Always refused: the parser's message is the reason.
     """
     return _refuse("formula_syntax", error.reason)
 
