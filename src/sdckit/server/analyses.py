@@ -276,9 +276,9 @@ class CrosstabResult(FrozenResult):
         }
         if self.mean_of is not None:
             out["mean_of"] = self.mean_of
-            out["means"] = [[_num(v) for v in r] for r in self.means]
-            out["row_means"] = [_num(v) for v in self.row_means]
-            out["col_means"] = [_num(v) for v in self.col_means]
+            out["means"] = [[_num(v) for v in r] for r in self.means or ()]
+            out["row_means"] = [_num(v) for v in self.row_means or ()]
+            out["col_means"] = [_num(v) for v in self.col_means or ()]
             out["total_mean"] = _num(self.total_mean)
         return out
 
@@ -291,7 +291,7 @@ class CrosstabResult(FrozenResult):
         lines.append(f"Total: {self.total}")
         if self.mean_of is not None:
             means = pd.DataFrame(
-                [[("" if v is None else f"{v:.4g}") for v in r] for r in self.means],
+                [[("" if v is None else f"{v:.4g}") for v in r] for r in self.means or ()],
                 index=list(self.row_labels),
                 columns=list(self.col_labels),
             )
@@ -1138,7 +1138,7 @@ def _fit_and_check(
         if weights is None:
             fit = sm.OLS(y, x).fit()
         else:
-            fit = _weighted_ols(x, y, weights, int(n_released))
+            fit = _weighted_ols(x, y, weights, y.size if n_released is None else n_released)
         q, _ = np.linalg.qr(x * root[:, None])
         leverage = np.sum(q * q, axis=1)
         residuals = y - np.asarray(fit.fittedvalues)

@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -236,7 +236,7 @@ class AnalysisServer:
         keys = unit_keys(data.index)
         self._dropq = DropQ(keys, self._secret, self._config.drop_q_k)
         self._perturb = (
-            Perturbation(keys, self._secret, self._config.perturbation_weight_range)
+            Perturbation(keys, self._secret, _weight_range(self._config))
             if self._config.perturbation
             else None
         )
@@ -347,7 +347,7 @@ class AnalysisServer:
             max_pieces=self._config.max_universe_pieces,
             keep_empty_intersections=rule_set == "default",
         )
-        verdicts = (
+        verdicts: tuple[Verdict, ...] = (
             rules.no_marginal_1_or_2(
                 evaluation, min_marginal=self._config.min_marginal, rules=rule_set
             ),
@@ -462,9 +462,10 @@ class AnalysisServer:
             )
             return AnalysisOutcome((), result)
 
-        return self._run(
+        answer = self._run(
             "universe_check", query, lambda: self._pipeline("universe_check", universe, query, size)
         )
+        return cast("UniverseCheckResult | Refusal", answer)
 
     def crosstab(
         self,
@@ -518,7 +519,7 @@ class AnalysisServer:
                 ),
             )
 
-        return self._run("crosstab", query, compute)
+        return cast("CrosstabResult | Refusal", self._run("crosstab", query, compute))
 
     def regress(
         self, universe: Any, formula: Any, family: str = "ols"
@@ -555,7 +556,7 @@ class AnalysisServer:
                 "regression", universe, query, self._fit(parsed, family), static=static
             )
 
-        return self._run("regression", query, compute)
+        return cast("RegressionResult | Refusal", self._run("regression", query, compute))
 
     def correlation(self, universe: Any, variables: Sequence[str]) -> CorrelationResult | Refusal:
         """Pearson correlations of continuous variables (names, or approved transforms like ``log(x)``).
@@ -598,7 +599,7 @@ class AnalysisServer:
                 ),
             )
 
-        return self._run("correlation", query, compute)
+        return cast("CorrelationResult | Refusal", self._run("correlation", query, compute))
 
     def residual_plot(self, universe: Any, formula: Any) -> ResidualPlotResult | Refusal:
         """Synthetic residual plots of an OLS model (Lucero et al. (2011), §3.2.1).
@@ -703,6 +704,12 @@ class AnalysisServer:
             )
 
         return self._run(analysis, query, compute)
+
+
+def _weight_range(config: ServerConfig) -> tuple[float, float]:
+    """The (a, b) of the unit factors 1 +/- U[a, b] (the config checks there are two)."""
+    low, high = config.perturbation_weight_range
+    return float(low), float(high)
 
 
 def _checked(value: _T | None) -> _T:

@@ -155,7 +155,17 @@ def _factor_from(obj: Any) -> Factor:
 
 
 def parse_factor(text: str) -> Factor:
-    """Parse ``"x"`` or ``"log(x)"`` into a :class:`Factor`."""
+    """Parse ``"x"`` or ``"log(x)"`` into a :class:`Factor`.
+
+    Parameters
+    ----------
+    text : str
+        A variable, or a transformation of one.
+
+    Returns
+    -------
+    Factor
+    """
     if len(text) > MAX_FORMULA_LENGTH:
         raise FormulaError(f"formula factor is longer than {MAX_FORMULA_LENGTH} characters")
     parser = _Parser(text)
@@ -268,6 +278,15 @@ class _Parser:
 def parse_formula(text: str) -> Formula:
     """Parse ``"y ~ x1 + log(x2) + x1:x3"`` into a :class:`Formula` (see the module grammar).
 
+    Parameters
+    ----------
+    text : str
+        The formula.
+
+    Returns
+    -------
+    Formula
+
     Raises
     ------
     FormulaError
@@ -285,7 +304,17 @@ def parse_formula(text: str) -> Formula:
 
 
 def as_formula(formula: Formula | str | Mapping[str, Any] | Sequence) -> Formula:
-    """A :class:`Formula` from a formula, its text, or its typed mapping."""
+    """A :class:`Formula` from a formula, its text, or its typed mapping.
+
+    Parameters
+    ----------
+    formula : Formula, str or mapping
+        The model.
+
+    Returns
+    -------
+    Formula
+    """
     if isinstance(formula, Formula):
         return Formula.from_dict(formula.to_dict())
     if isinstance(formula, str):

@@ -25,7 +25,17 @@ _DEADLINE: contextvars.ContextVar[tuple[float, float] | None] = contextvars.Cont
 
 @contextlib.contextmanager
 def deadline(seconds: float | None) -> Iterator[None]:
-    """Run the block under a deadline of ``seconds`` (None: no limit)."""
+    """Run the block under a deadline of ``seconds`` (None: no limit).
+
+    Parameters
+    ----------
+    seconds : float or None
+        The maximum run time.
+
+    Yields
+    ------
+    None
+    """
     if seconds is None:
         yield
         return

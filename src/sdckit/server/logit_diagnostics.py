@@ -67,10 +67,14 @@ class LogitDiagnosticsResult(PlotResult):
     title: ClassVar[str] = "Binned residual plots"
 
 
-def _merge_small(groups: list[np.ndarray], labels: list[str], min_bin: int):
+def _merge_small(
+    groups: list[np.ndarray], labels: list[str], min_bin: int
+) -> tuple[list[np.ndarray], list[str]]:
     """Merge consecutive groups until each holds at least ``min_bin`` units."""
-    merged, merged_labels = [], []
-    current, first = None, None
+    merged: list[np.ndarray] = []
+    merged_labels: list[str] = []
+    current: np.ndarray | None = None
+    first: str | None = None
     for members, label in zip(groups, labels, strict=True):
         if members.size == 0:
             continue
@@ -85,7 +89,7 @@ def _merge_small(groups: list[np.ndarray], labels: list[str], min_bin: int):
             merged[-1] = np.concatenate([merged[-1], current])
             head = merged_labels[-1].split(" .. ")[0]
             merged_labels[-1] = f"{head} .. {labels[-1]}"
-        elif current.size >= min_bin:
+        elif current.size >= min_bin and first is not None:
             merged, merged_labels = [current], [first]
     return merged, merged_labels
 
@@ -146,6 +150,12 @@ def binned_residual_panels(
         Row positions of the sample (keys of the groups' noise).
     min_bin : int
         Fewest units a plotted group may average.
+    perturb : Perturbation, optional
+        Keys the groups' noise; None: no noise.
+
+    Returns
+    -------
+    tuple of BinnedResidualPanel
     """
     residual = np.asarray(y, dtype=np.float64) - np.asarray(p, dtype=np.float64)
     variance = p * (1.0 - p)
@@ -213,7 +223,7 @@ def public_bins(
     for factor, variable in factors.items():
         var = metadata.variable(variable)
         if not var.is_categorical:
-            out[factor] = (codes[variable][rows], var.binning.public_labels)
+            out[factor] = (codes[variable][rows], var.cutpoint_bins.public_labels)
     return out
 
 

@@ -60,6 +60,19 @@ def kde_inverse_cdf_sample(x: np.ndarray, size: int, rng: np.random.Generator) -
     The data are first binned on a fine grid (a weighted KDE, so the cost
     does not grow with n times the grid), Silverman's bandwidth is used, and
     the cdf is inverted by linear interpolation on a grid.
+
+    Parameters
+    ----------
+    x : ndarray
+        The real values.
+    size : int
+        How many values to draw.
+    rng : numpy.random.Generator
+        The random stream.
+
+    Returns
+    -------
+    ndarray
     """
     x = np.asarray(x, dtype=np.float64)
     n = x.size
@@ -300,6 +313,12 @@ def synthetic_residual_panels(
         Categorical predictor name -> its level labels.
     secret : bytes
         Server secret for the noise seed.
+    config : ServerConfig
+        Noise, point count, clipping and smoother settings.
+
+    Returns
+    -------
+    tuple of ResidualPanel
     """
     t = np.asarray(standardized_residuals, dtype=np.float64)
     panels = [

@@ -1223,7 +1223,7 @@ def correlation_bound(correlations: np.ndarray, names: Sequence[str], *, maximum
         i, j = np.unravel_index(int(np.nanargmax(np.where(np.isfinite(r2), r2, np.inf))), r2.shape)
         return _refuse(
             "correlation_bound",
-            f"{names[i]} and {names[j]} are almost perfectly correlated (or one is constant) in "
+            f"{names[int(i)]} and {names[int(j)]} are almost perfectly correlated (or one is constant) in "
             "this universe; one would reveal the other",
         )
     return _pass("correlation_bound")
