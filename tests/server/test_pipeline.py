@@ -117,3 +117,23 @@ def test_a_definition_error_is_a_rule_violation_refusal(server: AnalysisServer) 
     assert isinstance(refused, Refusal) and refused.rules == ("formula_syntax",)
     refused = server.crosstab("nosuch = 1", "sex")
     assert isinstance(refused, Refusal) and refused.rules == ("universe_definition",)
+
+
+def test_every_rule_cites_its_paper_section_and_is_documented() -> None:
+    """Each rule function's docstring cites a paper section; docs/server.md lists it.
+
+    A rule sdckit adds says so ("sdckit's own rule") and still cites the
+    section it extends.
+    """
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "server.md").read_text(encoding="utf-8")
+    for name in _rule_functions():
+        doc = inspect.getdoc(getattr(rules, name)) or ""
+        assert re.search(r"\(\d{4}\)[,.]? (§|eq\.)", doc), (
+            f"{name}: no 'Author (year), §x' citation"
+        )
+        assert f"`{name}`" in page, f"{name} is not listed in docs/server.md"
+    staged = {rule for stage in rules.PIPELINE.values() for rule in stage}
+    assert set(_rule_functions()) <= staged, set(_rule_functions()) - staged

@@ -39,6 +39,7 @@ import numpy as np
 import scipy.special
 from statsmodels.nonparametric.smoothers_lowess import lowess
 
+from sdckit._results import FrozenResult
 from sdckit.server.config import ServerConfig
 from sdckit.server.rules import Verdict
 
@@ -149,7 +150,7 @@ class ResidualPanel:
 
 
 @dataclass(frozen=True)
-class PlotResult:
+class PlotResult(FrozenResult):
     """A released diagnostic plot: the panels' data (no real unit among them) and a PNG.
 
     Subclasses name the analysis and the plot (``analysis``, ``title``).

@@ -283,7 +283,7 @@ GENERIC_SMALL_REASON = (
 def no_marginal_1_or_2(
     evaluation: UniverseEvaluation, *, min_marginal: int = 3, rules: str = "default"
 ) -> Verdict:
-    """No Marginal 1 or 2 rule (Lucero et al. 2011, Section 3.1.1).
+    """No Marginal 1 or 2 rule (Lucero et al. (2011), §3.1.1).
 
     For a universe defined with m variables, no (m-1)-dimensional marginal
     total of the m-way implicit table may be 1 or 2 (more generally, lie in
@@ -343,7 +343,7 @@ def no_marginal_1_or_2(
 def universe_gamma(
     evaluation: UniverseEvaluation, *, gamma: int, gamma_star: int, rules: str = "default"
 ) -> Verdict:
-    """Universe Gamma rule (Lucero et al. 2011, Section 3.1.1).
+    """Universe Gamma rule (Lucero et al. (2011), §3.1.1).
 
     Every piece of the universe must hold at least Gamma units, with the
     cutpoint bins of a continuous variable combined within the piece but the
@@ -411,7 +411,8 @@ def drop_q() -> Verdict:
 def perturbation() -> Verdict:
     """Counts carry cell-key noise and magnitudes fixed unit factors (docs/server.md, "Padding").
 
-    The defence against padding plus differencing added on top of Drop q:
+    sdckit's own defence against the padding attack that Lucero et al.
+    (2011), §3.1.2, leave open, added on top of Drop q:
     every released count is perturbed by the key of its own set of units, as
     the ABS TableBuilder does (the record-key method of Fraser & Wooton
     (2006), as described by Giessing & Höhne (2011), §3), so none is 1 or
@@ -457,10 +458,12 @@ def allowed_variables(names: Iterable[str], metadata: Metadata) -> Verdict:
 
 
 def continuous_variables(names: Sequence[str], metadata: Metadata) -> Verdict:
-    """A correlation takes continuous variables only (Lucero et al. (2011), §3).
+    """A correlation takes continuous variables only.
 
-    Categorical variables are cross-tabulated, where the table rules apply;
-    a correlation of category codes would escape them. Refused under the
+    sdckit's own rule (the MAS of Lucero et al. (2011), §3, offers
+    cross-tabulations and regressions, no correlations): categorical
+    variables are cross-tabulated, where the table rules apply; a
+    correlation of category codes would escape them. Refused under the
     name ``allowed_variables``, as the variables are not allowed here.
 
     Parameters
@@ -599,7 +602,8 @@ def approved_transformations(
 def transformation_domain(factors: Iterable[Factor], metadata: Metadata) -> Verdict:
     """Each transformation suits its variable's *declared* domain (log: positive; sqrt: non-negative).
 
-    Lucero et al. (2011), §3.2 (approved transformations). The domain is
+    sdckit's own rule beside the approved transformations of Lucero et al.
+    (2011), §3.2 (docs/server.md, "Refusals reveal nothing"). The domain is
     public metadata, checked against the whole dataset when the server loads
     it, so this verdict depends on the query and the metadata alone: a
     refusal never tells whether a universe holds a unit with a value outside
@@ -964,8 +968,8 @@ def analysis_sample_size(
 ) -> Verdict:
     """Units with every model variable observed must be at least ``minimum`` (Gamma*).
 
-    Lucero et al. (2011), §3.1.1 (the Gamma* threshold) applied to the
-    sample a model really uses: missing values shrink the universe, and the
+    sdckit's own rule: the Gamma* threshold of Lucero et al. (2011), §3.1.1,
+    applied to the sample a model really uses: missing values shrink the universe, and the
     Gamma protection must hold for that sample, not only for the universe.
     The units left out (``n_excluded``) must not be 1 .. ``min_cell_count`` - 1
     either: the released number of units, subtracted from the universe's
@@ -1006,8 +1010,9 @@ def analysis_sample_size(
 def residual_degrees_of_freedom(df_resid: float, *, minimum: int) -> Verdict:
     """A model must leave at least ``minimum`` residual degrees of freedom.
 
-    A model with nearly as many parameters as units fits them almost exactly
-    (Lucero et al. (2011), §3.2: units "predicted unusually well").
+    sdckit's own rule: a model with nearly as many parameters as units fits
+    them almost exactly, the units "predicted unusually well" of Lucero et
+    al. (2011), §3.2.
 
     Parameters
     ----------
@@ -1032,8 +1037,8 @@ def residual_degrees_of_freedom(df_resid: float, *, minimum: int) -> Verdict:
 def design_rank(dependent_terms: Sequence[str]) -> Verdict:
     """The design matrix must have full column rank (no term is a combination of others).
 
-    A rank-deficient design has no unique coefficients to release (Lucero et
-    al. (2011), §3.2, fit ordinary least squares).
+    sdckit's own rule: a rank-deficient design has no unique coefficients to
+    release (the MAS fits ordinary least squares, Lucero et al. (2011), §3.2).
 
     Parameters
     ----------
@@ -1201,8 +1206,8 @@ def undefined_standard_errors(std_errors: np.ndarray) -> Verdict:
 def correlation_bound(correlations: np.ndarray, names: Sequence[str], *, maximum: float) -> Verdict:
     """No pair of variables may be (almost) perfectly correlated: r^2 must not exceed ``maximum``.
 
-    A correlation is a one-predictor regression; the R-squared rule of
-    Lucero et al. (2011), §3.2, applies.
+    sdckit's own rule: a correlation is a one-predictor regression, so the
+    R-squared rule of Lucero et al. (2011), §3.2, applies to every pair.
 
     Parameters
     ----------
@@ -1235,9 +1240,10 @@ def correlation_bound(correlations: np.ndarray, names: Sequence[str], *, maximum
 def no_small_cells(table: np.ndarray, *, min_count: int = 3) -> Verdict:
     """No released cell or margin of a cross-tabulation may hold 1 .. min_count-1 units.
 
-    Counts come from the Drop-q subsample; a cell of 1 or 2 identifies units
-    (and lets two analysts who are in it learn about each other). Lucero et
-    al. (2011), §3 (tables); applied when the perturbation is off.
+    sdckit's own rule for tables, applied when the perturbation is off:
+    counts come from the Drop-q subsample, and a cell of 1 or 2 identifies
+    units - the cell of 1 that a differencing attack reads (Lucero et al.
+    (2011), §3.1.2, Figure 1).
 
     Parameters
     ----------
@@ -1279,8 +1285,9 @@ def dominance(
 
     A cell is sensitive when its ``n`` largest absolute contributions exceed
     the share ``k`` of the cell's total of absolute values: its mean would
-    then nearly reveal those units' values (the (n, k) rule for magnitude
-    tables, applied by the MAS to cell means, Lucero et al. (2011), §3).
+    then nearly reveal those units' values. sdckit's own rule: the (n, k)
+    rule of magnitude tables applied to cell means (the MAS paper, Lucero et
+    al. (2011), §3, states no rule for means).
     With ``value_counts`` a mean is also suppressed when too few units have
     a value: fewer than ``min_count`` (true counts), or, with
     ``perturbed_counts``, a perturbed count below ``min_count``, so that a
@@ -1351,8 +1358,8 @@ def response_dominance(
     general the universe's mean is the intercept plus the coefficients times
     the predictors' means (proportions a cross-tabulation of the same
     universe releases). A regression would thus release the cell means that
-    :func:`dominance` suppresses in a table (Lucero et al. (2011), §3.2:
-    regression output must not undo the table rules). Each group (the
+    :func:`dominance` suppresses in a table. sdckit's own rule, beside the
+    regression rules of Lucero et al. (2011), §3.2. Each group (the
     universe, every category and every cell of an interaction of categorical
     predictors that holds at least ``min_size`` units) must not be dominated.
 
