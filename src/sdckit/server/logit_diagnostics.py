@@ -22,7 +22,6 @@ pair of answers differing by one unit does not show that unit's outcome
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -32,7 +31,7 @@ import scipy.special
 
 from sdckit.server.metadata import Metadata
 from sdckit.server.perturbation import Perturbation
-from sdckit.server.residuals import PlotResult
+from sdckit.server.residuals import PlotResult, figure_png, panel_axes
 
 __all__ = ["BinnedResidualPanel", "LogitDiagnosticsResult", "binned_residual_panels"]
 
@@ -229,15 +228,8 @@ def public_bins(
 
 def render_png(panels: tuple[BinnedResidualPanel, ...], title: str) -> bytes:
     """Render the panels as one PNG (matplotlib Agg; no global pyplot state)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    ncols = min(3, len(panels))
-    nrows = -(-len(panels) // ncols)
-    fig = Figure(figsize=(4.2 * ncols, 3.4 * nrows), dpi=90)
-    FigureCanvasAgg(fig)
-    for i, panel in enumerate(panels):
-        ax = fig.add_subplot(nrows, ncols, i + 1)
+    fig, axes = panel_axes(len(panels))
+    for ax, panel in zip(axes, panels, strict=True):
         x = np.asarray(panel.x)
         band = np.asarray(panel.band)
         if x.size:
@@ -250,8 +242,6 @@ def render_png(panels: tuple[BinnedResidualPanel, ...], title: str) -> bytes:
         ax.axhline(0.0, color="grey", linewidth=0.6, linestyle=":")
         ax.set_xlabel(panel.predictor)
         ax.set_ylabel("mean residual (binned)")
-    fig.suptitle(title, fontsize=10)
-    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.2, top=0.86, wspace=0.35, hspace=0.55)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    return buffer.getvalue()
+    return figure_png(
+        fig, title, left=0.1, right=0.98, bottom=0.2, top=0.86, wspace=0.35, hspace=0.55
+    )

@@ -309,7 +309,7 @@ def no_marginal_1_or_2(
     min_marginal : int, default 3
         The smallest allowed non-empty margin.
     rules : {"default", "mas2011"}
-        The rule set (see above).
+        ``"mas2011"``: the paper's ">= 3 OR = 0"; ``"default"``: an empty margin refuses too.
 
     Returns
     -------
@@ -367,7 +367,7 @@ def universe_gamma(
     gamma_star : int
         Smallest allowed intersection of pieces (Gamma*).
     rules : {"default", "mas2011"}
-        The rule set (see above).
+        ``"mas2011"`` names the small part and skips empty intersections; ``"default"`` does not.
 
     Returns
     -------
@@ -797,7 +797,7 @@ def category_support(
     min_size : int
         Smallest category that keeps a dummy.
     rules : {"default", "mas2011"}
-        The rule set (see above).
+        ``"mas2011"`` drops empty categories silently; ``"default"`` absorbs and lists them.
 
     Returns
     -------
@@ -856,7 +856,7 @@ def interaction_support(
     min_size : int
         Smallest allowed cell.
     rules : {"default", "mas2011"}
-        The rule set (see above).
+        ``"mas2011"`` judges non-empty cells only; ``"default"`` empty cells too.
 
     Returns
     -------
@@ -932,7 +932,7 @@ def binary_predictor_support(
     min_size : int
         Fewest units allowed at either value.
     rules : {"default", "mas2011"}
-        The rule set (see above).
+        ``"mas2011"`` tells one value from two; ``"default"`` gives one reason for all.
 
     Returns
     -------
