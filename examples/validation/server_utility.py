@@ -126,13 +126,11 @@ def truth(server, kind, universe, args):
     config = load_config(CONFIGS["off"])
     if kind == "crosstab":
         rows, cols, mean = args
-        _, result = analyses.crosstab(
+        return analyses.crosstab(
             server._coded, positions, universe, rows, cols, config, mean_of=mean
-        )
-        return result
+        ).result
     formula = as_formula(args)
-    _, result, _ = analyses.regression(server._coded, positions, universe, formula, kind, config)
-    return result
+    return analyses.regression(server._coded, positions, universe, formula, kind, config).result
 
 
 def ask(server, kind, universe, args):

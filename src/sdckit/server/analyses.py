@@ -1,14 +1,16 @@
 """Analyses on a Drop-q subsample: cross-tabulations, OLS and logistic regression, correlations.
 
-Lucero et al. (2011), Sections 3 and 3.2. Each function receives
-the row positions the Drop q rule kept and returns the verdicts of the rules
-it applied together with a result, or ``None`` when a rule refused. Results
-hold only what the rules allow: counts and (non-dominated) means, or
-coefficients, standard errors and the ANOVA / deviance table - never a
-residual or fitted value of a record.
+Lucero et al. (2011), §3 and §3.2. Each analysis function (:func:`crosstab`,
+:func:`regression`, :func:`correlation`) receives the row positions the Drop
+q rule kept and returns one :class:`AnalysisOutcome`: the verdicts of the
+rules it applied (every verdict comes from :mod:`sdckit.server.rules`) and
+the result, or ``None`` when a rule refused. Results hold only what the rules
+allow: counts and (non-dominated) means, or coefficients, standard errors and
+the ANOVA / deviance table - never a residual or fitted value of a record.
 
-Results and refusals are frozen dataclasses with ``to_dict()`` giving plain
-JSON-ready values (a suppressed or undefined number is ``None``).
+Results and refusals are frozen results (:class:`sdckit._results.FrozenResult`)
+with ``summary()`` and ``to_dict()`` giving plain JSON-ready values (a
+suppressed or undefined number is ``None``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +27,9 @@ import pandas as pd
 import scipy.linalg
 import scipy.stats
 import statsmodels.api as sm
+from statsmodels.tools.sm_exceptions import MissingDataError, PerfectSeparationError
 
+from sdckit._results import FrozenResult
 from sdckit.errors import ParameterError
 from sdckit.server import rules
 from sdckit.server.config import ServerConfig
@@ -33,9 +37,10 @@ from sdckit.server.formula import Factor, Formula, Term
 from sdckit.server.limits import check_deadline
 from sdckit.server.metadata import Metadata
 from sdckit.server.perturbation import Perturbation
-from sdckit.server.rules import Verdict
+from sdckit.server.rules import Verdict, static_regression_rules
 
 __all__ = [
+    "AnalysisOutcome",
     "AnovaRow",
     "CodedData",
     "Coefficient",
@@ -44,13 +49,27 @@ __all__ = [
     "FitInternals",
     "Refusal",
     "RegressionResult",
+    "UniverseCheckResult",
     "correlation",
     "crosstab",
     "regression",
-    "static_regression_rules",
+    "static_regression_rules",  # lives in sdckit.server.rules; importable here as before
 ]
 
 FAMILIES = ("ols", "logit")
+
+# What a logistic fit raises when the model cannot be estimated: a singular
+# information matrix, separated outcomes, or non-finite values reached by
+# Newton's steps. Anything else is a bug and propagates (the service answers
+# it with a bare incident number, never the message).
+_LOGIT_FIT_ERRORS: tuple[type[BaseException], ...] = (
+    np.linalg.LinAlgError,
+    ValueError,
+    FloatingPointError,
+    OverflowError,
+    PerfectSeparationError,
+    MissingDataError,
+)
 
 
 def _num(value: Any) -> float | None:
@@ -66,13 +85,14 @@ def _verdicts_dict(verdicts: Sequence[Verdict]) -> list[dict[str, Any]]:
 
 
 @dataclass(frozen=True)
-class Refusal:
+class Refusal(FrozenResult):
     """A refused query: which analysis, and the verdicts (the failing one last).
 
     Attributes
     ----------
     analysis : str
-        "crosstab", "regression", "correlation", "residual_plot" or "universe_check".
+        "crosstab", "regression", "correlation", "residual_plot",
+        "logit_diagnostics" or "universe_check".
     verdicts : tuple of Verdict
         Every rule applied, the refusing one(s) included.
     """
@@ -88,9 +108,11 @@ class Refusal:
 
     @property
     def rules(self) -> tuple[str, ...]:
+        """The names of the refusing rules."""
         return tuple(v.rule for v in self.verdicts if not v.passed)
 
     def to_dict(self) -> dict[str, Any]:
+        """The refusal as plain JSON-ready values (``status`` is ``"refused"``)."""
         return {
             "status": "refused",
             "analysis": self.analysis,
@@ -99,6 +121,7 @@ class Refusal:
         }
 
     def summary(self) -> str:
+        """The refusing rules and their reasons, for a person."""
         lines = [f"{self.analysis} refused:"]
         lines += [f"  {r}" for r in self.reasons]
         return "\n".join(lines)
@@ -124,11 +147,86 @@ class CodedData:
         return cls(metadata, codes, values, len(data))
 
 
+@dataclass(frozen=True)
+class AnalysisOutcome(FrozenResult):
+    """What an analysis function returns: the verdicts of its rules and the result, if allowed.
+
+    Attributes
+    ----------
+    verdicts : tuple of Verdict
+        The rules the analysis applied, in order (the refusing one last).
+    result : CrosstabResult, RegressionResult, CorrelationResult or None
+        The result to release, or None when a rule refused.
+    internals : FitInternals or None
+        For a released regression, what the diagnostic plots need (never released).
+    """
+
+    verdicts: tuple[Verdict, ...]
+    result: UniverseCheckResult | CrosstabResult | RegressionResult | CorrelationResult | None
+    internals: FitInternals | None = None
+
+    @property
+    def refused(self) -> bool:
+        """True when a rule refused (no result)."""
+        return self.result is None
+
+    def summary(self) -> str:
+        """The result's summary, or the refusing rules and their reasons."""
+        if self.result is None:
+            return Refusal("analysis", self.verdicts).summary()
+        return self.result.summary()
+
+
+def _refused(verdicts: Sequence[Verdict]) -> AnalysisOutcome:
+    return AnalysisOutcome(tuple(verdicts), None)
+
+
+# --------------------------------------------------------------------------- universe check
+
+
+@dataclass(frozen=True)
+class UniverseCheckResult(FrozenResult):
+    """Whether a universe passes the universe rules, and its size class (never its count).
+
+    Attributes
+    ----------
+    universe : str
+        The universe, canonical text.
+    joint : bool
+        Whether pieces of the universe share cells.
+    size_class : {"small", "medium", "large"}
+        The class of the (perturbed) Drop-q subsample's size.
+    verdicts : tuple of Verdict
+    """
+
+    universe: str
+    joint: bool
+    size_class: str
+    verdicts: tuple[Verdict, ...] = ()
+    refused: bool = field(default=False, init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The answer as plain JSON-ready values (``status`` is ``"ok"``)."""
+        return {
+            "status": "ok",
+            "analysis": "universe_check",
+            "universe": self.universe,
+            "joint": self.joint,
+            "size_class": self.size_class,
+            "verdicts": _verdicts_dict(self.verdicts),
+        }
+
+    def summary(self) -> str:
+        """One line: allowed, joint or disjoint, and the size class."""
+        kind = "joint" if self.joint else "disjoint"
+        return f"universe {self.universe}: allowed ({kind}), size class {self.size_class}"
+
+
 # --------------------------------------------------------------------------- cross-tabulation
 
 
 @dataclass(frozen=True)
-class CrosstabResult:
+class CrosstabResult(FrozenResult):
     """A one- or two-way table of counts (and optionally means) on the subsampled universe.
 
     ``counts[i][j]`` is the count in row level i and column level j (a one-way
@@ -178,9 +276,9 @@ class CrosstabResult:
         }
         if self.mean_of is not None:
             out["mean_of"] = self.mean_of
-            out["means"] = [[_num(v) for v in r] for r in self.means]
-            out["row_means"] = [_num(v) for v in self.row_means]
-            out["col_means"] = [_num(v) for v in self.col_means]
+            out["means"] = [[_num(v) for v in r] for r in self.means or ()]
+            out["row_means"] = [_num(v) for v in self.row_means or ()]
+            out["col_means"] = [_num(v) for v in self.col_means or ()]
             out["total_mean"] = _num(self.total_mean)
         return out
 
@@ -193,7 +291,7 @@ class CrosstabResult:
         lines.append(f"Total: {self.total}")
         if self.mean_of is not None:
             means = pd.DataFrame(
-                [[("" if v is None else f"{v:.4g}") for v in r] for r in self.means],
+                [[("" if v is None else f"{v:.4g}") for v in r] for r in self.means or ()],
                 index=list(self.row_labels),
                 columns=list(self.col_labels),
             )
@@ -218,7 +316,7 @@ def crosstab(
     *,
     mean_of: str | None = None,
     perturb: Perturbation | None = None,
-) -> tuple[list[Verdict], CrosstabResult | None]:
+) -> AnalysisOutcome:
     """Counts (and means) of the kept units by ``rows`` (and ``cols``).
 
     Continuous row or column variables are tabulated by their cutpoint bins.
@@ -232,13 +330,35 @@ def crosstab(
     units (never 1 or 2, so no table is refused for a small cell), means are
     those of f_i x_i with each unit's fixed factor, and a mean is suppressed when the
     perturbed count of units with a value is below ``min_mean_count``.
+
+    Parameters
+    ----------
+    coded : CodedData
+        The server's data.
+    positions : ndarray of int
+        Rows the Drop q rule kept.
+    universe_text : str
+        The universe, canonical text.
+    rows, cols : str
+        Row and (optional) column variable.
+    config : ServerConfig
+        The thresholds.
+    mean_of : str, optional
+        A continuous variable whose cell means are added.
+    perturb : Perturbation, optional
+        The perturbation; None: exact counts of the subsample.
+
+    Returns
+    -------
+    AnalysisOutcome
+        The verdicts and a :class:`CrosstabResult`, or no result when refused.
     """
     verdicts: list[Verdict] = []
     names = [rows] + ([cols] if cols is not None else []) + ([mean_of] if mean_of else [])
     verdict = rules.allowed_variables(names, coded.metadata)
     verdicts.append(verdict)
     if not verdict.passed:
-        return verdicts, None
+        return _refused(verdicts)
     if cols is not None and cols == rows:
         raise ParameterError(f"crosstab rows and cols must differ, both are {rows!r}")
     if mean_of is not None and coded.metadata.variable(mean_of).is_categorical:
@@ -265,7 +385,7 @@ def crosstab(
         verdict = rules.no_small_cells(full.reshape(full_shape), min_count=config.min_cell_count)
         verdicts.append(verdict)
         if not verdict.passed:
-            return verdicts, None
+            return _refused(verdicts)
         released = {
             "counts": table,
             "rows": table.sum(axis=1),
@@ -291,13 +411,7 @@ def crosstab(
             "cols": cols_n,
             "total": int(total_n[0]),
         }
-        verdicts.append(
-            Verdict(
-                "perturbation",
-                True,
-                "counts carry a small consistent noise and means use fixed unit weights",
-            )
-        )
+        verdicts.append(rules.perturbation())
     kwargs: dict[str, Any] = {}
     if mean_of is not None:
         values = coded.values[mean_of][positions][ok]
@@ -321,23 +435,20 @@ def crosstab(
         tops = np.bincount(sorted_cells[top], weights=absval[order][top], minlength=ncell).reshape(
             shape
         )
-        sensitive, verdict = rules.dominance(
-            tops, abs_tot, n=config.dominance_n, k=config.dominance_k
+        # With the perturbation, judged on the perturbed count of units with a
+        # value (rules.dominance says why).
+        suppressed, verdict = rules.dominance(
+            tops,
+            abs_tot,
+            n=config.dominance_n,
+            k=config.dominance_k,
+            value_counts=n_val,
+            min_count=config.min_cell_count if perturb is None else config.min_mean_count,
+            perturbed_counts=None
+            if perturb is None
+            else perturb.cell_counts(positions[ok][has], vcell, ncell).reshape(shape),
         )
-        if perturb is None:
-            few = (n_val > 0) & (n_val < config.min_cell_count)
-            few_note = "cell means with values for fewer units than the minimum were suppressed"
-        else:
-            # Judged on the perturbed count of units with a value, so that a
-            # cell of one or two units never shows a mean whatever its noise,
-            # and the suppression does not reveal the true count.
-            noisy_val = perturb.cell_counts(positions[ok][has], vcell, ncell).reshape(shape)
-            few = noisy_val < config.min_mean_count
-            few_note = "cell means of cells with few units were suppressed"
-        if (few & (n_val > 0)).any():
-            verdict = Verdict(verdict.rule, True, "", (*verdict.adjustments, few_note))
         verdicts.append(verdict)
-        suppressed = sensitive | few
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.where((n_val > 0) & ~suppressed, sums / np.maximum(wsum, 1e-300), np.nan)
             row_sup = suppressed.any(axis=1)
@@ -371,7 +482,7 @@ def crosstab(
         verdicts=tuple(verdicts),
         **kwargs,
     )
-    return verdicts, result
+    return AnalysisOutcome(tuple(verdicts), result)
 
 
 # --------------------------------------------------------------------------- regression
@@ -425,7 +536,7 @@ class AnovaRow:
 
 
 @dataclass(frozen=True)
-class RegressionResult:
+class RegressionResult(FrozenResult):
     """Coefficients and the ANOVA / deviance table of an allowed regression.
 
     Attributes
@@ -524,32 +635,6 @@ class FitInternals:
     categorical: Mapping[str, tuple[str, ...]]  # categorical predictor -> level labels
 
 
-def static_regression_rules(
-    formula: Formula, metadata: Metadata, family: str, config: ServerConfig
-) -> list[Verdict]:
-    """The regression rules that need no data: stops at the first refusal."""
-    verdicts = [rules.allowed_variables(formula.variables, metadata)]
-    if not verdicts[-1].passed:
-        return verdicts
-    checks = (
-        lambda: rules.response_variable(formula, metadata, family),
-        lambda: rules.max_predictors(formula, limit=config.max_predictors),
-        lambda: rules.approved_transformations(
-            formula, metadata, approved=config.approved_transformations
-        ),
-        lambda: rules.transformation_domain(
-            [formula.response] + [f for t in formula.terms for f in t.factors], metadata
-        ),
-        lambda: rules.interaction_hierarchy(formula, max_order=config.max_interaction_order),
-        lambda: rules.no_fully_interacted_dummy_model(formula, metadata),
-    )
-    for check in checks:
-        verdicts.append(check())
-        if not verdicts[-1].passed:
-            break
-    return verdicts
-
-
 _TRANSFORMS = {"square": np.square, "sqrt": np.sqrt, "log": np.log}
 
 
@@ -574,7 +659,7 @@ class _Design:
     matrix: np.ndarray
     names: list[str]
     term_columns: list[tuple[str, list[int]]]
-    adjustments: list[str]
+    adjustments: list[Verdict]  # interactions left out (rules.interaction_support)
 
 
 def _build_design(
@@ -590,7 +675,7 @@ def _build_design(
     columns = [np.ones(n)]
     names = ["Intercept"]
     term_columns: list[tuple[str, list[int]]] = [("Intercept", [0])]
-    adjustments: list[str] = []
+    adjustments: list[Verdict] = []
     cache: dict[Factor, list[tuple[str, np.ndarray]]] = {}
 
     def factor_columns(factor: Factor) -> list[tuple[str, np.ndarray]]:
@@ -608,18 +693,14 @@ def _build_design(
 
     for term in formula.terms:
         categorical = [f for f in term.factors if metadata.variable(f.variable).is_categorical]
-        if len(categorical) >= 2 and _sparse_cross_cell(
-            categorical, coded, rows, kept_levels, min_size, rule_set
-        ):
-            # With its lower-order terms, an interaction of categories fits the
-            # mean of every cell of their cross-classification, the reference
-            # rows included; a sparse cell would be disclosed, so the whole
-            # interaction is absorbed (Lucero et al. 2011, Section 3.2).
-            adjustments.append(
-                f"{term.to_string()}: left out because a combination of its categories is too "
-                "sparse"
+        if len(categorical) >= 2:
+            cells, n_cells = _cross_cells(categorical, coded, rows, kept_levels)
+            keep, verdict = rules.interaction_support(
+                term.to_string(), cells, n_cells, min_size=min_size, rules=rule_set
             )
-            continue
+            if not keep:
+                adjustments.append(verdict)
+                continue
         idx = []
         for combo in itertools.product(*[factor_columns(f) for f in term.factors]):
             idx.append(len(columns))
@@ -630,19 +711,15 @@ def _build_design(
     return _Design(np.column_stack(columns), names, term_columns, adjustments)
 
 
-def _sparse_cross_cell(
+def _cross_cells(
     factors: Sequence[Factor],
     coded: CodedData,
     rows: np.ndarray,
     kept_levels: Mapping[str, list[int]],
-    min_size: int,
-    rule_set: str = "default",
-) -> bool:
-    """True when the cross-classification of ``factors`` has a cell of 1..min_size-1 units.
+) -> tuple[np.ndarray, int]:
+    """The cell of every unit in the cross-classification of ``factors``, and the cell count.
 
-    Levels without a dummy (the reference and absorbed ones) form one merged
-    level. With ``rule_set="default"`` an empty cell counts as sparse too, so
-    leaving the interaction out never tells "none" from "a few".
+    Levels without a dummy (the reference and absorbed ones) form one merged level.
     """
     cell = np.zeros(rows.size, dtype=np.int64)
     for factor in factors:
@@ -652,12 +729,8 @@ def _sparse_cross_cell(
         for position, level in enumerate(kept, start=1):
             merged[codes == level] = position
         cell = cell * (len(kept) + 1) + merged
-    if rule_set == "default":
-        n_cells = int(np.prod([len(kept_levels[f.variable]) + 1 for f in factors]))
-        counts = np.bincount(cell, minlength=n_cells)
-    else:
-        counts = np.unique(cell, return_counts=True)[1]
-    return bool(np.any(counts < min_size))
+    n_cells = int(np.prod([len(kept_levels[f.variable]) + 1 for f in factors]))
+    return cell, n_cells
 
 
 def _dependent_columns(matrix: np.ndarray) -> list[int]:
@@ -777,7 +850,7 @@ def _logit_deviance_table(
     cols: list[int] = [0]
     try:
         prev = float(_logit_fit(x[:, cols], y, weights).llf)
-    except Exception:  # a nested model failing to fit leaves its row undefined
+    except _LOGIT_FIT_ERRORS:  # a nested model failing to fit leaves its row undefined
         prev = np.nan
     for i, (name, term_cols) in enumerate(term_columns[1:], start=1):
         check_deadline()
@@ -787,7 +860,7 @@ def _logit_deviance_table(
         else:
             try:
                 llf = float(_logit_fit(x[:, cols], y, weights).llf)
-            except Exception:
+            except _LOGIT_FIT_ERRORS:
                 llf = np.nan
         dev = 2 * (llf - prev)
         df = len(term_cols)
@@ -844,11 +917,13 @@ def regression(
     config: ServerConfig,
     *,
     perturb: Perturbation | None = None,
-) -> tuple[list[Verdict], RegressionResult | None, FitInternals | None]:
-    """Fit ``formula`` on the kept units under the regression rules of Lucero et al. (2011), Section 3.2.
+) -> AnalysisOutcome:
+    """Fit ``formula`` on the kept units under the regression rules of Lucero et al. (2011), §3.2.
 
-    Order: the static rules (:func:`static_regression_rules`); listwise
-    deletion and the transformation domain; the sample-size rule; categories
+    The formula must have passed :func:`rules.static_regression_rules` (the
+    engine runs them once, before the universe rules); this function applies
+    the rules that need the data, in order: listwise deletion; the
+    sample-size rule; categories
     absorbed by :func:`rules.category_support`; the binary-predictor and rank
     rules; the residual-df rule; the fit; then the output rules (R-squared,
     leverage, exact prediction). When an output rule refuses, the sparsest
@@ -867,13 +942,26 @@ def regression(
     which no repetition averages away (docs/server.md, "Padding and
     differencing"). Standard errors, degrees of freedom and p-values follow
     the released number of units.
+
+    Parameters
+    ----------
+    coded, positions, universe_text, config, perturb
+        As for :func:`crosstab`.
+    formula : Formula
+        The model, having passed the static rules.
+    family : {"ols", "logit"}
+        The model family.
+
+    Returns
+    -------
+    AnalysisOutcome
+        The verdicts of the data rules, a :class:`RegressionResult` and the
+        fit's :class:`FitInternals`, or no result when refused.
     """
     if family not in FAMILIES:
         raise ParameterError(f"family must be one of {list(FAMILIES)}, got {family!r}")
     metadata = coded.metadata
-    verdicts = static_regression_rules(formula, metadata, family, config)
-    if not verdicts[-1].passed:
-        return verdicts, None, None
+    verdicts: list[Verdict] = []
 
     # Listwise deletion over every model variable.
     used = formula.variables
@@ -895,7 +983,7 @@ def regression(
         )
     )
     if not verdicts[-1].passed:
-        return verdicts, None, None
+        return _refused(verdicts)
     weights = perturb.weights(rows, n_released) if perturb is not None else None
 
     response_var = metadata.variable(formula.response.variable)
@@ -915,7 +1003,7 @@ def regression(
     references: dict[str, str] = {}
     kept_levels: dict[str, list[int]] = {}
     counts_of: dict[str, np.ndarray] = {}
-    absorb_notes = []
+    supports = []
     for factor in formula.main_effects:
         var = metadata.variable(factor.variable)
         if not var.is_categorical:
@@ -927,8 +1015,8 @@ def regression(
         references[var.name] = reference
         kept_levels[var.name] = [var.levels.index(lv) for lv in kept]
         counts_of[var.name] = counts
-        absorb_notes += list(verdict.adjustments)
-    verdicts.append(Verdict("category_support", True, "", tuple(absorb_notes)))
+        supports.append(verdict)
+    verdicts.append(rules.combined("category_support", supports))
     if family == "ols":
         verdicts.append(
             rules.response_dominance(
@@ -941,7 +1029,7 @@ def regression(
             )
         )
         if not verdicts[-1].passed:
-            return verdicts, None, None
+            return _refused(verdicts)
 
     numeric_mains = {
         f.to_string(): _factor_values(f, coded, rows)
@@ -954,10 +1042,10 @@ def regression(
         )
     )
     if not verdicts[-1].passed:
-        return verdicts, None, None
+        return _refused(verdicts)
 
     retries = 0
-    retry_notes: list[str] = []
+    retries_done: list[Verdict] = []
     while True:
         check_deadline()
         design = _build_design(
@@ -973,7 +1061,7 @@ def regression(
                 rules.residual_degrees_of_freedom(df_resid, minimum=config.min_residual_df)
             )
         if not attempt[-1].passed:
-            return verdicts + attempt, None, None
+            return _refused(verdicts + attempt)
         fit, output_verdicts, internals = _fit_and_check(
             family, x, y, design, config, formula, coded, rows, weights, n_released, y_true
         )
@@ -987,18 +1075,15 @@ def regression(
             for i in levels
         ]
         if not candidates or retries >= config.max_absorption_retries:
-            return verdicts + attempt, None, None
+            return _refused(verdicts + attempt)
         _, name, level = min(candidates)
         kept_levels[name] = [i for i in kept_levels[name] if i != level]
         retries += 1
-        retry_notes.append(
-            f"{name}: category {metadata.variable(name).levels[level]!r} was absorbed into the "
-            f"reference {references[name]!r} so that the output could be released"
+        retries_done.append(
+            rules.absorption_retry(name, metadata.variable(name).levels[level], references[name])
         )
-    if design.adjustments or retry_notes:
-        attempt.append(
-            Verdict("category_support", True, "", tuple(design.adjustments + retry_notes))
-        )
+    if design.adjustments or retries_done:
+        attempt.append(rules.combined("category_support", [*design.adjustments, *retries_done]))
     verdicts += attempt
     check_deadline()
     if family == "ols":
@@ -1031,7 +1116,7 @@ def regression(
         event=event,
         verdicts=tuple(verdicts),
     )
-    return verdicts, result, internals
+    return AnalysisOutcome(tuple(verdicts), result, internals)
 
 
 def _fit_and_check(
@@ -1053,7 +1138,7 @@ def _fit_and_check(
         if weights is None:
             fit = sm.OLS(y, x).fit()
         else:
-            fit = _weighted_ols(x, y, weights, int(n_released))
+            fit = _weighted_ols(x, y, weights, y.size if n_released is None else n_released)
         q, _ = np.linalg.qr(x * root[:, None])
         leverage = np.sum(q * q, axis=1)
         residuals = y - np.asarray(fit.fittedvalues)
@@ -1077,29 +1162,12 @@ def _fit_and_check(
         s = math.sqrt(max(float(fit.scale), 1e-300))
         with np.errstate(invalid="ignore", divide="ignore"):
             t = residuals * root / (s * np.sqrt(np.clip(1 - leverage, 1e-12, None)))
-        predictors = {}
-        categorical = {}
-        for factor in formula.main_effects:
-            var = coded.metadata.variable(factor.variable)
-            predictors[factor.to_string()] = _factor_values(factor, coded, rows)
-            if var.is_categorical:
-                categorical[factor.to_string()] = var.levels
-        internals = FitInternals(
-            formula, y, np.asarray(fit.fittedvalues), np.asarray(t), predictors, categorical
-        )
+        internals = _internals(formula, coded, rows, y, np.asarray(fit.fittedvalues), t)
         return fit, out, internals
     try:
         fit = _logit_fit(x, y, weights)
-    except (np.linalg.LinAlgError, ValueError) as exc:
-        out.append(
-            Verdict(
-                "exact_prediction",
-                False,
-                "the logistic model separates the outcomes (some units' outcomes are predicted "
-                f"with certainty) and cannot be estimated safely: {type(exc).__name__}; remove "
-                "the predictor or category that isolates them",
-            )
-        )
+    except _LOGIT_FIT_ERRORS as exc:
+        out.append(rules.separated_outcomes(exc))
         return None, out, None
     p = np.asarray(fit.predict(x)) if weights is None else np.asarray(fit.glm.predict(x))
     w = np.clip(p * (1 - p), 1e-300, None) * (1.0 if weights is None else weights)
@@ -1115,15 +1183,21 @@ def _fit_and_check(
             min_group=config.min_category_size,
         )
     )
-    if not np.all(np.isfinite(fit.bse)):
-        out.append(
-            Verdict(
-                "exact_prediction",
-                False,
-                "the logistic model has undefined standard errors (the outcomes are separated); "
-                "remove the predictor or category that isolates some units",
-            )
-        )
+    standard_errors = rules.undefined_standard_errors(np.asarray(fit.bse))
+    if not standard_errors.passed:
+        out.append(standard_errors)
+    return fit, out, _internals(formula, coded, rows, y, p, y - p)
+
+
+def _internals(
+    formula: Formula,
+    coded: CodedData,
+    rows: np.ndarray,
+    response: np.ndarray,
+    fitted: np.ndarray,
+    residuals: np.ndarray,
+) -> FitInternals:
+    """What the diagnostic plots need: main-effect values and categorical levels."""
     predictors = {}
     categorical = {}
     for factor in formula.main_effects:
@@ -1131,15 +1205,14 @@ def _fit_and_check(
         predictors[factor.to_string()] = _factor_values(factor, coded, rows)
         if var.is_categorical:
             categorical[factor.to_string()] = var.levels
-    internals = FitInternals(formula, y, p, y - p, predictors, categorical)
-    return fit, out, internals
+    return FitInternals(formula, response, fitted, np.asarray(residuals), predictors, categorical)
 
 
 # --------------------------------------------------------------------------- correlation
 
 
 @dataclass(frozen=True)
-class CorrelationResult:
+class CorrelationResult(FrozenResult):
     """Pearson correlations of continuous variables on the subsampled universe."""
 
     universe: str
@@ -1180,12 +1253,25 @@ def correlation(
     config: ServerConfig,
     *,
     perturb: Perturbation | None = None,
-) -> tuple[list[Verdict], CorrelationResult | None]:
+) -> AnalysisOutcome:
     """Pearson correlations of two or more continuous (optionally transformed) variables.
 
-    Rules: allowed variables and approved transformations, the sample-size
-    rule after listwise deletion, the binary-predictor rule, and the R-squared
-    bound applied to every pair (:func:`rules.correlation_bound`).
+    Rules: allowed (continuous) variables, approved transformations and their
+    declared domains, the sample-size rule after listwise deletion, the
+    binary-predictor rule, and the R-squared bound applied to every pair
+    (:func:`rules.correlation_bound`).
+
+    Parameters
+    ----------
+    coded, positions, universe_text, config, perturb
+        As for :func:`crosstab`.
+    factors : sequence of Factor
+        The variables, each possibly transformed.
+
+    Returns
+    -------
+    AnalysisOutcome
+        The verdicts and a :class:`CorrelationResult`, or no result when refused.
     """
     metadata = coded.metadata
     if len(factors) < 2:
@@ -1193,29 +1279,23 @@ def correlation(
     names = [f.to_string() for f in factors]
     if len(set(names)) != len(names):
         raise ParameterError(f"correlation lists a variable more than once: {names}")
-    verdicts = [rules.allowed_variables([f.variable for f in factors], metadata)]
-    if not verdicts[-1].passed:
-        return verdicts, None
+    variables = [f.variable for f in factors]
     pseudo = Formula(factors[0], tuple(Term((f,)) for f in factors[1:]))
-    verdicts.append(
-        rules.approved_transformations(pseudo, metadata, approved=config.approved_transformations)
+    verdicts: list[Verdict] = []
+    checks: tuple[Callable[[], Verdict], ...] = (
+        lambda: rules.allowed_variables(variables, metadata),
+        lambda: rules.approved_transformations(
+            pseudo, metadata, approved=config.approved_transformations
+        ),
+        lambda: rules.transformation_domain(factors, metadata),
     )
-    if not verdicts[-1].passed:
-        return verdicts, None
-    verdicts.append(rules.transformation_domain(factors, metadata))
-    if not verdicts[-1].passed:
-        return verdicts, None
-    categorical = [f.variable for f in factors if metadata.variable(f.variable).is_categorical]
-    if categorical:
-        verdicts.append(
-            Verdict(
-                "allowed_variables",
-                False,
-                f"correlations need continuous variables; {categorical} are categorical "
-                "(use a cross-tabulation)",
-            )
-        )
-        return verdicts, None
+    for check in checks:
+        verdicts.append(check())
+        if not verdicts[-1].passed:
+            return _refused(verdicts)
+    continuous = rules.continuous_variables(variables, metadata)
+    if not continuous.passed:  # listed only when it refuses, as the verdicts always were
+        return _refused([*verdicts, continuous])
     values = np.column_stack([_factor_values(f, coded, positions) for f in factors])
     complete = np.all(np.isfinite(values), axis=1)
     values = values[complete]
@@ -1228,7 +1308,7 @@ def correlation(
         )
     )
     if not verdicts[-1].passed:
-        return verdicts, None
+        return _refused(verdicts)
     verdicts.append(
         rules.binary_predictor_support(
             {n: values[:, i] for i, n in enumerate(names)},
@@ -1237,7 +1317,7 @@ def correlation(
         )
     )
     if not verdicts[-1].passed:
-        return verdicts, None
+        return _refused(verdicts)
     n_obs = int(values.shape[0])
     with np.errstate(invalid="ignore", divide="ignore"):
         if perturb is None:
@@ -1250,7 +1330,7 @@ def correlation(
             corr = corr / np.outer(sd, sd)
     verdicts.append(rules.correlation_bound(corr, names, maximum=config.r_squared_max))
     if not verdicts[-1].passed:
-        return verdicts, None
+        return _refused(verdicts)
     result = CorrelationResult(
         universe_text,
         tuple(names),
@@ -1258,4 +1338,4 @@ def correlation(
         n_obs,
         tuple(verdicts),
     )
-    return verdicts, result
+    return AnalysisOutcome(tuple(verdicts), result)

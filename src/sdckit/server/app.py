@@ -38,14 +38,14 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import pandas as pd
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, StringConstraints
+from pydantic import BaseModel
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -55,6 +55,26 @@ from sdckit.server.analyses import FAMILIES, Refusal
 from sdckit.server.config import ServerConfig
 from sdckit.server.engine import AnalysisServer, AuditRecord
 from sdckit.server.metadata import Metadata
+from sdckit.server.models import (
+    ERROR_RESPONSES,
+    AccountResponse,
+    CorrelationRequest,
+    CorrelationResponse,
+    CrosstabRequest,
+    CrosstabResponse,
+    ErrorResponse,
+    HistoryEntry,
+    HistoryResponse,
+    LogitDiagnosticsResponse,
+    MetadataResponse,
+    RegressionRequest,
+    RegressionResponse,
+    ResidualPlotRequest,
+    ResidualPlotResponse,
+    UniverseCheckResponse,
+    UniverseRequest,
+    answer_model,
+)
 from sdckit.server.store import AccountInfo, Store, analyst_pseudonym
 
 __all__ = ["DEFINITION_RULES", "ServiceSettings", "create_app"]
@@ -125,295 +145,6 @@ class ServiceSettings:
             isinstance(budget, bool) or not isinstance(budget, int) or budget < 1
         ):
             raise ParameterError(f"daily_budget must be a positive integer or None, got {budget!r}")
-
-
-# --------------------------------------------------------------------------- request models
-
-Name = Annotated[str, StringConstraints(min_length=1, max_length=100)]
-Level = StrictStr | StrictInt
-SelectionValues = Annotated[list[Level], Field(max_length=1000)]
-Selection = (
-    SelectionValues | dict[Literal["levels", "bins", "nodes", "node"], SelectionValues | Level]
-)
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class UniverseStructure(_Strict):
-    """A union of pieces; a piece maps variables to the categories or bins it selects."""
-
-    pieces: Annotated[list[dict[Name, Selection]], Field(max_length=64)]
-
-
-UniverseSpec = Annotated[str, StringConstraints(max_length=8000)] | UniverseStructure | None
-
-
-class FactorSpec(_Strict):
-    variable: Name
-    transform: Name | None = None
-
-
-class FormulaStructure(_Strict):
-    """``response ~ terms``; a term of several factors is their interaction."""
-
-    response: FactorSpec
-    terms: Annotated[
-        list[Annotated[list[FactorSpec], Field(min_length=1, max_length=3)]],
-        Field(min_length=1, max_length=200),
-    ]
-
-
-FormulaSpec = Annotated[str, StringConstraints(min_length=1, max_length=2000)] | FormulaStructure
-
-
-class UniverseRequest(_Strict):
-    universe: UniverseSpec = Field(
-        None,
-        description="Universe text (e.g. 'sex = female AND age in bins 0, 1'), structure, or null for everyone.",
-    )
-
-
-class CrosstabRequest(_Strict):
-    universe: UniverseSpec = None
-    rows: Name
-    cols: Name | None = None
-    mean_of: Name | None = Field(
-        None, description="A continuous variable whose cell means are added."
-    )
-
-
-class RegressionRequest(_Strict):
-    universe: UniverseSpec = None
-    formula: FormulaSpec = Field(
-        ..., description="e.g. 'log(wage) ~ age + square(age) + sex + age:sex'"
-    )
-    family: Literal["ols", "logit"] = "ols"
-
-
-class CorrelationRequest(_Strict):
-    universe: UniverseSpec = None
-    variables: Annotated[list[Name], Field(min_length=2, max_length=30)]
-
-
-class ResidualPlotRequest(_Strict):
-    universe: UniverseSpec = None
-    formula: FormulaSpec
-
-
-# --------------------------------------------------------------------------- response models
-
-
-class VerdictModel(BaseModel):
-    rule: str
-    passed: bool
-    reason: str = ""
-    adjustments: list[str] = []
-
-
-class _Answer(BaseModel):
-    status: Literal["ok", "refused"]
-    analysis: str
-    verdicts: list[VerdictModel]
-    audit_id: int | None = Field(None, description="The audit log entry of this query.")
-
-
-class RefusalResponse(_Answer):
-    """A query the rules refused: the refusing verdicts with reasons, and every verdict."""
-
-    status: Literal["refused"]
-    refusals: list[VerdictModel]
-
-
-class UniverseCheckResponse(_Answer):
-    status: Literal["ok"]
-    universe: str
-    joint: bool
-    size_class: Literal["small", "medium", "large"]
-
-
-class CrosstabResponse(_Answer):
-    status: Literal["ok"]
-    universe: str
-    rows: str
-    cols: str | None
-    row_labels: list[str]
-    col_labels: list[str]
-    counts: list[list[int]]
-    row_totals: list[int]
-    col_totals: list[int]
-    total: int
-    mean_of: str | None = None
-    means: list[list[float | None]] | None = None
-    row_means: list[float | None] | None = None
-    col_means: list[float | None] | None = None
-    total_mean: float | None = None
-
-
-class CoefficientModel(BaseModel):
-    term: str
-    estimate: float | None
-    std_error: float | None
-    statistic: float | None
-    p_value: float | None
-
-
-class AnovaRowModel(BaseModel):
-    source: str
-    df: float | None
-    sum_of_squares: float | None
-    mean_square: float | None
-    statistic: float | None
-    p_value: float | None
-
-
-class RegressionResponse(_Answer):
-    status: Literal["ok"]
-    universe: str
-    family: Literal["ols", "logit"]
-    formula: str
-    coefficients: list[CoefficientModel]
-    anova: list[AnovaRowModel]
-    n_obs: int
-    df_model: float | None
-    df_resid: float | None
-    r_squared: float | None
-    adj_r_squared: float | None
-    references: dict[str, str]
-    event: str | None
-
-
-class CorrelationResponse(_Answer):
-    status: Literal["ok"]
-    universe: str
-    variables: list[str]
-    matrix: list[list[float | None]]
-    n_obs: int
-
-
-class BoxModel(BaseModel):
-    category: str
-    lower_whisker: float
-    q1: float
-    median: float
-    q3: float
-    upper_whisker: float
-
-
-class ResidualPanelModel(BaseModel):
-    predictor: str
-    kind: Literal["scatter", "box"]
-    x: list[float] | None = None
-    residuals: list[float] | None = None
-    smooth_x: list[float] | None = None
-    smooth_y: list[float] | None = None
-    boxes: list[BoxModel] | None = None
-    suppressed_categories: list[str] | None = None
-
-
-class ResidualPlotResponse(_Answer):
-    status: Literal["ok"]
-    universe: str
-    formula: str
-    panels: list[ResidualPanelModel]
-    png_base64: str = Field(..., description="The plots as a PNG image, base64-encoded.")
-
-
-class BinnedPanelModel(BaseModel):
-    predictor: str
-    labels: list[str]
-    x: list[float]
-    mean_residual: list[float]
-    band: list[float]
-    suppressed: list[str]
-
-
-class LogitDiagnosticsResponse(_Answer):
-    status: Literal["ok"]
-    universe: str
-    formula: str
-    panels: list[BinnedPanelModel]
-    png_base64: str = Field(..., description="The plots as a PNG image, base64-encoded.")
-
-
-class VariableModel(BaseModel):
-    kind: Literal["categorical", "continuous"]
-    label: str = ""
-    levels: list[str] | None = None
-    level_labels: dict[str, str] | None = None
-    bins: list[str] | None = Field(
-        None, description="Cutpoint bins of a continuous variable, numbered from 0."
-    )
-    cutpoints: dict[str, Any] | None = None
-    domain: Literal["positive", "non-negative", "real"] | None = Field(
-        None, description="Declared domain of a continuous variable (log: positive; sqrt: >= 0)."
-    )
-
-
-class MetadataResponse(BaseModel):
-    variables: dict[str, VariableModel]
-    approved_transformations: list[str]
-    max_interaction_order: int
-    max_predictors: int
-    max_universe_pieces: int
-    families: list[str]
-    identity_logging: bool
-
-
-class HistoryEntry(BaseModel):
-    id: int
-    arrived_at: str
-    analysis: str
-    query: dict[str, Any]
-    outcome: Literal["released", "refused", "error"]
-    verdicts: list[VerdictModel]
-    response_digest: str | None
-    error: str | None
-
-
-class HistoryResponse(BaseModel):
-    identity_logging: bool
-    entries: list[HistoryEntry]
-    note: str | None = None
-
-
-class AccountResponse(BaseModel):
-    name: str
-    rate_per_minute: int
-    daily_budget: int | None
-
-
-class ErrorResponse(BaseModel):
-    """Anything that is not an answer: authentication, limits, malformed requests, failures."""
-
-    status: Literal["error"] = "error"
-    error: str
-    message: str
-    details: list[dict[str, Any]] | None = None
-
-
-def _discriminated(model: type[BaseModel]) -> Any:
-    return Annotated[model | RefusalResponse, Field(discriminator="status")]
-
-
-_ERRORS = {
-    400: {"model": ErrorResponse, "description": "Malformed request or invalid query"},
-    401: {"model": ErrorResponse, "description": "Missing, unknown or revoked token"},
-    413: {"model": ErrorResponse, "description": "Request body too large"},
-    422: {
-        "model": RefusalResponse | ErrorResponse,
-        "description": "Query does not fit the metadata",
-    },
-    429: {
-        "model": ErrorResponse,
-        "description": "Rate limit, CPU cost budget or daily budget reached (see Retry-After)",
-    },
-    503: {
-        "model": ErrorResponse,
-        "description": "The audit log cannot be written; nothing released",
-    },
-}
 
 
 # --------------------------------------------------------------------------- plumbing
@@ -575,7 +306,7 @@ def _error_json(
     )
 
 
-_HTTP_ERRORS = {
+_HTTPERROR_RESPONSES = {
     400: "bad_request",
     401: "unauthorized",
     403: "forbidden",
@@ -764,7 +495,7 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = _HTTP_ERRORS.get(exc.status_code, "http_error")
+        code = _HTTPERROR_RESPONSES.get(exc.status_code, "http_error")
         message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
         return _error_json(exc.status_code, code, message, getattr(exc, "headers", None))
 
@@ -857,7 +588,7 @@ def create_app(
         """Liveness probe (no authentication)."""
         return {"status": "ok"}
 
-    @app.get("/api/me", response_model=AccountResponse, responses=_ERRORS, tags=["service"])
+    @app.get("/api/me", response_model=AccountResponse, responses=ERROR_RESPONSES, tags=["service"])
     def me(who: Account) -> AccountResponse:
         """The signed-in account and its limits."""
         return AccountResponse(
@@ -866,7 +597,12 @@ def create_app(
             daily_budget=who.daily_budget or settings.daily_budget,
         )
 
-    @app.get("/api/metadata", response_model=MetadataResponse, responses=_ERRORS, tags=["analysis"])
+    @app.get(
+        "/api/metadata",
+        response_model=MetadataResponse,
+        responses=ERROR_RESPONSES,
+        tags=["analysis"],
+    )
     def metadata_endpoint(who: Account) -> dict[str, Any]:
         """The variables analysts may use: labels, levels and cutpoint bins (never counts)."""
         config = engine.config
@@ -880,114 +616,113 @@ def create_app(
             "identity_logging": settings.log_identity,
         }
 
-    @app.post(
+    def analysis_route(
+        path: str,
+        request: type[BaseModel],
+        response: type[BaseModel] | None,
+        run: Callable[[Any], Any],
+        name: str,
+        doc: str,
+    ) -> None:
+        """Register ``POST path``: ``run(body)`` on the engine, answered by :func:`answer`.
+
+        ``response`` None is the PNG route: the image itself, or a JSON refusal.
+        """
+
+        def endpoint(body: Any, who: AccountInfo) -> Any:
+            return answer(who, lambda: run(body), png=response is None)
+
+        # FastAPI reads the body's model and the account dependency from the
+        # annotations, and names the OpenAPI operation after the function.
+        endpoint.__annotations__ = {"body": request, "who": Account, "return": Any}
+        endpoint.__name__ = endpoint.__qualname__ = name
+        endpoint.__doc__ = doc
+        if response is None:
+            options: dict[str, Any] = {
+                "response_class": Response,
+                "responses": {
+                    200: {
+                        "content": {"image/png": {}},
+                        "description": "The plots (or a JSON refusal)",
+                    },
+                    **ERROR_RESPONSES,
+                },
+            }
+        else:
+            options = {
+                "response_model": answer_model(response),
+                "response_model_exclude_unset": True,
+                "responses": ERROR_RESPONSES,
+            }
+        app.post(path, tags=["analysis"], **options)(endpoint)
+
+    def plot_of(method: Callable[[Any, Any], Any]) -> Callable[[Any], Any]:
+        return lambda body: method(universe_value(body.universe), formula_value(body.formula))
+
+    analysis_route(
         "/api/universe/check",
-        response_model=_discriminated(UniverseCheckResponse),
-        response_model_exclude_unset=True,
-        responses=_ERRORS,
-        tags=["analysis"],
+        UniverseRequest,
+        UniverseCheckResponse,
+        lambda body: engine.universe_check(universe_value(body.universe)),
+        "universe_check",
+        "Whether a universe passes the universe rules, and its size class (never its count).",
     )
-    def universe_check(body: UniverseRequest, who: Account) -> Any:
-        """Whether a universe passes the universe rules, and its size class (never its count)."""
-        return answer(who, lambda: engine.universe_check(universe_value(body.universe)))
-
-    @app.post(
+    analysis_route(
         "/api/crosstab",
-        response_model=_discriminated(CrosstabResponse),
-        response_model_exclude_unset=True,
-        responses=_ERRORS,
-        tags=["analysis"],
+        CrosstabRequest,
+        CrosstabResponse,
+        lambda body: engine.crosstab(
+            universe_value(body.universe), body.rows, body.cols, mean_of=body.mean_of
+        ),
+        "crosstab",
+        "A one- or two-way table of counts (optionally cell means) on a universe.",
     )
-    def crosstab(body: CrosstabRequest, who: Account) -> Any:
-        """A one- or two-way table of counts (optionally cell means) on a universe."""
-        return answer(
-            who,
-            lambda: engine.crosstab(
-                universe_value(body.universe), body.rows, body.cols, mean_of=body.mean_of
-            ),
-        )
-
-    @app.post(
+    analysis_route(
         "/api/regression",
-        response_model=_discriminated(RegressionResponse),
-        response_model_exclude_unset=True,
-        responses=_ERRORS,
-        tags=["analysis"],
+        RegressionRequest,
+        RegressionResponse,
+        lambda body: engine.regress(
+            universe_value(body.universe), formula_value(body.formula), body.family
+        ),
+        "regression",
+        "OLS or logistic regression: coefficients, standard errors, ANOVA / deviance table.",
     )
-    def regression(body: RegressionRequest, who: Account) -> Any:
-        """OLS or logistic regression: coefficients, standard errors, ANOVA / deviance table."""
-        return answer(
-            who,
-            lambda: engine.regress(
-                universe_value(body.universe), formula_value(body.formula), body.family
-            ),
-        )
-
-    @app.post(
+    analysis_route(
         "/api/correlation",
-        response_model=_discriminated(CorrelationResponse),
-        response_model_exclude_unset=True,
-        responses=_ERRORS,
-        tags=["analysis"],
+        CorrelationRequest,
+        CorrelationResponse,
+        lambda body: engine.correlation(universe_value(body.universe), list(body.variables)),
+        "correlation",
+        "Pearson correlations of continuous variables (or approved transformations of them).",
     )
-    def correlation(body: CorrelationRequest, who: Account) -> Any:
-        """Pearson correlations of continuous variables (or approved transformations of them)."""
-        return answer(
-            who, lambda: engine.correlation(universe_value(body.universe), list(body.variables))
-        )
-
-    @app.post(
+    analysis_route(
         "/api/residual-plot",
-        response_model=_discriminated(ResidualPlotResponse),
-        response_model_exclude_unset=True,
-        responses=_ERRORS,
-        tags=["analysis"],
+        ResidualPlotRequest,
+        ResidualPlotResponse,
+        plot_of(engine.residual_plot),
+        "residual_plot",
+        "Synthetic residual plots of an OLS model: panels' data and the PNG (base64).",
     )
-    def residual_plot(body: ResidualPlotRequest, who: Account) -> Any:
-        """Synthetic residual plots of an OLS model: panels' data and the PNG (base64)."""
-        return answer(
-            who,
-            lambda: engine.residual_plot(
-                universe_value(body.universe), formula_value(body.formula)
-            ),
-        )
-
-    @app.post(
+    analysis_route(
         "/api/residual-plot.png",
-        response_class=Response,
-        responses={
-            200: {"content": {"image/png": {}}, "description": "The plots (or a JSON refusal)"},
-            **_ERRORS,
-        },
-        tags=["analysis"],
+        ResidualPlotRequest,
+        None,
+        plot_of(engine.residual_plot),
+        "residual_plot_png",
+        "Synthetic residual plots as a PNG image; a refusal comes back as JSON.",
     )
-    def residual_plot_png(body: ResidualPlotRequest, who: Account) -> Any:
-        """Synthetic residual plots as a PNG image; a refusal comes back as JSON."""
-        return answer(
-            who,
-            lambda: engine.residual_plot(
-                universe_value(body.universe), formula_value(body.formula)
-            ),
-            png=True,
-        )
-
-    @app.post(
+    analysis_route(
         "/api/logit-diagnostics",
-        response_model=_discriminated(LogitDiagnosticsResponse),
-        response_model_exclude_unset=True,
-        responses=_ERRORS,
-        tags=["analysis"],
+        ResidualPlotRequest,
+        LogitDiagnosticsResponse,
+        plot_of(engine.logit_diagnostics),
+        "logit_diagnostics",
+        "Binned residual plots of a logistic regression: each point the mean of many units.",
     )
-    def logit_diagnostics(body: ResidualPlotRequest, who: Account) -> Any:
-        """Binned residual plots of a logistic regression: each point the mean of many units."""
-        return answer(
-            who,
-            lambda: engine.logit_diagnostics(
-                universe_value(body.universe), formula_value(body.formula)
-            ),
-        )
 
-    @app.get("/api/history", response_model=HistoryResponse, responses=_ERRORS, tags=["analysis"])
+    @app.get(
+        "/api/history", response_model=HistoryResponse, responses=ERROR_RESPONSES, tags=["analysis"]
+    )
     def history(
         who: Account, limit: Annotated[int, Query(ge=1, le=10_000)] = 50
     ) -> HistoryResponse:

@@ -198,7 +198,7 @@ class ServerConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise ParameterError(f"config {name} must be a number, got {value!r}")
-            if not low < value <= high:
+            if not low < float(value) <= high:
                 raise ParameterError(f"config {name} must be in ({low}, {high}], got {value}")
             object.__setattr__(self, name, float(value))
         for name in ("residual_noise_sd", "residual_clip"):
@@ -292,7 +292,17 @@ DEFAULT_CONFIG = ServerConfig()
 
 
 def load_config(config: ServerConfig | Mapping[str, Any] | str | Path | None) -> ServerConfig:
-    """A :class:`ServerConfig` from a config, a mapping, a YAML path, or ``None`` (defaults)."""
+    """A :class:`ServerConfig` from a config, a mapping, a YAML path, or ``None`` (defaults).
+
+    Parameters
+    ----------
+    config : ServerConfig, mapping, str, Path or None
+        The thresholds, or where to read them.
+
+    Returns
+    -------
+    ServerConfig
+    """
     if config is None:
         return DEFAULT_CONFIG
     if isinstance(config, ServerConfig):

@@ -270,7 +270,8 @@ def _fixed_width_binning(xs: np.ndarray, beta: int) -> Binning:
 def _minimum_width_binning(xs: np.ndarray, beta: int) -> Binning:
     values, value_counts = np.unique(xs, return_counts=True)
     cum = np.cumsum(value_counts)
-    starts, counts = [], []
+    starts: list[int] = []
+    counts: list[int] = []
     base, first = 0, 0
     while first < values.size:
         last = int(np.searchsorted(cum, base + beta, side="left"))

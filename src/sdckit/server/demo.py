@@ -37,7 +37,14 @@ def make_demo_data(n: int = 5000, *, random_state=0) -> pd.DataFrame:
     Parameters
     ----------
     n : int, default 5000
+        Number of people (at least 100).
     random_state : None, int or numpy.random.Generator, default 0
+        Seed of the generator.
+
+    Returns
+    -------
+    DataFrame
+        sex, region, education, age, hours, wage and employed.
     """
     n = check_int(n, "n", minimum=100)
     rng = check_random_state(random_state)
@@ -75,7 +82,19 @@ def make_demo_data(n: int = 5000, *, random_state=0) -> pd.DataFrame:
 
 
 def demo_metadata(data: pd.DataFrame, *, beta: int = 250) -> Metadata:
-    """Metadata of :func:`make_demo_data` output: labels, ordered education, cutpoints."""
+    """Metadata of :func:`make_demo_data` output: labels, ordered education, cutpoints.
+
+    Parameters
+    ----------
+    data : DataFrame
+        Output of :func:`make_demo_data`.
+    beta : int, default 250
+        Fewest units per cutpoint bin (Lucero et al. (2011), §3.1.3).
+
+    Returns
+    -------
+    Metadata
+    """
     meta = Metadata.infer(data, beta=beta, labels=DEMO_LABELS)
     variables = dict(meta.variables)
     if "education" in variables:

@@ -95,7 +95,20 @@ def xi(pi: Sequence[float], k: int) -> float:
 
 
 def xi_bounds(n_cells: int, k: int) -> tuple[float, float]:
-    """The bounds (6): xi at equal proportions (lower) and 1/(k-1) (upper)."""
+    """The bounds (6) of Lucero et al. (2011), §4: xi at equal proportions (lower) and 1/(k-1) (upper).
+
+    Parameters
+    ----------
+    n_cells : int
+        J, the number of cells.
+    k : int
+        The Drop q parameter.
+
+    Returns
+    -------
+    tuple of float
+        (lower, upper).
+    """
     if isinstance(n_cells, bool) or not isinstance(n_cells, numbers.Integral) or n_cells < 1:
         raise ParameterError(f"n_cells must be an integer >= 1, got {n_cells!r}")
     k = _check_k(k)

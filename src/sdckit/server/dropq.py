@@ -39,12 +39,28 @@ MIN_SECRET_BYTES = 16
 
 
 def generate_secret() -> bytes:
-    """A fresh 32-byte server secret (the service stores it; it is never shown to analysts)."""
+    """A fresh 32-byte server secret (the service stores it; it is never shown to analysts).
+
+    Returns
+    -------
+    bytes
+    """
     return _secrets.token_bytes(32)
 
 
 def unit_keys(index: pd.Index) -> np.ndarray:
-    """A 64-bit identifier per unit, from the data's index labels (which must be unique)."""
+    """A 64-bit identifier per unit, from the data's index labels (which must be unique).
+
+    Parameters
+    ----------
+    index : pandas.Index
+        The data's index: integers are used as they are, other labels by a
+        64-bit BLAKE2 digest.
+
+    Returns
+    -------
+    ndarray of int64
+    """
     if not index.is_unique:
         dup = index[index.duplicated()][:3].tolist()
         raise DataError(
@@ -98,11 +114,11 @@ class DropQ:
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 2:
             raise ParameterError(f"drop_q_k must be an integer >= 2, got {k!r}")
         keys = np.asarray(keys, dtype=np.int64)
-        self._secret = bytes(secret)
-        self._k = int(k)
+        self._secret: bytes = bytes(secret)
+        self._k: int = int(k)
         # Sorting once lets each query list its units in key order without a sort.
-        self._order = np.argsort(keys, kind="stable")
-        self._sorted_keys = np.ascontiguousarray(keys[self._order]).astype("<i8")
+        self._order: np.ndarray = np.argsort(keys, kind="stable")
+        self._sorted_keys: np.ndarray = np.ascontiguousarray(keys[self._order]).astype("<i8")
 
     def __repr__(self) -> str:
         return f"DropQ(k={self._k}, units={self._sorted_keys.size})"

@@ -28,22 +28,30 @@ import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
 from threadpoolctl import ThreadpoolController
 
 from sdckit._validation import check_dataframe
-from sdckit.errors import ParameterError
+from sdckit.errors import ParameterError, RuleViolation
 from sdckit.server import analyses, rules
-from sdckit.server.analyses import CodedData, Refusal
+from sdckit.server.analyses import (
+    AnalysisOutcome,
+    CodedData,
+    CorrelationResult,
+    CrosstabResult,
+    Refusal,
+    RegressionResult,
+    UniverseCheckResult,
+)
 from sdckit.server.config import ServerConfig, load_config
 from sdckit.server.dropq import DropQ, generate_secret, unit_keys
-from sdckit.server.formula import FormulaError, as_formula, parse_factor
+from sdckit.server.formula import Formula, as_formula, parse_factor
 from sdckit.server.limits import deadline
 from sdckit.server.logit_diagnostics import (
     LogitDiagnosticsResult,
@@ -55,7 +63,7 @@ from sdckit.server.metadata import Metadata
 from sdckit.server.perturbation import Perturbation
 from sdckit.server.residuals import ResidualPlotResult, render_png, synthetic_residual_panels
 from sdckit.server.rules import Verdict
-from sdckit.server.universe import UniverseError, as_universe, evaluate_universe
+from sdckit.server.universe import as_universe, evaluate_universe
 
 __all__ = ["AnalysisServer", "AuditRecord", "AuditSink", "UniverseCheckResult"]
 
@@ -109,29 +117,17 @@ class AuditRecord:
 AuditSink = Callable[[AuditRecord], None]
 
 
-@dataclass(frozen=True)
-class UniverseCheckResult:
-    """Whether a universe passes the universe rules, and its size class (never its count)."""
-
-    universe: str
-    joint: bool
-    size_class: str
-    verdicts: tuple[Verdict, ...] = ()
-    refused: bool = field(default=False, init=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "status": "ok",
-            "analysis": "universe_check",
-            "universe": self.universe,
-            "joint": self.joint,
-            "size_class": self.size_class,
-            "verdicts": [v.to_dict() for v in self.verdicts],
-        }
-
-    def summary(self) -> str:
-        kind = "joint" if self.joint else "disjoint"
-        return f"universe {self.universe}: allowed ({kind}), size class {self.size_class}"
+# What a query answers: a released result or a refusal.
+_Answer = (
+    UniverseCheckResult
+    | CrosstabResult
+    | RegressionResult
+    | CorrelationResult
+    | ResidualPlotResult
+    | LogitDiagnosticsResult
+    | Refusal
+)
+_T = TypeVar("_T")
 
 
 # One query's linear algebra is small; multithreaded BLAS only adds contention
@@ -141,17 +137,35 @@ _THREADPOOLS = ThreadpoolController()
 
 
 def digest_response(payload: Mapping[str, Any]) -> str:
-    """SHA-256 hex digest of a response's canonical JSON."""
+    """SHA-256 hex digest of a response's canonical JSON.
+
+    Parameters
+    ----------
+    payload : mapping
+        The response body as JSON-ready values (without its ``audit_id``).
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+    """
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
 class _Prepared:
+    """A universe after its rules: the Drop-q rows kept (None when refused) and the verdicts."""
+
     universe_text: str
     positions: np.ndarray | None
     verdicts: tuple[Verdict, ...]
     joint: bool = False
+
+    @property
+    def kept(self) -> np.ndarray:
+        """The kept rows of a universe that passed its rules."""
+        return _checked(self.positions)
 
 
 class AnalysisServer:
@@ -222,7 +236,7 @@ class AnalysisServer:
         keys = unit_keys(data.index)
         self._dropq = DropQ(keys, self._secret, self._config.drop_q_k)
         self._perturb = (
-            Perturbation(keys, self._secret, self._config.perturbation_weight_range)
+            Perturbation(keys, self._secret, _weight_range(self._config))
             if self._config.perturbation
             else None
         )
@@ -293,15 +307,22 @@ class AnalysisServer:
             self._audit_sink(record)
         return record
 
-    def _run(self, analysis: str, query: dict[str, Any], compute: Callable[[], Any]) -> Any:
+    def _run(self, analysis: str, query: dict[str, Any], compute: Callable[[], _Answer]) -> _Answer:
+        """Run one query under the thread and time limits and append its audit record.
+
+        A :class:`~sdckit.errors.RuleViolation` raised while reading the query
+        (a universe or formula that does not fit) is answered by a refusal; a
+        :class:`~sdckit.errors.ParameterError` is recorded as an ``error`` and
+        raised again.
+        """
         arrived = datetime.now(UTC).isoformat(timespec="milliseconds")
         started = time.perf_counter()
+        result: _Answer
         try:
             with _THREADPOOLS.limit(limits=1, user_api="blas"), deadline(self._max_seconds):
                 result = compute()
-        except (UniverseError, FormulaError) as exc:
-            rule = "universe_definition" if isinstance(exc, UniverseError) else "formula_syntax"
-            result = Refusal(analysis, (Verdict(rule, False, str(exc)),))
+        except RuleViolation as exc:
+            result = Refusal(analysis, (rules.violation(exc),))
         except ParameterError as exc:
             self._record(analysis, query, "error", (), None, started, arrived, error=str(exc))
             raise
@@ -326,7 +347,7 @@ class AnalysisServer:
             max_pieces=self._config.max_universe_pieces,
             keep_empty_intersections=rule_set == "default",
         )
-        verdicts = (
+        verdicts: tuple[Verdict, ...] = (
             rules.no_marginal_1_or_2(
                 evaluation, min_marginal=self._config.min_marginal, rules=rule_set
             ),
@@ -340,20 +361,79 @@ class AnalysisServer:
         if not all(v.passed for v in verdicts):
             return _Prepared(text, None, verdicts, evaluation.joint)
         sample = self._dropq.subsample(evaluation.members)
-        verdicts += (Verdict("drop_q", True, "a few units were removed at random (Drop q rule)"),)
+        verdicts += (rules.drop_q(),)
         return _Prepared(text, sample.kept, verdicts, evaluation.joint)
 
+    def _pipeline(
+        self,
+        analysis: str,
+        universe: Any,
+        query: dict[str, Any],
+        analyse: Callable[[_Prepared], AnalysisOutcome],
+        *,
+        static: Sequence[Verdict] = (),
+        release: Callable[[AnalysisOutcome, _Prepared, tuple[Verdict, ...]], _Answer] | None = None,
+    ) -> _Answer:
+        """The one sequence every query follows; each rule runs once.
+
+        ``static`` (the verdicts of the rules that need only the query and the
+        metadata, already run) -> the universe rules and Drop q
+        (:meth:`_prepare`) -> ``analyse`` (the analysis and its data rules)
+        -> ``release`` (the released result from the outcome, the prepared
+        universe and every verdict; default: the outcome's result carrying
+        every verdict). The first stage that refuses gives the
+        :class:`Refusal`. A released answer lists the universe verdicts,
+        then the static ones, then the analysis's own.
+        """
+        static = tuple(static)
+        if not all(v.passed for v in static):
+            return Refusal(analysis, static)
+        prepared = self._prepare(universe, query)
+        if prepared.positions is None:
+            return Refusal(analysis, prepared.verdicts)
+        outcome = analyse(prepared)
+        verdicts = prepared.verdicts + static + outcome.verdicts
+        if outcome.result is None:
+            return Refusal(analysis, verdicts)
+        if release is None:
+            return replace(outcome.result, verdicts=verdicts)
+        return release(outcome, prepared, verdicts)
+
+    def _regression_rules(
+        self, formula: Any, family: str, query: dict[str, Any]
+    ) -> tuple[Formula, list[Verdict]]:
+        """Parse a formula (recorded in canonical form) and run the static regression rules."""
+        parsed = as_formula(formula)
+        query["formula"] = parsed.to_string()
+        return parsed, rules.static_regression_rules(parsed, self._metadata, family, self._config)
+
+    def _fit(self, formula: Formula, family: str) -> Callable[[_Prepared], AnalysisOutcome]:
+        """The regression stage of the pipeline for ``formula``."""
+        return lambda prepared: analyses.regression(
+            self._coded,
+            prepared.kept,
+            prepared.universe_text,
+            formula,
+            family,
+            self._config,
+            perturb=self._perturb,
+        )
+
     @staticmethod
-    def _universe_query_value(universe: Any) -> Any:
-        if universe is None or isinstance(universe, str | int | float | bool):
-            return universe
-        if hasattr(universe, "to_string"):
-            return universe.to_string()
+    def _query_value(value: Any) -> Any:
+        """A universe or formula as the audit record keeps it, before it is parsed."""
+        if value is None or isinstance(value, str | int | float | bool):
+            return value
+        if hasattr(value, "to_string"):
+            return value.to_string()
         try:
-            json.dumps(universe)
-            return universe
+            json.dumps(value)
+            return value
         except (TypeError, ValueError):
-            return repr(universe)[:500]
+            return repr(value)[:500]
+
+    def _query(self, universe: Any, **fields: Any) -> dict[str, Any]:
+        return {"universe": self._query_value(universe), **fields}
 
     # ----------------------------------------------------------------- queries
 
@@ -362,26 +442,30 @@ class AnalysisServer:
 
         The size class ("small", "medium", "large", by
         ``config.size_class_bounds``) is computed on the Drop-q subsample.
+
+        Parameters
+        ----------
+        universe : str, mapping, Universe or None
+            The universe (None: everyone).
+
+        Returns
+        -------
+        UniverseCheckResult or Refusal
         """
-        query: dict[str, Any] = {"universe": self._universe_query_value(universe)}
+        query = self._query(universe)
 
-        def compute():
-            prepared = self._prepare(universe, query)
-            if prepared.positions is None:
-                return Refusal("universe_check", prepared.verdicts)
-            size = (
-                self._perturb.count(prepared.positions)
-                if self._perturb is not None
-                else int(prepared.positions.size)
+        def size(prepared: _Prepared) -> AnalysisOutcome:
+            kept = prepared.kept
+            n = self._perturb.count(kept) if self._perturb is not None else int(kept.size)
+            result = UniverseCheckResult(
+                prepared.universe_text, prepared.joint, self._config.size_class(n)
             )
-            return UniverseCheckResult(
-                prepared.universe_text,
-                prepared.joint,
-                self._config.size_class(size),
-                prepared.verdicts,
-            )
+            return AnalysisOutcome((), result)
 
-        return self._run("universe_check", query, compute)
+        answer = self._run(
+            "universe_check", query, lambda: self._pipeline("universe_check", universe, query, size)
+        )
+        return cast("UniverseCheckResult | Refusal", answer)
 
     def crosstab(
         self,
@@ -390,176 +474,158 @@ class AnalysisServer:
         cols: str | None = None,
         *,
         mean_of: str | None = None,
-    ) -> analyses.CrosstabResult | Refusal:
+    ) -> CrosstabResult | Refusal:
         """Cross-tabulate ``rows`` by ``cols`` (optional) on the subsampled universe.
 
         Continuous variables are tabulated by their cutpoint bins. With
         ``mean_of`` the cell means of that continuous variable are added,
         under the dominance rule. Refused when a released cell or margin would
         hold 1 or 2 units.
-        """
-        query: dict[str, Any] = {
-            "universe": self._universe_query_value(universe),
-            "rows": rows,
-            "cols": cols,
-            "mean_of": mean_of,
-        }
 
-        def compute():
+        Parameters
+        ----------
+        universe : str, mapping, Universe or None
+            The universe (None: everyone).
+        rows : str
+            The row variable.
+        cols : str, optional
+            The column variable.
+        mean_of : str, optional
+            A continuous variable whose cell means are added.
+
+        Returns
+        -------
+        CrosstabResult or Refusal
+        """
+        query = self._query(universe, rows=rows, cols=cols, mean_of=mean_of)
+
+        def compute() -> _Answer:
             for name, value in (("rows", rows), ("cols", cols), ("mean_of", mean_of)):
                 if value is not None and not isinstance(value, str):
                     raise ParameterError(f"{name} must be a variable name, got {value!r}")
-            prepared = self._prepare(universe, query)
-            if prepared.positions is None:
-                return Refusal("crosstab", prepared.verdicts)
-            verdicts, result = analyses.crosstab(
-                self._coded,
-                prepared.positions,
-                prepared.universe_text,
-                rows,
-                cols,
-                self._config,
-                mean_of=mean_of,
-                perturb=self._perturb,
+            return self._pipeline(
+                "crosstab",
+                universe,
+                query,
+                lambda prepared: analyses.crosstab(
+                    self._coded,
+                    prepared.kept,
+                    prepared.universe_text,
+                    rows,
+                    cols,
+                    self._config,
+                    mean_of=mean_of,
+                    perturb=self._perturb,
+                ),
             )
-            all_verdicts = prepared.verdicts + tuple(verdicts)
-            if result is None:
-                return Refusal("crosstab", all_verdicts)
-            return _with_verdicts(result, all_verdicts)
 
-        return self._run("crosstab", query, compute)
+        return cast("CrosstabResult | Refusal", self._run("crosstab", query, compute))
 
     def regress(
         self, universe: Any, formula: Any, family: str = "ols"
-    ) -> analyses.RegressionResult | Refusal:
+    ) -> RegressionResult | Refusal:
         """Fit an OLS (``family="ols"``) or logistic (``"logit"``) regression.
 
         ``formula`` is text such as ``"log(wage) ~ age + square(age) + sex"``
         or its typed mapping (:class:`sdckit.server.formula.Formula`). The
         result holds coefficients, standard errors and the ANOVA (deviance)
         table only.
-        """
-        query: dict[str, Any] = {
-            "universe": self._universe_query_value(universe),
-            "formula": formula if isinstance(formula, str) else self._universe_query_value(formula),
-            "family": family,
-        }
 
-        def compute():
+        Parameters
+        ----------
+        universe : str, mapping, Universe or None
+            The universe (None: everyone).
+        formula : str, mapping or Formula
+            The model.
+        family : {"ols", "logit"}, default "ols"
+            The model family.
+
+        Returns
+        -------
+        RegressionResult or Refusal
+        """
+        query = self._query(universe, formula=self._query_value(formula), family=family)
+
+        def compute() -> _Answer:
             if family not in analyses.FAMILIES:
                 raise ParameterError(
                     f"family must be one of {list(analyses.FAMILIES)}, got {family!r}"
                 )
-            parsed = as_formula(formula)
-            query["formula"] = parsed.to_string()
-            static = analyses.static_regression_rules(parsed, self._metadata, family, self._config)
-            if not static[-1].passed:
-                return Refusal("regression", tuple(static))
-            prepared = self._prepare(universe, query)
-            if prepared.positions is None:
-                return Refusal("regression", prepared.verdicts)
-            verdicts, result, _ = analyses.regression(
-                self._coded,
-                prepared.positions,
-                prepared.universe_text,
-                parsed,
-                family,
-                self._config,
-                perturb=self._perturb,
+            parsed, static = self._regression_rules(formula, family, query)
+            return self._pipeline(
+                "regression", universe, query, self._fit(parsed, family), static=static
             )
-            all_verdicts = prepared.verdicts + tuple(verdicts)
-            if result is None:
-                return Refusal("regression", all_verdicts)
-            return _with_verdicts(result, all_verdicts)
 
-        return self._run("regression", query, compute)
+        return cast("RegressionResult | Refusal", self._run("regression", query, compute))
 
-    def correlation(
-        self, universe: Any, variables: Sequence[str]
-    ) -> analyses.CorrelationResult | Refusal:
-        """Pearson correlations of continuous variables (names, or approved transforms like ``log(x)``)."""
-        query: dict[str, Any] = {
-            "universe": self._universe_query_value(universe),
-            "variables": list(variables)
-            if isinstance(variables, Sequence) and not isinstance(variables, str)
-            else self._universe_query_value(variables),
-        }
+    def correlation(self, universe: Any, variables: Sequence[str]) -> CorrelationResult | Refusal:
+        """Pearson correlations of continuous variables (names, or approved transforms like ``log(x)``).
 
-        def compute():
-            if isinstance(variables, str) or not isinstance(variables, Sequence):
+        Parameters
+        ----------
+        universe : str, mapping, Universe or None
+            The universe (None: everyone).
+        variables : sequence of str
+            Two or more variables, each possibly transformed (``"log(wage)"``).
+
+        Returns
+        -------
+        CorrelationResult or Refusal
+        """
+        listed = isinstance(variables, Sequence) and not isinstance(variables, str)
+        query = self._query(
+            universe, variables=list(variables) if listed else self._query_value(variables)
+        )
+
+        def compute() -> _Answer:
+            if not listed:
                 raise ParameterError("variables must be a list of variable names")
             factors = []
             for item in variables:
                 if not isinstance(item, str):
                     raise ParameterError(f"variables must be names, got {item!r}")
                 factors.append(parse_factor(item))
-            prepared = self._prepare(universe, query)
-            if prepared.positions is None:
-                return Refusal("correlation", prepared.verdicts)
-            verdicts, result = analyses.correlation(
-                self._coded,
-                prepared.positions,
-                prepared.universe_text,
-                factors,
-                self._config,
-                perturb=self._perturb,
+            return self._pipeline(
+                "correlation",
+                universe,
+                query,
+                lambda prepared: analyses.correlation(
+                    self._coded,
+                    prepared.kept,
+                    prepared.universe_text,
+                    factors,
+                    self._config,
+                    perturb=self._perturb,
+                ),
             )
-            all_verdicts = prepared.verdicts + tuple(verdicts)
-            if result is None:
-                return Refusal("correlation", all_verdicts)
-            return _with_verdicts(result, all_verdicts)
 
-        return self._run("correlation", query, compute)
-
-    def _checked_fit(
-        self, analysis: str, model: str, universe: Any, formula: Any, query: dict[str, Any]
-    ) -> Refusal | tuple[Any, _Prepared, Any, tuple[Verdict, ...]]:
-        """A regression that has passed every rule, for a plot drawn from it.
-
-        Static rules, the universe, the fit and its output rules, in that order;
-        the first that fails gives the Refusal. Otherwise returns the parsed
-        formula, the prepared universe, the fit's internals and all verdicts.
-        """
-        parsed = as_formula(formula)
-        query["formula"] = parsed.to_string()
-        static = analyses.static_regression_rules(parsed, self._metadata, model, self._config)
-        if not static[-1].passed:
-            return Refusal(analysis, tuple(static))
-        prepared = self._prepare(universe, query)
-        if prepared.positions is None:
-            return Refusal(analysis, prepared.verdicts)
-        verdicts, result, internals = analyses.regression(
-            self._coded,
-            prepared.positions,
-            prepared.universe_text,
-            parsed,
-            model,
-            self._config,
-            perturb=self._perturb,
-        )
-        all_verdicts = prepared.verdicts + tuple(verdicts)
-        if result is None:
-            return Refusal(analysis, all_verdicts)
-        return parsed, prepared, internals, all_verdicts
+        return cast("CorrelationResult | Refusal", self._run("correlation", query, compute))
 
     def residual_plot(self, universe: Any, formula: Any) -> ResidualPlotResult | Refusal:
-        """Synthetic residual plots of an OLS model (Lucero et al. 2011, Section 3.2.1).
+        """Synthetic residual plots of an OLS model (Lucero et al. (2011), §3.2.1).
 
         The model must pass every regression rule; the plots never show a real
         residual. Returns the panels' data and a PNG.
-        """
-        query: dict[str, Any] = {
-            "universe": self._universe_query_value(universe),
-            "formula": formula if isinstance(formula, str) else self._universe_query_value(formula),
-        }
 
-        def compute():
-            checked = self._checked_fit("residual_plot", "ols", universe, formula, query)
-            if isinstance(checked, Refusal):
-                return checked
-            parsed, prepared, internals, all_verdicts = checked
+        Parameters
+        ----------
+        universe : str, mapping, Universe or None
+            The universe (None: everyone).
+        formula : str, mapping or Formula
+            The OLS model.
+
+        Returns
+        -------
+        ResidualPlotResult or Refusal
+        """
+
+        def release(
+            outcome: AnalysisOutcome, prepared: _Prepared, verdicts: tuple[Verdict, ...]
+        ) -> ResidualPlotResult:
+            internals = _checked(outcome.internals)
+            formula_text = internals.formula.to_string()
             panels = synthetic_residual_panels(
-                response=parsed.response.to_string(),
+                response=internals.formula.response.to_string(),
                 fitted=internals.fitted,
                 standardized_residuals=internals.standardized_residuals,
                 predictors=internals.predictors,
@@ -568,13 +634,11 @@ class AnalysisServer:
                 config=self._config,
             )
             png = render_png(
-                panels, f"Synthetic residuals: {parsed.to_string()}", self._config.residual_clip
+                panels, f"Synthetic residuals: {formula_text}", self._config.residual_clip
             )
-            return ResidualPlotResult(
-                prepared.universe_text, parsed.to_string(), panels, png, all_verdicts
-            )
+            return ResidualPlotResult(prepared.universe_text, formula_text, panels, png, verdicts)
 
-        return self._run("residual_plot", query, compute)
+        return self._plot("residual_plot", "ols", universe, formula, release)
 
     def logit_diagnostics(self, universe: Any, formula: Any) -> LogitDiagnosticsResult | Refusal:
         """Binned residual plots of a logistic regression (:mod:`sdckit.server.logit_diagnostics`).
@@ -582,19 +646,26 @@ class AnalysisServer:
         The model must pass every regression rule. Each plotted point is the
         mean residual of at least Gamma* units (groups of fitted probability,
         public cutpoint bins, categories), with keyed noise; no point is a unit.
-        """
-        query: dict[str, Any] = {
-            "universe": self._universe_query_value(universe),
-            "formula": formula if isinstance(formula, str) else self._universe_query_value(formula),
-        }
 
-        def compute():
-            checked = self._checked_fit("logit_diagnostics", "logit", universe, formula, query)
-            if isinstance(checked, Refusal):
-                return checked
-            parsed, prepared, internals, all_verdicts = checked
+        Parameters
+        ----------
+        universe : str, mapping, Universe or None
+            The universe (None: everyone).
+        formula : str, mapping or Formula
+            The logistic model.
+
+        Returns
+        -------
+        LogitDiagnosticsResult or Refusal
+        """
+
+        def release(
+            outcome: AnalysisOutcome, prepared: _Prepared, verdicts: tuple[Verdict, ...]
+        ) -> LogitDiagnosticsResult:
+            internals = _checked(outcome.internals)
+            parsed = internals.formula
             # The analysis sample: the kept units with every model variable observed.
-            rows = prepared.positions
+            rows = prepared.kept
             for name in parsed.variables:
                 rows = rows[self._coded.codes[name][rows] >= 0]
             factors = {f.to_string(): f.variable for f in parsed.main_effects}
@@ -610,11 +681,39 @@ class AnalysisServer:
             )
             png = render_binned_png(panels, f"Binned residuals: {parsed.to_string()}")
             return LogitDiagnosticsResult(
-                prepared.universe_text, parsed.to_string(), panels, png, all_verdicts
+                prepared.universe_text, parsed.to_string(), panels, png, verdicts
             )
 
-        return self._run("logit_diagnostics", query, compute)
+        return self._plot("logit_diagnostics", "logit", universe, formula, release)
+
+    def _plot(
+        self,
+        analysis: str,
+        family: str,
+        universe: Any,
+        formula: Any,
+        release: Callable[[AnalysisOutcome, _Prepared, tuple[Verdict, ...]], Any],
+    ) -> Any:
+        """A plot drawn from a regression that passed every rule (the regression's pipeline)."""
+        query = self._query(universe, formula=self._query_value(formula))
+
+        def compute() -> _Answer:
+            parsed, static = self._regression_rules(formula, family, query)
+            return self._pipeline(
+                analysis, universe, query, self._fit(parsed, family), static=static, release=release
+            )
+
+        return self._run(analysis, query, compute)
 
 
-def _with_verdicts(result: Any, verdicts: tuple[Verdict, ...]) -> Any:
-    return replace(result, verdicts=verdicts)
+def _weight_range(config: ServerConfig) -> tuple[float, float]:
+    """The (a, b) of the unit factors 1 +/- U[a, b] (the config checks there are two)."""
+    low, high = config.perturbation_weight_range
+    return float(low), float(high)
+
+
+def _checked(value: _T | None) -> _T:
+    """A value the pipeline guarantees for a released answer (never None there)."""
+    if value is None:  # pragma: no cover - the pipeline releases only complete outcomes
+        raise RuntimeError("internal error: a released analysis lacks its data")
+    return value

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sdckit.errors import ParameterError
+from sdckit.errors import FormulaError
 
 __all__ = [
     "Factor",
@@ -43,14 +43,6 @@ __all__ = [
 MAX_FORMULA_LENGTH = 2000
 
 _TOKEN = re.compile(r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[~+*:()]))")
-
-
-class FormulaError(ParameterError):
-    """A formula does not follow the grammar; ``position`` is the offending character."""
-
-    def __init__(self, message: str, position: int | None = None) -> None:
-        super().__init__(message)
-        self.position = position
 
 
 @dataclass(frozen=True, order=True)
@@ -163,7 +155,17 @@ def _factor_from(obj: Any) -> Factor:
 
 
 def parse_factor(text: str) -> Factor:
-    """Parse ``"x"`` or ``"log(x)"`` into a :class:`Factor`."""
+    """Parse ``"x"`` or ``"log(x)"`` into a :class:`Factor`.
+
+    Parameters
+    ----------
+    text : str
+        A variable, or a transformation of one.
+
+    Returns
+    -------
+    Factor
+    """
     if len(text) > MAX_FORMULA_LENGTH:
         raise FormulaError(f"formula factor is longer than {MAX_FORMULA_LENGTH} characters")
     parser = _Parser(text)
@@ -276,6 +278,15 @@ class _Parser:
 def parse_formula(text: str) -> Formula:
     """Parse ``"y ~ x1 + log(x2) + x1:x3"`` into a :class:`Formula` (see the module grammar).
 
+    Parameters
+    ----------
+    text : str
+        The formula.
+
+    Returns
+    -------
+    Formula
+
     Raises
     ------
     FormulaError
@@ -293,7 +304,17 @@ def parse_formula(text: str) -> Formula:
 
 
 def as_formula(formula: Formula | str | Mapping[str, Any] | Sequence) -> Formula:
-    """A :class:`Formula` from a formula, its text, or its typed mapping."""
+    """A :class:`Formula` from a formula, its text, or its typed mapping.
+
+    Parameters
+    ----------
+    formula : Formula, str or mapping
+        The model.
+
+    Returns
+    -------
+    Formula
+    """
     if isinstance(formula, Formula):
         return Formula.from_dict(formula.to_dict())
     if isinstance(formula, str):

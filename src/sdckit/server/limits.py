@@ -14,7 +14,7 @@ import contextvars
 import time
 from collections.abc import Iterator
 
-from sdckit.errors import ParameterError
+from sdckit.errors import AnalysisTimeout
 
 __all__ = ["AnalysisTimeout", "check_deadline", "deadline"]
 
@@ -23,13 +23,19 @@ _DEADLINE: contextvars.ContextVar[tuple[float, float] | None] = contextvars.Cont
 )
 
 
-class AnalysisTimeout(ParameterError):
-    """An analysis ran past the server's maximum run time."""
-
-
 @contextlib.contextmanager
 def deadline(seconds: float | None) -> Iterator[None]:
-    """Run the block under a deadline of ``seconds`` (None: no limit)."""
+    """Run the block under a deadline of ``seconds`` (None: no limit).
+
+    Parameters
+    ----------
+    seconds : float or None
+        The maximum run time.
+
+    Yields
+    ------
+    None
+    """
     if seconds is None:
         yield
         return

@@ -22,7 +22,6 @@ pair of answers differing by one unit does not show that unit's outcome
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -32,7 +31,7 @@ import scipy.special
 
 from sdckit.server.metadata import Metadata
 from sdckit.server.perturbation import Perturbation
-from sdckit.server.residuals import PlotResult
+from sdckit.server.residuals import PlotResult, figure_png, panel_axes
 
 __all__ = ["BinnedResidualPanel", "LogitDiagnosticsResult", "binned_residual_panels"]
 
@@ -67,10 +66,14 @@ class LogitDiagnosticsResult(PlotResult):
     title: ClassVar[str] = "Binned residual plots"
 
 
-def _merge_small(groups: list[np.ndarray], labels: list[str], min_bin: int):
+def _merge_small(
+    groups: list[np.ndarray], labels: list[str], min_bin: int
+) -> tuple[list[np.ndarray], list[str]]:
     """Merge consecutive groups until each holds at least ``min_bin`` units."""
-    merged, merged_labels = [], []
-    current, first = None, None
+    merged: list[np.ndarray] = []
+    merged_labels: list[str] = []
+    current: np.ndarray | None = None
+    first: str | None = None
     for members, label in zip(groups, labels, strict=True):
         if members.size == 0:
             continue
@@ -85,7 +88,7 @@ def _merge_small(groups: list[np.ndarray], labels: list[str], min_bin: int):
             merged[-1] = np.concatenate([merged[-1], current])
             head = merged_labels[-1].split(" .. ")[0]
             merged_labels[-1] = f"{head} .. {labels[-1]}"
-        elif current.size >= min_bin:
+        elif current.size >= min_bin and first is not None:
             merged, merged_labels = [current], [first]
     return merged, merged_labels
 
@@ -146,6 +149,12 @@ def binned_residual_panels(
         Row positions of the sample (keys of the groups' noise).
     min_bin : int
         Fewest units a plotted group may average.
+    perturb : Perturbation, optional
+        Keys the groups' noise; None: no noise.
+
+    Returns
+    -------
+    tuple of BinnedResidualPanel
     """
     residual = np.asarray(y, dtype=np.float64) - np.asarray(p, dtype=np.float64)
     variance = p * (1.0 - p)
@@ -213,21 +222,14 @@ def public_bins(
     for factor, variable in factors.items():
         var = metadata.variable(variable)
         if not var.is_categorical:
-            out[factor] = (codes[variable][rows], var.binning.public_labels)
+            out[factor] = (codes[variable][rows], var.cutpoint_bins.public_labels)
     return out
 
 
 def render_png(panels: tuple[BinnedResidualPanel, ...], title: str) -> bytes:
     """Render the panels as one PNG (matplotlib Agg; no global pyplot state)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    ncols = min(3, len(panels))
-    nrows = -(-len(panels) // ncols)
-    fig = Figure(figsize=(4.2 * ncols, 3.4 * nrows), dpi=90)
-    FigureCanvasAgg(fig)
-    for i, panel in enumerate(panels):
-        ax = fig.add_subplot(nrows, ncols, i + 1)
+    fig, axes = panel_axes(len(panels))
+    for ax, panel in zip(axes, panels, strict=True):
         x = np.asarray(panel.x)
         band = np.asarray(panel.band)
         if x.size:
@@ -240,8 +242,6 @@ def render_png(panels: tuple[BinnedResidualPanel, ...], title: str) -> bytes:
         ax.axhline(0.0, color="grey", linewidth=0.6, linestyle=":")
         ax.set_xlabel(panel.predictor)
         ax.set_ylabel("mean residual (binned)")
-    fig.suptitle(title, fontsize=10)
-    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.2, top=0.86, wspace=0.35, hspace=0.55)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    return buffer.getvalue()
+    return figure_png(
+        fig, title, left=0.1, right=0.98, bottom=0.2, top=0.86, wspace=0.35, hspace=0.55
+    )

@@ -48,11 +48,20 @@ def level_key(value: Any) -> str:
     """The string under which a data value is matched to a category level.
 
     Integral floats (``2.0`` read from a CSV) match the level ``"2"``.
+
+    Parameters
+    ----------
+    value : object
+        A data value.
+
+    Returns
+    -------
+    str
     """
     if isinstance(value, bool | np.bool_):
         return str(bool(value))
     if isinstance(value, numbers.Real) and float(value).is_integer():
-        return str(int(value))
+        return str(int(float(value)))
     return str(value)
 
 
@@ -138,9 +147,16 @@ class Variable:
         return self.kind == CATEGORICAL
 
     @property
+    def cutpoint_bins(self) -> Binning:
+        """The cutpoint bins of a continuous variable (a categorical one has none)."""
+        if self.binning is None:
+            raise SchemaError(f"variable {self.name!r} is categorical; it has no cutpoint bins")
+        return self.binning
+
+    @property
     def n_codes(self) -> int:
         """Number of levels (categorical) or bins (continuous)."""
-        return len(self.levels) if self.is_categorical else self.binning.n_bins
+        return len(self.levels) if self.is_categorical else self.cutpoint_bins.n_bins
 
     def code_labels(self) -> tuple[str, ...]:
         """Label of every code: the level, or the bin's public interval.
@@ -150,7 +166,7 @@ class Variable:
         """
         if self.is_categorical:
             return self.levels
-        return self.binning.public_labels
+        return self.cutpoint_bins.public_labels
 
     def encode(self, series: pd.Series) -> np.ndarray:
         """Integer code of every value (level index or bin index); -1 for missing."""
@@ -174,7 +190,7 @@ class Variable:
                 f"continuous column {self.name!r} holds a non-numeric value "
                 f"{series.iloc[first]!r} (row {series.index[first]!r})"
             )
-        return self.binning.assign(values)
+        return self.cutpoint_bins.assign(values)
 
     def to_dict(self, *, include_counts: bool = False, public: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
@@ -185,8 +201,12 @@ class Variable:
             if self.level_labels:
                 out["level_labels"] = dict(self.level_labels)
         else:
-            out["cutpoints"] = self.binning.to_dict(include_counts=include_counts, public=public)
-            out["bins"] = list(self.binning.public_labels if public else self.binning.labels)
+            out["cutpoints"] = self.cutpoint_bins.to_dict(
+                include_counts=include_counts, public=public
+            )
+            out["bins"] = list(
+                self.cutpoint_bins.public_labels if public else self.cutpoint_bins.labels
+            )
             if self.domain is not None:
                 out["domain"] = self.domain
         return out
@@ -203,7 +223,7 @@ class Variable:
     def from_dict(cls, name: str, mapping: Mapping[str, Any]) -> Variable:
         if not isinstance(mapping, Mapping):
             raise SchemaError(f"metadata for variable {name!r} must be a mapping")
-        kind = mapping.get("kind")
+        kind: Any = mapping.get("kind")  # validated by Variable itself
         binning = None
         if kind == CONTINUOUS:
             if "cutpoints" not in mapping:
@@ -319,7 +339,11 @@ class Metadata:
     def to_yaml(self, path: str | Path, *, include_counts: bool = False) -> Path:
         """Write the metadata as YAML, atomically."""
         text = yaml.safe_dump(self.to_dict(include_counts=include_counts), sort_keys=False)
-        return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+        def write(tmp: Path) -> None:
+            tmp.write_text(text, encoding="utf-8")
+
+        return atomic_write(path, write)
 
     @classmethod
     def infer(

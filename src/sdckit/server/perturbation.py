@@ -68,6 +68,16 @@ def count_noise_table(max_count: int = 8) -> dict[int, dict[int, float]]:
     """The released-value distribution of every true count 0..max_count (for documentation).
 
     Each row has mean equal to the true count; no row releases 1 or 2.
+
+    Parameters
+    ----------
+    max_count : int, default 8
+        The largest true count listed.
+
+    Returns
+    -------
+    dict
+        ``{true count: {released count: probability}}``.
     """
     out = {}
     for c in range(max_count + 1):

@@ -39,6 +39,7 @@ import numpy as np
 import scipy.special
 from statsmodels.nonparametric.smoothers_lowess import lowess
 
+from sdckit._results import FrozenResult
 from sdckit.server.config import ServerConfig
 from sdckit.server.rules import Verdict
 
@@ -60,6 +61,19 @@ def kde_inverse_cdf_sample(x: np.ndarray, size: int, rng: np.random.Generator) -
     The data are first binned on a fine grid (a weighted KDE, so the cost
     does not grow with n times the grid), Silverman's bandwidth is used, and
     the cdf is inverted by linear interpolation on a grid.
+
+    Parameters
+    ----------
+    x : ndarray
+        The real values.
+    size : int
+        How many values to draw.
+    rng : numpy.random.Generator
+        The random stream.
+
+    Returns
+    -------
+    ndarray
     """
     x = np.asarray(x, dtype=np.float64)
     n = x.size
@@ -136,7 +150,7 @@ class ResidualPanel:
 
 
 @dataclass(frozen=True)
-class PlotResult:
+class PlotResult(FrozenResult):
     """A released diagnostic plot: the panels' data (no real unit among them) and a PNG.
 
     Subclasses name the analysis and the plot (``analysis``, ``title``).
@@ -300,6 +314,12 @@ def synthetic_residual_panels(
         Categorical predictor name -> its level labels.
     secret : bytes
         Server secret for the noise seed.
+    config : ServerConfig
+        Noise, point count, clipping and smoother settings.
+
+    Returns
+    -------
+    tuple of ResidualPanel
     """
     t = np.asarray(standardized_residuals, dtype=np.float64)
     panels = [
@@ -322,17 +342,31 @@ def synthetic_residual_panels(
     return tuple(panels)
 
 
-def render_png(panels: tuple[ResidualPanel, ...], title: str, clip: float) -> bytes:
-    """Render the panels as one PNG (matplotlib, Agg canvas; no global pyplot state)."""
+def panel_axes(n_panels: int) -> tuple[Any, list[Any]]:
+    """A figure of ``n_panels`` axes, three a row (matplotlib, Agg canvas; no pyplot state)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    ncols = min(3, len(panels))
-    nrows = -(-len(panels) // ncols)
+    ncols = min(3, n_panels)
+    nrows = -(-n_panels // ncols)
     fig = Figure(figsize=(4.2 * ncols, 3.4 * nrows), dpi=90)
     FigureCanvasAgg(fig)
-    for i, panel in enumerate(panels):
-        ax = fig.add_subplot(nrows, ncols, i + 1)
+    return fig, [fig.add_subplot(nrows, ncols, i + 1) for i in range(n_panels)]
+
+
+def figure_png(fig: Any, title: str, **margins: float) -> bytes:
+    """The figure with its title as PNG bytes; fixed margins (tight_layout costs more than drawing)."""
+    fig.suptitle(title, fontsize=10)
+    fig.subplots_adjust(**margins)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def render_png(panels: tuple[ResidualPanel, ...], title: str, clip: float) -> bytes:
+    """Render the panels as one PNG (matplotlib, Agg canvas; no global pyplot state)."""
+    fig, axes = panel_axes(len(panels))
+    for ax, panel in zip(axes, panels, strict=True):
         if panel.kind == "scatter":
             ax.scatter(
                 np.asarray(panel.x),
@@ -370,9 +404,6 @@ def render_png(panels: tuple[ResidualPanel, ...], title: str, clip: float) -> by
         ax.set_ylim(-clip - 0.2, clip + 0.2)
         ax.set_xlabel(panel.predictor)
         ax.set_ylabel("synthetic std. residual")
-    fig.suptitle(title, fontsize=10)
-    # Fixed margins: tight_layout costs more than the drawing itself.
-    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.18, top=0.86, wspace=0.3, hspace=0.45)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    return buffer.getvalue()
+    return figure_png(
+        fig, title, left=0.08, right=0.98, bottom=0.18, top=0.86, wspace=0.3, hspace=0.45
+    )

@@ -1,61 +1,132 @@
 """The confidentiality rules of the analysis server, one function each.
 
-Every rule returns a :class:`Verdict`: whether the query may go on, the
-rule's name, and a reason an analyst can act on. A reason never states a
-protected count nor a confidential threshold (Gamma, Gamma*, the minimum
-category size and the R-squared bound are agency secrets, Lucero et al. (2011),
-Sections 3.1.1 and 3.2); it says what to change.
+Every verdict the server can return comes from a function of this module:
+whether the query may go on, the rule's name, and a reason an analyst can act
+on. A reason never states a protected count nor a confidential threshold
+(Gamma, Gamma*, the minimum category size and the R-squared bound are agency
+secrets, Lucero et al. (2011), §3.1.1 and §3.2); it says what to change. A
+rule depends only on the query, the public metadata and the data facts the
+function is given; the engine (:mod:`sdckit.server.engine`) runs each rule
+once per query, in the order of :data:`PIPELINE`.
 
-Universe rules (Lucero et al. 2011, Section 3.1.1):
-:func:`no_marginal_1_or_2`, :func:`universe_gamma`.
-Regression rules (Section 3.2; attacks of Bleninger, Drechsler & Ronning
-2011): :func:`allowed_variables`, :func:`response_variable`,
-:func:`max_predictors`, :func:`approved_transformations`,
+Adding a rule: write a function here returning a :class:`Verdict` (cite the
+paper section in its docstring, keep its refusal free of data-dependent
+detail), list it in ``__all__`` and in the stage of :data:`PIPELINE` that runs
+it, and call it from that stage (the analysis functions of
+:mod:`sdckit.server.analyses`, or :func:`static_regression_rules` for a rule
+that needs only the query and the metadata).
+
+Query definition (Lucero et al. (2011), §3.1 and §3.2): :func:`universe_definition`,
+:func:`formula_syntax` (from the parsers' :class:`~sdckit.errors.RuleViolation`).
+Universe rules (§3.1.1): :func:`no_marginal_1_or_2`, :func:`universe_gamma`;
+then :func:`drop_q` (§3.1.2) and :func:`perturbation`.
+Regression rules (§3.2; attacks of Bleninger, Drechsler & Ronning (2011)):
+:func:`allowed_variables`, :func:`response_variable`, :func:`max_predictors`,
+:func:`approved_transformations`, :func:`transformation_domain`,
 :func:`interaction_hierarchy`, :func:`no_fully_interacted_dummy_model`,
-:func:`category_support`, :func:`binary_predictor_support`,
-:func:`analysis_sample_size`, :func:`residual_degrees_of_freedom`,
-:func:`r_squared_bound`, :func:`leverage_bound`, :func:`exact_prediction`,
-:func:`design_rank`.
+:func:`analysis_sample_size`, :func:`category_support`,
+:func:`interaction_support`, :func:`response_dominance`,
+:func:`binary_predictor_support`, :func:`design_rank`,
+:func:`residual_degrees_of_freedom`, :func:`r_squared_bound`,
+:func:`leverage_bound`, :func:`exact_prediction`,
+:func:`separated_outcomes`, :func:`undefined_standard_errors`,
+:func:`absorption_retry`.
 Table rules: :func:`no_small_cells`, :func:`dominance`.
-Correlation: :func:`correlation_bound`.
+Correlation: :func:`continuous_variables`, :func:`correlation_bound`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from sdckit.server.formula import Formula, Term
+from sdckit.errors import FormulaError, RuleViolation, UniverseError
+from sdckit.server.config import ServerConfig
+from sdckit.server.formula import Factor, Formula, Term
 from sdckit.server.metadata import Metadata
 from sdckit.server.universe import UniverseEvaluation
 
 __all__ = [
+    "PIPELINE",
     "Verdict",
+    "absorption_retry",
     "allowed_variables",
     "analysis_sample_size",
     "approved_transformations",
     "binary_predictor_support",
     "category_support",
+    "combined",
+    "continuous_variables",
     "correlation_bound",
     "design_rank",
     "dominance",
+    "drop_q",
     "exact_prediction",
+    "formula_syntax",
     "interaction_hierarchy",
+    "interaction_support",
     "leverage_bound",
     "max_predictors",
     "no_fully_interacted_dummy_model",
     "no_marginal_1_or_2",
     "no_small_cells",
+    "perturbation",
     "r_squared_bound",
     "residual_degrees_of_freedom",
     "response_dominance",
     "response_variable",
+    "separated_outcomes",
+    "static_regression_rules",
     "transformation_domain",
+    "undefined_standard_errors",
+    "universe_definition",
     "universe_gamma",
+    "violation",
 ]
+
+#: The stages of a query and the rules each runs, in order (what the engine
+#: does; docs/server.md, "The pipeline"). A stage's first refusal stops the query.
+PIPELINE: dict[str, tuple[str, ...]] = {
+    "definition": ("universe_definition", "formula_syntax"),
+    "static (regressions and plots)": (
+        "allowed_variables",
+        "response_variable",
+        "max_predictors",
+        "approved_transformations",
+        "transformation_domain",
+        "interaction_hierarchy",
+        "no_fully_interacted_dummy_model",
+    ),
+    "universe": ("no_marginal_1_or_2", "universe_gamma", "drop_q"),
+    "crosstab": ("allowed_variables", "no_small_cells", "perturbation", "dominance"),
+    "regression": (
+        "analysis_sample_size",
+        "category_support",
+        "response_dominance",
+        "binary_predictor_support",
+        "interaction_support",
+        "design_rank",
+        "residual_degrees_of_freedom",
+        "r_squared_bound",
+        "leverage_bound",
+        "exact_prediction",
+        "separated_outcomes",
+        "undefined_standard_errors",
+        "absorption_retry",
+    ),
+    "correlation": (
+        "allowed_variables",
+        "approved_transformations",
+        "transformation_domain",
+        "continuous_variables",
+        "analysis_sample_size",
+        "binary_predictor_support",
+        "correlation_bound",
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -81,6 +152,13 @@ class Verdict:
     adjustments: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
+        """The verdict as plain JSON-ready values.
+
+        Returns
+        -------
+        dict
+            ``rule``, ``passed``, ``reason`` and ``adjustments`` (a list).
+        """
         return {
             "rule": self.rule,
             "passed": self.passed,
@@ -97,6 +175,101 @@ def _refuse(rule: str, reason: str) -> Verdict:
     return Verdict(rule, False, reason)
 
 
+def combined(rule: str, verdicts: Iterable[Verdict]) -> Verdict:
+    """One verdict of ``rule`` standing for several of its verdicts (e.g. one per variable).
+
+    Passed when all passed; reasons of the refusing ones and every
+    adjustment are kept, in order.
+
+    Parameters
+    ----------
+    rule : str
+        The rule's name (the verdict's name even when ``verdicts`` is empty).
+    verdicts : iterable of Verdict
+        Verdicts of that rule.
+
+    Returns
+    -------
+    Verdict
+    """
+    items = list(verdicts)
+    passed = all(v.passed for v in items)
+    reason = "; ".join(v.reason for v in items if not v.passed and v.reason)
+    adjustments = tuple(a for v in items for a in v.adjustments)
+    return Verdict(rule, passed, reason, adjustments)
+
+
+# --------------------------------------------------------------------------- definitions
+
+
+def universe_definition(error: UniverseError) -> Verdict:
+    """The universe must be built from metadata variables, their categories and cutpoint bins.
+
+    Lucero et al. (2011), §3.1 and §3.1.3: a universe is a union of
+    intersections of categories, and a continuous variable enters it only
+    through its cutpoint bins, never raw values (``income <= 46000`` next to
+    ``income <= 46001`` would be a differencing attack). The universe parser
+    raises :class:`~sdckit.errors.UniverseError` for anything else; its
+    message names the query's fault and the metadata's choices only.
+
+    Parameters
+    ----------
+    error : UniverseError
+        What the parser found.
+
+    Returns
+    -------
+    Verdict
+        A refusal of ``universe_definition`` whose reason is the message.
+    """
+    return _refuse("universe_definition", error.reason)
+
+
+def formula_syntax(error: FormulaError) -> Verdict:
+    """A formula must follow the grammar of names, approved transformations and interactions.
+
+    Lucero et al. (2011), §3.2, allow only approved transformations; the
+    parser of :mod:`sdckit.server.formula` never evaluates text, so an
+    expression such as the artificial outlier ``1/(|x - x_m| + eps)`` of
+    Bleninger, Drechsler & Ronning (2011), eq. 1, is a syntax error naming
+    its position.
+
+    Parameters
+    ----------
+    error : FormulaError
+        The parser's complaint, which names the offending position.
+
+    Returns
+    -------
+    Verdict
+        Always refused: the parser's message is the reason.
+    """
+    return _refuse("formula_syntax", error.reason)
+
+
+def violation(error: RuleViolation) -> Verdict:
+    """The refusing verdict of a :class:`~sdckit.errors.RuleViolation` raised while reading a query.
+
+    Dispatches to :func:`universe_definition` or :func:`formula_syntax`; any
+    other violation is refused under its own ``rule`` and ``reason``.
+
+    Parameters
+    ----------
+    error : RuleViolation
+        The raised refusal.
+
+    Returns
+    -------
+    Verdict
+        The failing verdict.
+    """
+    if isinstance(error, UniverseError):
+        return universe_definition(error)
+    if isinstance(error, FormulaError):
+        return formula_syntax(error)
+    return _refuse(error.rule, error.reason)
+
+
 # --------------------------------------------------------------------------- universes
 
 
@@ -110,7 +283,7 @@ GENERIC_SMALL_REASON = (
 def no_marginal_1_or_2(
     evaluation: UniverseEvaluation, *, min_marginal: int = 3, rules: str = "default"
 ) -> Verdict:
-    """No Marginal 1 or 2 rule (Lucero et al. 2011, Section 3.1.1).
+    """No Marginal 1 or 2 rule (Lucero et al. (2011), §3.1.1).
 
     For a universe defined with m variables, no (m-1)-dimensional marginal
     total of the m-way implicit table may be 1 or 2 (more generally, lie in
@@ -128,6 +301,19 @@ def no_marginal_1_or_2(
     out), with the generic reason of the Gamma rule: a refusal then
     says only that some combination holds fewer than ``min_marginal`` units,
     possibly none.
+
+    Parameters
+    ----------
+    evaluation : UniverseEvaluation
+        The universe evaluated on its implicit table over the whole dataset.
+    min_marginal : int, default 3
+        The smallest allowed non-empty margin.
+    rules : {"default", "mas2011"}
+        ``"mas2011"``: the paper's ">= 3 OR = 0"; ``"default"``: an empty margin refuses too.
+
+    Returns
+    -------
+    Verdict
     """
     rule = "no_marginal_1_or_2"
     table = evaluation.table
@@ -157,7 +343,7 @@ def no_marginal_1_or_2(
 def universe_gamma(
     evaluation: UniverseEvaluation, *, gamma: int, gamma_star: int, rules: str = "default"
 ) -> Verdict:
-    """Universe Gamma rule (Lucero et al. 2011, Section 3.1.1).
+    """Universe Gamma rule (Lucero et al. (2011), §3.1.1).
 
     Every piece of the universe must hold at least Gamma units, with the
     cutpoint bins of a continuous variable combined within the piece but the
@@ -171,6 +357,22 @@ def universe_gamma(
     checks every intersection the pieces' definitions make possible (so an
     empty overlap is refused like a small one) and gives one generic reason
     for every small part, the same for none, one or two, or forty units.
+
+    Parameters
+    ----------
+    evaluation : UniverseEvaluation
+        The universe's pieces and intersections with their counts.
+    gamma : int
+        Smallest allowed piece (Gamma).
+    gamma_star : int
+        Smallest allowed intersection of pieces (Gamma*).
+    rules : {"default", "mas2011"}
+        ``"mas2011"`` names the small part and skips empty intersections; ``"default"`` does not.
+
+    Returns
+    -------
+    Verdict
+        Passed with "joint universe" or "disjoint universe" as its note.
     """
     rule = "universe_gamma"
     for group in evaluation.groups:
@@ -190,11 +392,62 @@ def universe_gamma(
     return _pass(rule, f"{kind} universe")
 
 
+def drop_q() -> Verdict:
+    """The Drop q rule: q ~ U{2..k} units leave every universe before any analysis.
+
+    Lucero et al. (2011), §3.1.2 and §4: the draw is keyed by the universe's
+    set of units (:mod:`sdckit.server.dropq`), so the difference of U(n) and
+    U(n-1) is usually nonsense. Always passes; the note says that it ran,
+    never how many or which units went.
+
+    Returns
+    -------
+    Verdict
+        A passing verdict of ``drop_q``.
+    """
+    return _pass("drop_q", "a few units were removed at random (Drop q rule)")
+
+
+def perturbation() -> Verdict:
+    """Counts carry cell-key noise and magnitudes fixed unit factors (docs/server.md, "Padding").
+
+    sdckit's own defence against the padding attack that Lucero et al.
+    (2011), §3.1.2, leave open, added on top of Drop q:
+    every released count is perturbed by the key of its own set of units, as
+    the ABS TableBuilder does (the record-key method of Fraser & Wooton
+    (2006), as described by Giessing & Höhne (2011), §3), so none is 1 or
+    2; cell means use fixed unit factors 1 +/- U[a, b] (Evans, Zayatz &
+    Slanta (1998)). Always passes; it replaces
+    :func:`no_small_cells` when the perturbation is on.
+
+    Returns
+    -------
+    Verdict
+        A passing verdict of ``perturbation``.
+    """
+    return _pass(
+        "perturbation", "counts carry a small consistent noise and means use fixed unit weights"
+    )
+
+
 # --------------------------------------------------------------------------- regressions
 
 
 def allowed_variables(names: Iterable[str], metadata: Metadata) -> Verdict:
-    """Only variables listed in the metadata may be used (Lucero et al. 2011, Section 3.1)."""
+    """Only variables listed in the metadata may be used (Lucero et al. (2011), §3.1).
+
+    Parameters
+    ----------
+    names : iterable of str
+        The variables the query names.
+    metadata : Metadata
+        The public metadata.
+
+    Returns
+    -------
+    Verdict
+        Refused naming the unknown variables and listing the allowed ones.
+    """
     unknown = [n for n in dict.fromkeys(names) if n not in metadata]
     if unknown:
         return _refuse(
@@ -204,8 +457,56 @@ def allowed_variables(names: Iterable[str], metadata: Metadata) -> Verdict:
     return _pass("allowed_variables")
 
 
+def continuous_variables(names: Sequence[str], metadata: Metadata) -> Verdict:
+    """A correlation takes continuous variables only.
+
+    sdckit's own rule (the MAS of Lucero et al. (2011), §3, offers
+    cross-tabulations and regressions, no correlations): categorical
+    variables are cross-tabulated, where the table rules apply; a
+    correlation of category codes would escape them. Refused under the
+    name ``allowed_variables``, as the variables are not allowed here.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The variables of the correlation (all in the metadata).
+    metadata : Metadata
+        The public metadata.
+
+    Returns
+    -------
+    Verdict
+        Refused listing the categorical ones.
+    """
+    categorical = [n for n in names if metadata.variable(n).is_categorical]
+    if categorical:
+        return _refuse(
+            "allowed_variables",
+            f"correlations need continuous variables; {categorical} are categorical "
+            "(use a cross-tabulation)",
+        )
+    return _pass("allowed_variables")
+
+
 def response_variable(formula: Formula, metadata: Metadata, family: str) -> Verdict:
-    """The response suits the model: continuous for OLS, two-level categorical for logit."""
+    """The response suits the model: continuous for OLS, two-level categorical for logit.
+
+    Lucero et al. (2011), §3.2 (linear and logistic regression); a logit's
+    response is never transformed.
+
+    Parameters
+    ----------
+    formula : Formula
+        The parsed model.
+    metadata : Metadata
+        The public metadata.
+    family : {"ols", "logit"}
+        The model family.
+
+    Returns
+    -------
+    Verdict
+    """
     rule = "response_variable"
     var = metadata.variable(formula.response.variable)
     if family == "ols" and var.is_categorical:
@@ -218,16 +519,31 @@ def response_variable(formula: Formula, metadata: Metadata, family: str) -> Verd
         if formula.response.transform is not None:
             return _refuse(rule, "a logistic regression's response cannot be transformed")
         if not var.is_categorical or len(var.levels) != 2:
+            kind = (
+                f"categorical with {len(var.levels)} levels" if var.is_categorical else "continuous"
+            )
             return _refuse(
                 rule,
-                f"logistic regression needs a categorical response with exactly two levels; "
-                f"{var.name!r} is {'categorical with ' + str(len(var.levels)) + ' levels' if var.is_categorical else 'continuous'}",
+                "logistic regression needs a categorical response with exactly two levels; "
+                f"{var.name!r} is {kind}",
             )
     return _pass(rule)
 
 
 def max_predictors(formula: Formula, *, limit: int = 20) -> Verdict:
-    """At most ``limit`` predictor variables; interactions do not count (Lucero et al. 2011, Section 3.2)."""
+    """At most ``limit`` predictor variables; interactions do not count (Lucero et al. (2011), §3.2).
+
+    Parameters
+    ----------
+    formula : Formula
+        The parsed model.
+    limit : int, default 20
+        Most predictor variables (main effects).
+
+    Returns
+    -------
+    Verdict
+    """
     count = len(formula.main_effects)
     if count > limit:
         return _refuse(
@@ -243,10 +559,24 @@ def approved_transformations(
 ) -> Verdict:
     """Transformations only from the approved list, of numerical variables only.
 
-    Lucero et al. (2011), Section 3.2: a free transformation can "deliberately
+    Lucero et al. (2011), §3.2: a free transformation can "deliberately
     overemphasize individual observations", e.g. the artificial outlier
-    ``1/(|x - x_m| + eps)`` of Bleninger et al. (2011, equation 1), which
-    makes one unit a leverage point whose fitted value is its own response.
+    ``1/(|x - x_m| + eps)`` of Bleninger, Drechsler & Ronning (2011), eq. 1,
+    which makes one unit a leverage point whose fitted value is its own
+    response.
+
+    Parameters
+    ----------
+    formula : Formula
+        The parsed model (a correlation passes its variables as one).
+    metadata : Metadata
+        The public metadata.
+    approved : sequence of str
+        The approved transformation names.
+
+    Returns
+    -------
+    Verdict
     """
     rule = "approved_transformations"
     factors = [formula.response] + [f for t in formula.terms for f in t.factors]
@@ -269,14 +599,26 @@ def approved_transformations(
     return _pass(rule)
 
 
-def transformation_domain(factors: Iterable[Any], metadata: Metadata) -> Verdict:
+def transformation_domain(factors: Iterable[Factor], metadata: Metadata) -> Verdict:
     """Each transformation suits its variable's *declared* domain (log: positive; sqrt: non-negative).
 
-    The domain is public metadata, checked against the whole dataset when
-    the server loads it, so this verdict depends on the query and the
-    metadata alone: a refusal never tells whether a universe holds a unit
-    with a value outside the domain (the oracle of checking the universe's
-    values at query time).
+    sdckit's own rule beside the approved transformations of Lucero et al.
+    (2011), §3.2 (docs/server.md, "Refusals reveal nothing"). The domain is
+    public metadata, checked against the whole dataset when the server loads
+    it, so this verdict depends on the query and the metadata alone: a
+    refusal never tells whether a universe holds a unit with a value outside
+    the domain (the oracle of checking the universe's values at query time).
+
+    Parameters
+    ----------
+    factors : iterable of Factor
+        Every (possibly transformed) variable of the query.
+    metadata : Metadata
+        The public metadata with declared domains.
+
+    Returns
+    -------
+    Verdict
     """
     rule = "transformation_domain"
     for factor in factors:
@@ -297,9 +639,20 @@ def transformation_domain(factors: Iterable[Any], metadata: Metadata) -> Verdict
 def interaction_hierarchy(formula: Formula, *, max_order: int = 3) -> Verdict:
     """Two- and three-way interactions only, and only above their lower-order terms.
 
-    Lucero et al. (2011), Section 3.2: a two-way interaction needs both variables as main
-    effects; a three-way interaction needs all three main effects and all
-    three two-way interactions.
+    Lucero et al. (2011), §3.2: a two-way interaction needs both variables
+    as main effects; a three-way interaction needs all three main effects
+    and all three two-way interactions.
+
+    Parameters
+    ----------
+    formula : Formula
+        The parsed model.
+    max_order : int, default 3
+        Highest interaction order allowed.
+
+    Returns
+    -------
+    Verdict
     """
     rule = "interaction_hierarchy"
     terms = set(formula.terms)
@@ -331,11 +684,22 @@ def interaction_hierarchy(formula: Formula, *, max_order: int = 3) -> Verdict:
 
 
 def no_fully_interacted_dummy_model(formula: Formula, metadata: Metadata) -> Verdict:
-    """No fully interacted model whose predictors are all dummies (Lucero et al. 2011, Section 3.2).
+    """No fully interacted model whose predictors are all dummies (Lucero et al. (2011), §3.2).
 
     Such a model is saturated: its fitted values are the cell means of the
     cross-classification, which discloses small cells a table would protect
-    (Reznek 2003; Reznek and Riggs 2004, cited in Lucero et al. (2011)).
+    (Reznek (2003); Reznek & Riggs (2004), cited in Lucero et al. (2011), §3.2).
+
+    Parameters
+    ----------
+    formula : Formula
+        The parsed model.
+    metadata : Metadata
+        The public metadata.
+
+    Returns
+    -------
+    Verdict
     """
     rule = "no_fully_interacted_dummy_model"
     mains = formula.main_effects
@@ -355,30 +719,96 @@ def no_fully_interacted_dummy_model(formula: Formula, metadata: Metadata) -> Ver
     return _pass(rule)
 
 
+def static_regression_rules(
+    formula: Formula, metadata: Metadata, family: str, config: ServerConfig
+) -> list[Verdict]:
+    """The regression rules that need only the query and the metadata, in order.
+
+    :func:`allowed_variables`, :func:`response_variable`,
+    :func:`max_predictors`, :func:`approved_transformations`,
+    :func:`transformation_domain`, :func:`interaction_hierarchy` and
+    :func:`no_fully_interacted_dummy_model` (Lucero et al. (2011), §3.2). The
+    engine runs them once per regression, before the universe rules, so their
+    refusals never depend on the data.
+
+    Parameters
+    ----------
+    formula : Formula
+        The parsed model.
+    metadata : Metadata
+        The public metadata.
+    family : {"ols", "logit"}
+        The model family.
+    config : ServerConfig
+        The thresholds (predictor limit, approved transformations, order).
+
+    Returns
+    -------
+    list of Verdict
+        The verdicts up to and including the first refusal.
+    """
+    verdicts = [allowed_variables(formula.variables, metadata)]
+    if not verdicts[-1].passed:
+        return verdicts
+    factors = [formula.response] + [f for t in formula.terms for f in t.factors]
+    checks: tuple[Callable[[], Verdict], ...] = (
+        lambda: response_variable(formula, metadata, family),
+        lambda: max_predictors(formula, limit=config.max_predictors),
+        lambda: approved_transformations(
+            formula, metadata, approved=config.approved_transformations
+        ),
+        lambda: transformation_domain(factors, metadata),
+        lambda: interaction_hierarchy(formula, max_order=config.max_interaction_order),
+        lambda: no_fully_interacted_dummy_model(formula, metadata),
+    )
+    for check in checks:
+        verdicts.append(check())
+        if not verdicts[-1].passed:
+            break
+    return verdicts
+
+
 def category_support(
     variable: str,
     levels: Sequence[str],
-    counts: Sequence[int],
+    counts: Sequence[int] | np.ndarray,
     *,
     min_size: int,
     rules: str = "default",
 ) -> tuple[str, list[str], list[str], Verdict]:
-    """Reference category and dummies of a categorical predictor (Lucero et al. 2011, Section 3.2).
+    """Reference category and dummies of a categorical predictor (Lucero et al. (2011), §3.2).
 
     The most common category is the reference; a category with fewer than
     ``min_size`` units gets no dummy (it is absorbed into the reference), so
     a dummy can never pick out a handful of units - the strategic dummy of
-    Bleninger et al. (2011, Section 2.2). With ``rules="default"`` an empty
-    category is absorbed and listed exactly like a sparse one, so the note
-    never tells "no unit" from "a few units"; ``"mas2011"`` drops empty
+    Bleninger, Drechsler & Ronning (2011), §2.2. With ``rules="default"`` an
+    empty category is absorbed and listed exactly like a sparse one, so the
+    note never tells "no unit" from "a few units"; ``"mas2011"`` drops empty
     categories silently.
+
+    Parameters
+    ----------
+    variable : str
+        The predictor's name (for the note).
+    levels : sequence of str
+        Its categories, in metadata order.
+    counts : sequence of int
+        Units of the analysis sample in each category.
+    min_size : int
+        Smallest category that keeps a dummy.
+    rules : {"default", "mas2011"}
+        ``"mas2011"`` drops empty categories silently; ``"default"`` absorbs and lists them.
 
     Returns
     -------
-    reference, kept, absorbed, verdict
-        The reference level, the levels keeping a dummy, the absorbed levels
-        (empty categories are simply dropped) and a passing verdict listing
-        the absorption.
+    reference : str
+        The reference level.
+    kept : list of str
+        The levels keeping a dummy.
+    absorbed : list of str
+        The absorbed levels.
+    verdict : Verdict
+        A passing verdict listing the absorption.
     """
     counts_arr = np.asarray(counts)
     present = [
@@ -400,19 +830,113 @@ def category_support(
     return reference, kept, absorbed, _pass("category_support", "", adjustments)
 
 
+def interaction_support(
+    term: str, cells: np.ndarray, n_cells: int, *, min_size: int, rules: str = "default"
+) -> tuple[bool, Verdict]:
+    """An interaction of categorical predictors is left out when a cell of it is sparse.
+
+    With its lower-order terms, an interaction of categories fits the mean
+    of every cell of their cross-classification, the reference rows
+    included, so a cell of fewer than ``min_size`` units would be disclosed
+    as a saturated model discloses it (Lucero et al. (2011), §3.2, citing
+    Reznek (2003)); the whole interaction is absorbed instead. Levels
+    without a dummy (the reference and absorbed ones) form one merged level.
+    With ``rules="default"`` an empty cell counts as sparse too, so leaving
+    the interaction out never tells "none" from "a few"; ``"mas2011"`` looks
+    at the non-empty cells only. Reported under ``category_support``.
+
+    Parameters
+    ----------
+    term : str
+        The interaction as written (for the note).
+    cells : ndarray of int
+        The cell of every unit of the analysis sample, 0 .. ``n_cells`` - 1.
+    n_cells : int
+        Cells of the cross-classification.
+    min_size : int
+        Smallest allowed cell.
+    rules : {"default", "mas2011"}
+        ``"mas2011"`` judges non-empty cells only; ``"default"`` empty cells too.
+
+    Returns
+    -------
+    keep : bool
+        False when the interaction is left out.
+    verdict : Verdict
+        A passing verdict of ``category_support``, noting the interaction left out.
+    """
+    if rules == "default":
+        counts = np.bincount(cells, minlength=n_cells)
+    else:
+        counts = np.unique(cells, return_counts=True)[1]
+    if np.any(counts < min_size):
+        return False, _pass(
+            "category_support",
+            "",
+            [f"{term}: left out because a combination of its categories is too sparse"],
+        )
+    return True, _pass("category_support")
+
+
+def absorption_retry(variable: str, level: str, reference: str) -> Verdict:
+    """A category absorbed into its reference after an output rule refused the fit.
+
+    Lucero et al. (2011), §3.2: "the system may attempt to absorb additional
+    categories". The engine absorbs the sparsest remaining category and
+    refits, up to ``max_absorption_retries`` times; each absorption is
+    listed under ``category_support``.
+
+    Parameters
+    ----------
+    variable : str
+        The categorical predictor.
+    level : str
+        The absorbed category.
+    reference : str
+        Its reference category.
+
+    Returns
+    -------
+    Verdict
+        A passing verdict of ``category_support`` noting the absorption.
+    """
+    return _pass(
+        "category_support",
+        "",
+        [
+            f"{variable}: category {level!r} was absorbed into the reference {reference!r} "
+            "so that the output could be released"
+        ],
+    )
+
+
 def binary_predictor_support(
     columns: Mapping[str, np.ndarray], *, min_size: int, rules: str = "default"
 ) -> Verdict:
     """A numerical predictor taking two values must have enough units at each.
 
-    Bleninger et al. (2011, Section 5) suggest "prohibiting regressions that
-    contain dichotomous regressors with less than say 3 positive outcomes": a
-    0/1 variable that is 1 for a single unit is the strategic dummy that
-    reveals that unit's response, even when it is offered as a continuous
-    variable. A column with a single value carries no information and is
-    refused too. With ``rules="default"`` the single value is the case of
-    two values one of which is held by no unit, refused with the same
-    reason, so a refusal never tells "none" from "a few" from "all".
+    Bleninger, Drechsler & Ronning (2011), §5, suggest "prohibiting
+    regressions that contain dichotomous regressors with less than say 3
+    positive outcomes": a 0/1 variable that is 1 for a single unit is the
+    strategic dummy that reveals that unit's response, even when it is
+    offered as a continuous variable. A column with a single value carries
+    no information and is refused too. With ``rules="default"`` the single
+    value is the case of two values one of which is held by no unit,
+    refused with the same reason, so a refusal never tells "none" from "a
+    few" from "all".
+
+    Parameters
+    ----------
+    columns : mapping of str to ndarray
+        Each numerical predictor (as written) and its values in the analysis sample.
+    min_size : int
+        Fewest units allowed at either value.
+    rules : {"default", "mas2011"}
+        ``"mas2011"`` tells one value from two; ``"default"`` gives one reason for all.
+
+    Returns
+    -------
+    Verdict
     """
     rule = "binary_predictor_support"
     for name, column in columns.items():
@@ -444,12 +968,28 @@ def analysis_sample_size(
 ) -> Verdict:
     """Units with every model variable observed must be at least ``minimum`` (Gamma*).
 
-    Missing values shrink the universe the model actually uses; the Gamma
-    protection must hold for that sample, not only for the universe. The
-    units left out (``n_excluded``) must not be 1 .. ``min_cell_count`` - 1
+    sdckit's own rule: the Gamma* threshold of Lucero et al. (2011), §3.1.1,
+    applied to the sample a model really uses: missing values shrink the universe, and the
+    Gamma protection must hold for that sample, not only for the universe.
+    The units left out (``n_excluded``) must not be 1 .. ``min_cell_count`` - 1
     either: the released number of units, subtracted from the universe's
     total that a cross-tabulation of the same subsample releases, would
     count them - a cell of one or two units with a missing value.
+
+    Parameters
+    ----------
+    n_complete : int
+        Units with every variable observed.
+    minimum : int
+        Gamma*.
+    n_excluded : int, default 0
+        Units left out for a missing value (0 when counts are perturbed).
+    min_cell_count : int, default 3
+        Smallest allowed non-zero count.
+
+    Returns
+    -------
+    Verdict
     """
     if n_complete < minimum:
         return _refuse(
@@ -470,7 +1010,20 @@ def analysis_sample_size(
 def residual_degrees_of_freedom(df_resid: float, *, minimum: int) -> Verdict:
     """A model must leave at least ``minimum`` residual degrees of freedom.
 
-    A model with nearly as many parameters as units fits them almost exactly.
+    sdckit's own rule: a model with nearly as many parameters as units fits
+    them almost exactly, the units "predicted unusually well" of Lucero et
+    al. (2011), §3.2.
+
+    Parameters
+    ----------
+    df_resid : float
+        Units minus parameters.
+    minimum : int
+        Fewest residual degrees of freedom allowed.
+
+    Returns
+    -------
+    Verdict
     """
     if df_resid < minimum:
         return _refuse(
@@ -482,7 +1035,20 @@ def residual_degrees_of_freedom(df_resid: float, *, minimum: int) -> Verdict:
 
 
 def design_rank(dependent_terms: Sequence[str]) -> Verdict:
-    """The design matrix must have full column rank (no term is a combination of others)."""
+    """The design matrix must have full column rank (no term is a combination of others).
+
+    sdckit's own rule: a rank-deficient design has no unique coefficients to
+    release (the MAS fits ordinary least squares, Lucero et al. (2011), §3.2).
+
+    Parameters
+    ----------
+    dependent_terms : sequence of str
+        Design columns that are linear combinations of earlier ones.
+
+    Returns
+    -------
+    Verdict
+    """
     if dependent_terms:
         return _refuse(
             "design_rank",
@@ -493,10 +1059,21 @@ def design_rank(dependent_terms: Sequence[str]) -> Verdict:
 
 
 def r_squared_bound(r_squared: float, *, maximum: float) -> Verdict:
-    """Output is suppressed when R-squared is too close to 1 (Lucero et al. 2011, Section 3.2).
+    """Output is suppressed when R-squared is too close to 1 (Lucero et al. (2011), §3.2).
 
     With such a fit, anyone knowing a unit's predictors could estimate its
     response almost exactly from the coefficients.
+
+    Parameters
+    ----------
+    r_squared : float
+        R-squared of the released coefficients (McFadden's for a logit).
+    maximum : float
+        The bound.
+
+    Returns
+    -------
+    Verdict
     """
     if not np.isfinite(r_squared) or r_squared > maximum:
         return _refuse(
@@ -513,9 +1090,21 @@ def leverage_bound(leverage: np.ndarray, *, maximum: float) -> Verdict:
 
     A unit's fitted value is ``h y_own + (1 - h) * (others)``; as its leverage
     h tends to 1 the fitted value tends to its own response. This is how the
-    artificial outlier and the strategic dummy of Bleninger et al. (2011,
-    Sections 2.1-2.2, Appendix A) disclose a value: Lucero et al.'s (2011) "subset of
-    units for whom the response variable can be predicted unusually well".
+    artificial outlier and the strategic dummy of Bleninger, Drechsler &
+    Ronning (2011), §2.1-2.2 and Appendix A, disclose a value: Lucero et al.'s
+    (2011), §3.2, "subset of units for whom the response variable can be
+    predicted unusually well".
+
+    Parameters
+    ----------
+    leverage : ndarray
+        Every unit's leverage (diagonal of the hat matrix).
+    maximum : float
+        The bound.
+
+    Returns
+    -------
+    Verdict
     """
     if leverage.size and float(np.max(leverage)) > maximum:
         return _refuse(
@@ -536,7 +1125,22 @@ def exact_prediction(
     revealed by the fitted model. A large such group (every unit of a big
     category with the same response) is group-level information a table
     would also show; a group smaller than ``min_group`` is a disclosure
-    (Lucero et al. 2011, Section 3.2).
+    (Lucero et al. (2011), §3.2).
+
+    Parameters
+    ----------
+    residuals : ndarray
+        True residuals of the released coefficients.
+    scale : float
+        Scale of the response (its standard deviation; 1 for a logit).
+    tolerance : float
+        A residual within ``tolerance * scale`` counts as exact.
+    min_group : int
+        Smallest group that may be predicted exactly.
+
+    Returns
+    -------
+    Verdict
     """
     exact = int(np.count_nonzero(np.abs(residuals) <= tolerance * max(scale, 1e-300)))
     if 0 < exact < min_group:
@@ -548,10 +1152,75 @@ def exact_prediction(
     return _pass("exact_prediction")
 
 
+def separated_outcomes(error: BaseException) -> Verdict:
+    """A logistic model whose fit fails (separated outcomes) is refused as an exact prediction.
+
+    Complete or quasi-complete separation means some units' outcomes are
+    predicted with certainty (Lucero et al. (2011), §3.2: units "predicted
+    unusually well"); the fit then fails or diverges. The reason names the
+    error's type only, never its message (which could hold values).
+
+    Parameters
+    ----------
+    error : BaseException
+        What the fit raised (a linear-algebra or value error).
+
+    Returns
+    -------
+    Verdict
+        A refusal of ``exact_prediction``.
+    """
+    return _refuse(
+        "exact_prediction",
+        "the logistic model separates the outcomes (some units' outcomes are predicted "
+        f"with certainty) and cannot be estimated safely: {type(error).__name__}; remove "
+        "the predictor or category that isolates them",
+    )
+
+
+def undefined_standard_errors(std_errors: np.ndarray) -> Verdict:
+    """A logistic model with an undefined standard error is refused as an exact prediction.
+
+    An infinite or undefined standard error is the mark of separated
+    outcomes (Lucero et al. (2011), §3.2: units "predicted unusually well").
+
+    Parameters
+    ----------
+    std_errors : ndarray
+        The fit's standard errors.
+
+    Returns
+    -------
+    Verdict
+        Refused when any is not finite; the engine lists it only then.
+    """
+    if not np.all(np.isfinite(std_errors)):
+        return _refuse(
+            "exact_prediction",
+            "the logistic model has undefined standard errors (the outcomes are separated); "
+            "remove the predictor or category that isolates some units",
+        )
+    return _pass("exact_prediction")
+
+
 def correlation_bound(correlations: np.ndarray, names: Sequence[str], *, maximum: float) -> Verdict:
     """No pair of variables may be (almost) perfectly correlated: r^2 must not exceed ``maximum``.
 
-    A correlation is a one-predictor regression; the R-squared rule applies.
+    sdckit's own rule: a correlation is a one-predictor regression, so the
+    R-squared rule of Lucero et al. (2011), §3.2, applies to every pair.
+
+    Parameters
+    ----------
+    correlations : ndarray
+        The correlation matrix.
+    names : sequence of str
+        The variables, in matrix order.
+    maximum : float
+        The bound on r^2.
+
+    Returns
+    -------
+    Verdict
     """
     r2 = np.asarray(correlations, dtype=np.float64) ** 2
     np.fill_diagonal(r2, 0.0)
@@ -559,7 +1228,7 @@ def correlation_bound(correlations: np.ndarray, names: Sequence[str], *, maximum
         i, j = np.unravel_index(int(np.nanargmax(np.where(np.isfinite(r2), r2, np.inf))), r2.shape)
         return _refuse(
             "correlation_bound",
-            f"{names[i]} and {names[j]} are almost perfectly correlated (or one is constant) in "
+            f"{names[int(i)]} and {names[int(j)]} are almost perfectly correlated (or one is constant) in "
             "this universe; one would reveal the other",
         )
     return _pass("correlation_bound")
@@ -571,8 +1240,21 @@ def correlation_bound(correlations: np.ndarray, names: Sequence[str], *, maximum
 def no_small_cells(table: np.ndarray, *, min_count: int = 3) -> Verdict:
     """No released cell or margin of a cross-tabulation may hold 1 .. min_count-1 units.
 
-    Counts come from the Drop-q subsample; a cell of 1 or 2 identifies units
-    (and lets two analysts who are in it learn about each other).
+    sdckit's own rule for tables, applied when the perturbation is off:
+    counts come from the Drop-q subsample, and a cell of 1 or 2 identifies
+    units - the cell of 1 that a differencing attack reads (Lucero et al.
+    (2011), §3.1.2, Figure 1).
+
+    Parameters
+    ----------
+    table : ndarray
+        The table's counts, with a row and a column of units missing a value.
+    min_count : int, default 3
+        Smallest allowed non-zero count.
+
+    Returns
+    -------
+    Verdict
     """
     table = np.asarray(table)
     parts = [table.ravel()]
@@ -590,13 +1272,27 @@ def no_small_cells(table: np.ndarray, *, min_count: int = 3) -> Verdict:
 
 
 def dominance(
-    top_contributions: np.ndarray, cell_totals: np.ndarray, *, n: int = 2, k: float = 0.9
+    top_contributions: np.ndarray,
+    cell_totals: np.ndarray,
+    *,
+    n: int = 2,
+    k: float = 0.9,
+    value_counts: np.ndarray | None = None,
+    min_count: int = 3,
+    perturbed_counts: np.ndarray | None = None,
 ) -> tuple[np.ndarray, Verdict]:
-    """(n, k) dominance rule for cell means of a continuous variable.
+    """(n, k) dominance rule for cell means of a continuous variable, and too-few-units cells.
 
     A cell is sensitive when its ``n`` largest absolute contributions exceed
     the share ``k`` of the cell's total of absolute values: its mean would
-    then nearly reveal those units' values.
+    then nearly reveal those units' values. sdckit's own rule: the (n, k)
+    rule of magnitude tables applied to cell means (the MAS paper, Lucero et
+    al. (2011), §3, states no rule for means).
+    With ``value_counts`` a mean is also suppressed when too few units have
+    a value: fewer than ``min_count`` (true counts), or, with
+    ``perturbed_counts``, a perturbed count below ``min_count``, so that a
+    cell of one or two units never shows a mean whatever its noise and the
+    suppression does not reveal the true count.
 
     Parameters
     ----------
@@ -604,24 +1300,45 @@ def dominance(
         Per cell, the sum of the n largest absolute values.
     cell_totals : ndarray
         Per cell, the sum of absolute values.
+    n : int, default 2
+        Number of dominant units.
+    k : float, default 0.9
+        Dominance share.
+    value_counts : ndarray, optional
+        Per cell, the units with a value (true counts).
+    min_count : int, default 3
+        Fewest units with a value for a released mean.
+    perturbed_counts : ndarray, optional
+        Per cell, the perturbed count of units with a value.
 
     Returns
     -------
-    sensitive, verdict
-        Boolean array of cells whose mean must be suppressed, and a passing
-        verdict listing the suppression.
+    suppressed : ndarray of bool
+        Cells whose mean must be suppressed.
+    verdict : Verdict
+        A passing verdict listing the suppressions.
     """
     totals = np.asarray(cell_totals, dtype=np.float64)
     tops = np.asarray(top_contributions, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(totals > 0, tops / totals, 0.0)
-    sensitive = share > k
+    suppressed = share > k
     adjustments = (
-        [f"{int(sensitive.sum())} cell mean(s) dominated by at most {n} units were suppressed"]
-        if sensitive.any()
+        [f"{int(suppressed.sum())} cell mean(s) dominated by at most {n} units were suppressed"]
+        if suppressed.any()
         else []
     )
-    return sensitive, _pass("dominance", "", adjustments)
+    if value_counts is not None:
+        if perturbed_counts is None:
+            few = (value_counts > 0) & (value_counts < min_count)
+            note = "cell means with values for fewer units than the minimum were suppressed"
+        else:
+            few = np.asarray(perturbed_counts) < min_count
+            note = "cell means of cells with few units were suppressed"
+        if (few & (value_counts > 0)).any():
+            adjustments.append(note)
+        suppressed = suppressed | few
+    return suppressed, _pass("dominance", "", adjustments)
 
 
 def response_dominance(
@@ -641,9 +1358,10 @@ def response_dominance(
     general the universe's mean is the intercept plus the coefficients times
     the predictors' means (proportions a cross-tabulation of the same
     universe releases). A regression would thus release the cell means that
-    :func:`dominance` suppresses in a table. Each group (the universe, every
-    category and every cell of an interaction of categorical predictors that
-    holds at least ``min_size`` units) must not be dominated.
+    :func:`dominance` suppresses in a table. sdckit's own rule, beside the
+    regression rules of Lucero et al. (2011), §3.2. Each group (the
+    universe, every category and every cell of an interaction of categorical
+    predictors that holds at least ``min_size`` units) must not be dominated.
 
     Parameters
     ----------
@@ -654,6 +1372,16 @@ def response_dominance(
     groups : sequence of (description, codes)
         Group code of every unit (``-1``: in no group) and what the groups are
         (e.g. ``"a category of region"``).
+    n : int, default 2
+        Number of dominant units.
+    k : float, default 0.9
+        Dominance share.
+    min_size : int, default 10
+        Groups smaller than this are not judged (their dummies are absorbed).
+
+    Returns
+    -------
+    Verdict
     """
     rule = "response_dominance"
     values = np.abs(np.asarray(y, dtype=np.float64))

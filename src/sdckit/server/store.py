@@ -214,7 +214,17 @@ def _aware(value: datetime) -> datetime:
 
 
 def hash_token(token: str) -> str:
-    """SHA-256 hex digest under which a token is stored."""
+    """SHA-256 hex digest under which a token is stored.
+
+    Parameters
+    ----------
+    token : str
+        The API token.
+
+    Returns
+    -------
+    str
+    """
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
@@ -224,6 +234,18 @@ def analyst_pseudonym(secret: bytes, account_name: str) -> str:
     HMAC-SHA256 of the account name under a key derived from the server
     secret: stable for one deployment (so an auditor holding the secret can
     link entries to an account), meaningless without the secret.
+
+    Parameters
+    ----------
+    secret : bytes
+        The server secret.
+    account_name : str
+        The account.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
     """
     key = hmac.new(secret, b"analyst-identity", hashlib.sha256).digest()
     return hmac.new(key, account_name.encode("utf-8"), hashlib.sha256).hexdigest()
@@ -234,6 +256,15 @@ def normalize_db_url(db: str | Path | None) -> str:
 
     ``postgresql://`` and ``postgres://`` are read as psycopg 3
     (``postgresql+psycopg://``).
+
+    Parameters
+    ----------
+    db : str, Path or None
+        A database URL or a SQLite file path.
+
+    Returns
+    -------
+    str
     """
     if db is None:
         return DEFAULT_DB_URL
@@ -361,7 +392,7 @@ class Store:
             return
         import fcntl
 
-        path = Path(sa.make_url(self.url).database + ".migrate-lock")
+        path = Path(f"{sa.make_url(self.url).database}.migrate-lock")
         with path.open("a") as handle:
             deadline = time.monotonic() + timeout
             while True:
@@ -542,7 +573,8 @@ class Store:
 
     def audit_count(self) -> int:
         with self.engine.connect() as conn:
-            return int(conn.execute(sa.select(sa.func.count()).select_from(AuditEntry)).scalar())
+            count = conn.execute(sa.select(sa.func.count()).select_from(AuditEntry)).scalar()
+            return int(count or 0)
 
     def integrity_check(self) -> str:
         """The database's own consistency check: ``"ok"`` when it passes.

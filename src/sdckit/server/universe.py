@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from sdckit.errors import ParameterError
+from sdckit.errors import UniverseError
 from sdckit.server.metadata import Metadata, level_key
 
 __all__ = [
@@ -49,10 +49,6 @@ __all__ = [
 # The implicit table gets one cell per combination of codes; beyond this size
 # the universe mentions too many variables to be checked cheaply.
 _MAX_IMPLICIT_CELLS = 5_000_000
-
-
-class UniverseError(ParameterError):
-    """A universe cannot be understood: unknown variable, level or bin, or bad syntax."""
 
 
 @dataclass(frozen=True)
@@ -267,7 +263,7 @@ def _resolve(name: str, kind: str, values: Sequence, metadata: Metadata, where: 
     if kind == "levels":
         raise UniverseError(
             f"universe {where}: {name!r} is continuous; a universe may use only its cutpoint "
-            f"bins (0..{var.binning.n_bins - 1}: {', '.join(var.binning.public_labels)}), "
+            f"bins (0..{var.cutpoint_bins.n_bins - 1}: {', '.join(var.cutpoint_bins.public_labels)}), "
             f"e.g. '{name} in bin 0'"
         )
     bins: set[int] = set()
@@ -275,13 +271,13 @@ def _resolve(name: str, kind: str, values: Sequence, metadata: Metadata, where: 
         for b in values:
             if isinstance(b, bool) or not isinstance(b, int | np.integer):
                 raise UniverseError(f"universe {where}: bin numbers of {name!r} must be integers")
-            if not 0 <= int(b) < var.binning.n_bins:
+            if not 0 <= int(b) < var.cutpoint_bins.n_bins:
                 raise UniverseError(
-                    f"universe {where}: {name!r} has bins 0..{var.binning.n_bins - 1}, got {b}"
+                    f"universe {where}: {name!r} has bins 0..{var.cutpoint_bins.n_bins - 1}, got {b}"
                 )
             bins.add(int(b))
     else:
-        nodes = {node.node_id: node for node in var.binning.nodes()}
+        nodes = {node.node_id: node for node in var.cutpoint_bins.nodes()}
         if not nodes:
             raise UniverseError(
                 f"universe {where}: {name!r} was not binned by partitioning; select bins instead"
@@ -320,7 +316,19 @@ def _build(
 
 
 def parse_universe(text: str, metadata: Metadata) -> Universe:
-    """Parse the readable string form of a universe, checking it against the metadata."""
+    """Parse the readable string form of a universe, checking it against the metadata.
+
+    Parameters
+    ----------
+    text : str
+        The universe, e.g. ``"sex = female AND age in bins 0, 1"``.
+    metadata : Metadata
+        The public metadata it must fit.
+
+    Returns
+    -------
+    Universe
+    """
     if not isinstance(text, str):
         raise UniverseError(f"universe must be a string here, got {type(text).__name__}")
     if not text.strip():
@@ -340,7 +348,7 @@ def _from_structure(obj: Any, metadata: Metadata) -> Universe:
             raise UniverseError(
                 f"universe piece {index} must be a mapping of variable -> selection"
             )
-        raw = []
+        raw: list[tuple[str, str, list[Any]]] = []
         for name, sel in piece.items():
             if isinstance(sel, Mapping):
                 extra = set(sel) - {"bins", "nodes", "node", "levels"}
@@ -353,7 +361,7 @@ def _from_structure(obj: Any, metadata: Metadata) -> Universe:
                 vals = (
                     list(val) if isinstance(val, Sequence) and not isinstance(val, str) else [val]
                 )
-                kind = {"node": "nodes"}.get(key, key)
+                kind = "nodes" if key == "node" else str(key)
                 raw.append((name, kind, vals))
             elif isinstance(sel, Sequence) and not isinstance(sel, str):
                 values = list(sel)
@@ -374,6 +382,17 @@ def as_universe(
     """A :class:`Universe` from a universe, a string, a typed structure, or None (everyone).
 
     A :class:`Universe` built elsewhere is re-checked against ``metadata``.
+
+    Parameters
+    ----------
+    universe : Universe, str, mapping or None
+        The universe.
+    metadata : Metadata
+        The public metadata it must fit.
+
+    Returns
+    -------
+    Universe
     """
     if universe is None:
         return Universe(())
@@ -517,6 +536,10 @@ def evaluate_universe(
         unit falls in (the oracle-free rule set checks those too, so that an
         empty overlap is refused like a small one). By default, as in the
         paper, only non-empty intersections are listed.
+
+    Returns
+    -------
+    UniverseEvaluation
     """
     some = next(iter(codes.values()))
     n_records = some.size
@@ -565,9 +588,10 @@ def evaluate_universe(
     if joint:
         # Every non-empty intersection of two or more pieces (Lucero et al. 2011: "all of
         # the non-empty intersections of the pieces must be checked").
-        frontier = [((a,), piece_sel[a]) for a in range(len(piece_sel))]
+        Overlap = tuple[tuple[int, ...], list[np.ndarray]]  # pieces, selections
+        frontier: list[Overlap] = [((a,), piece_sel[a]) for a in range(len(piece_sel))]
         while frontier:
-            grown = []
+            grown: list[Overlap] = []
             for members_idx, sel in frontier:
                 for b in range(members_idx[-1] + 1, len(piece_sel)):
                     inter = [s & t for s, t in zip(sel, piece_sel[b], strict=True)]

@@ -27,7 +27,10 @@ connection = config.attributes.get("connection")
 if connection is not None:
     _run(connection)
 else:
-    engine = sa.create_engine(config.get_main_option("sqlalchemy.url"))
+    url = config.get_main_option("sqlalchemy.url")
+    if url is None:
+        raise RuntimeError("the migration config names no sqlalchemy.url and no connection")
+    engine = sa.create_engine(url)
     with engine.begin() as conn:
         _run(conn)
     engine.dispose()
