@@ -27,7 +27,7 @@ import pandas as pd
 
 from sdckit.microdata import swap
 from sdckit.swaprate import NaiveBayes, estimate_swap_count
-from sdckit.swaprate.gsc import _change_probabilities, _class_weights, _scaled
+from sdckit.swaprate.likelihood import change_probabilities, class_weights, scaled_densities
 
 DOMAINS = (2, 3, 4, 5, 6, 8, 10, 12)
 
@@ -80,15 +80,15 @@ def main() -> None:
     n1 = float(s.sum())
     n0 = n - n1
     t = np.full(n, 0.05)
-    theta = model.fit(records, _class_weights(t, s, w))
+    theta = model.fit(records, class_weights(t, s, w))
 
     # The floor: one vectorised pass computing log P(r | s) for all records.
     floor = best_of(lambda: model.log_likelihood(theta, records), 5)
 
     def em_step() -> None:
-        parameters = model.fit(records, _class_weights(t, s, w))  # M step
-        _, p0, p1 = _scaled(model.log_likelihood(parameters, records))
-        _change_probabilities(0.05 * min(n0, n1), p0, p1, s, n0, n1)  # E step
+        parameters = model.fit(records, class_weights(t, s, w))  # M step
+        _, p0, p1 = scaled_densities(model.log_likelihood(parameters, records))
+        change_probabilities(0.05 * min(n0, n1), p0, p1, s, n0, n1)  # E step
 
     em = best_of(em_step, 5)
 

@@ -169,6 +169,18 @@ def text_in_numbers(
     said. A column counts when at least half of its non-missing values are
     numbers and at least one is not; a column of codes with letters is
     declared categorical to be used as it is.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The data as read.
+    columns : iterable of str, optional
+        The columns to look at; default every column.
+
+    Returns
+    -------
+    list of TextInNumbers
+        One entry per such column, in the order looked at.
     """
     names = list(data.columns) if columns is None else list(columns)
     out = []

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,16 @@ def check_random_state(random_state: RandomState) -> np.random.Generator:
     """Turn ``None``, an int seed or a Generator into a :class:`numpy.random.Generator`.
 
     The same int seed always gives the same stream, so the same seed gives the same output.
+
+    Parameters
+    ----------
+    random_state : None, int or numpy.random.Generator
+        None for fresh entropy, a non-negative int seed, or a Generator
+        (returned as it is, so that a caller's stream continues).
+
+    Returns
+    -------
+    numpy.random.Generator
     """
     if random_state is None:
         return np.random.default_rng()
@@ -53,6 +64,22 @@ def check_dataframe(
     With ``unique_index``, a row index holding a label twice is refused too:
     a masking method's per-record diagnostics and messages name records by
     their index label.
+
+    Parameters
+    ----------
+    data : object
+        What the caller passed as the data.
+    name : str, default "data"
+        The parameter's name, for messages.
+    min_rows : int, default 1
+        Fewest rows accepted.
+    unique_index : bool, default False
+        Also refuse a row index that repeats a label.
+
+    Returns
+    -------
+    DataFrame
+        ``data`` itself (not a copy).
     """
     if not isinstance(data, pd.DataFrame):
         raise ParameterError(f"{name} must be a pandas DataFrame, got {type(data).__name__}")
@@ -77,7 +104,19 @@ def check_columns(
 ) -> list[str]:
     """Return ``columns`` as a list, checking every one exists in ``data``.
 
-    ``None`` means every column.
+    Parameters
+    ----------
+    data : DataFrame
+        The data the columns must belong to.
+    columns : str, iterable of str or None
+        One column name, several, or None for every column.
+    name : str, default "columns"
+        The parameter's name, for messages.
+
+    Returns
+    -------
+    list of str
+        The columns in the order given, each once.
     """
     if columns is None:
         return list(data.columns)
@@ -97,7 +136,23 @@ def check_columns(
 def check_fraction(
     value: float, name: str, *, low: float = 0.0, high: float = 1.0, open_low: bool = False
 ) -> float:
-    """Check ``low <= value <= high`` (``low < value`` when ``open_low``)."""
+    """Check ``low <= value <= high`` (``low < value`` when ``open_low``).
+
+    Parameters
+    ----------
+    value : float
+        The number that must lie between the bounds (NaN is refused).
+    name : str
+        The parameter's name, as the message names it.
+    low, high : float, default 0 and 1
+        The bounds.
+    open_low : bool, default False
+        Exclude ``low`` itself.
+
+    Returns
+    -------
+    float
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or np.isnan(value):
         raise ParameterError(f"{name} must be a number in [{low}, {high}], got {value!r}")
     v = float(value)
@@ -108,7 +163,21 @@ def check_fraction(
 
 
 def check_positive(value: float, name: str, *, allow_zero: bool = False) -> float:
-    """Check that ``value`` is a finite number > 0 (>= 0 with ``allow_zero``)."""
+    """Check that ``value`` is a finite number > 0 (>= 0 with ``allow_zero``).
+
+    Parameters
+    ----------
+    value : float
+        The number that must be positive and finite.
+    name : str
+        The parameter's name, as the message names it.
+    allow_zero : bool, default False
+        Accept 0.
+
+    Returns
+    -------
+    float
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
         raise ParameterError(f"{name} must be a finite number, got {value!r}")
     if value < 0 or (value == 0 and not allow_zero):
@@ -117,7 +186,21 @@ def check_positive(value: float, name: str, *, allow_zero: bool = False) -> floa
 
 
 def check_int(value: int, name: str, *, minimum: int | None = None) -> int:
-    """Check that ``value`` is an integer, optionally at least ``minimum``."""
+    """Check that ``value`` is an integer, optionally at least ``minimum``.
+
+    Parameters
+    ----------
+    value : int
+        The number to check (a bool is refused).
+    name : str
+        The parameter's name, for messages.
+    minimum : int, optional
+        Smallest value accepted.
+
+    Returns
+    -------
+    int
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ParameterError(f"{name} must be an integer, got {value!r}")
     if minimum is not None and value < minimum:
@@ -126,18 +209,54 @@ def check_int(value: int, name: str, *, minimum: int | None = None) -> int:
 
 
 def plain_value(value: object) -> object:
-    """A value as a person writes it: numpy scalars become Python ones (3.0, not np.float64(3.0))."""
+    """A value as a person writes it: numpy scalars become Python ones (3.0, not np.float64(3.0)).
+
+    Parameters
+    ----------
+    value : object
+        Any value.
+
+    Returns
+    -------
+    object
+        The Python scalar of a numpy scalar; anything else unchanged.
+    """
     return value.item() if isinstance(value, np.generic) else value
 
 
 def row_number(position: int) -> int:
-    """A 0-based row position as a spreadsheet shows it (the first data row is 1)."""
+    """A 0-based row position as a spreadsheet shows it (the first data row is 1).
+
+    Parameters
+    ----------
+    position : int
+        0-based position.
+
+    Returns
+    -------
+    int
+        ``position + 1``.
+    """
     return int(position) + 1
 
 
 def describe_row(index: pd.Index, position: int) -> str:
-    """``"row 5"`` for the fifth row (1-based, as a spreadsheet shows it), with its index
-    label when the index is not the default 0, 1, 2, ... (``"row 5 (index 'p17')"``)."""
+    """``"row 5"`` for the fifth row (1-based, as a spreadsheet shows it), with its index label.
+
+    The label is shown when the index is not the default 0, 1, 2, ...
+    (``"row 5 (index 'p17')"``).
+
+    Parameters
+    ----------
+    index : Index
+        The data's row index.
+    position : int
+        0-based position of the row.
+
+    Returns
+    -------
+    str
+    """
     text = f"row {row_number(position)}"
     if not (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1):
         text += f" (index {plain_value(index[position])!r})"
@@ -149,7 +268,7 @@ def row_label(label: object) -> object:
     return label.item() if isinstance(label, np.generic) else label
 
 
-def as_sequence(values: Sequence | str | None) -> list:
+def as_sequence(values: Iterable[Any] | str | None) -> list[Any]:
     """``None`` -> [], a string -> [string], anything iterable -> list."""
     if values is None:
         return []

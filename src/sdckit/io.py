@@ -62,6 +62,11 @@ def read_table(path: str | os.PathLike, *, na_values: Iterable[str] | None = Non
     na_values : iterable of str, optional
         Words read as missing in a CSV file, besides the empty field.
 
+    Returns
+    -------
+    DataFrame
+        One row per record, columns as in the file's header.
+
     Raises
     ------
     DataError
@@ -122,7 +127,7 @@ def _csv_separator(path: Path) -> str:
     if "," in header:
         return ","
     counts = {sep: header.count(sep) for sep in _SEPARATORS}
-    best = max(counts, key=counts.get)
+    best = max(counts, key=counts.__getitem__)
     return best if counts[best] else ","
 
 
@@ -252,7 +257,11 @@ def _long_row(path: Path, sep: str, width: int) -> str:
         on_bad_lines="skip",
         dtype=str,
     )
-    rows = np.flatnonzero(fields.iloc[:, 0].notna().to_numpy()) if fields.shape[1] else []
+    rows = (
+        np.flatnonzero(fields.iloc[:, 0].notna().to_numpy())
+        if fields.shape[1]
+        else np.array([], dtype=np.intp)
+    )
     where = f"data row {int(rows[0]) + 1} (line {int(rows[0]) + 2})" if len(rows) else "a row"
     return (
         f"{where} has more fields than the header's {width} columns "
@@ -261,7 +270,17 @@ def _long_row(path: Path, sep: str, width: int) -> str:
 
 
 def check_output_path(path: str | os.PathLike) -> Path:
-    """Check before any work that ``path`` can be written: known extension, existing directory."""
+    """Check before any work that ``path`` can be written: known extension, existing directory.
+
+    Parameters
+    ----------
+    path : path
+        The output file to be.
+
+    Returns
+    -------
+    Path
+    """
     p = Path(path)
     _format_of(p)
     directory = p.parent if str(p.parent) else Path(".")
@@ -285,6 +304,19 @@ def _current_umask() -> int:
 
 def atomic_write(path: str | os.PathLike, writer: Callable[[Path], None]) -> Path:
     """Call ``writer(tmp_path)`` then rename ``tmp_path`` onto ``path`` atomically.
+
+    Parameters
+    ----------
+    path : path
+        The file to write; replaced only when ``writer`` succeeded.
+    writer : callable
+        ``writer(tmp_path)`` writes the whole file at ``tmp_path`` (a new
+        file in the same directory).
+
+    Returns
+    -------
+    Path
+        ``path``.
 
     Raises
     ------
@@ -326,6 +358,20 @@ def atomic_write(path: str | os.PathLike, writer: Callable[[Path], None]) -> Pat
 
 def write_table(data: pd.DataFrame, path: str | os.PathLike, *, index: bool = False) -> Path:
     """Write ``data`` to CSV or Parquet (chosen by extension), atomically.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The table to write.
+    path : path
+        A ``.csv`` (or ``.txt``) or ``.parquet`` (``.pq``) file.
+    index : bool, default False
+        Also write the row index.
+
+    Returns
+    -------
+    Path
+        The file written.
 
     Raises
     ------

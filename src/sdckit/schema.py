@@ -12,9 +12,10 @@ to [0, 1] for the RWN experiments).
 from __future__ import annotations
 
 import numbers
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,16 @@ __all__ = [
 
 
 class Kind(StrEnum):
-    """What kind of values a column holds."""
+    """What kind of values a column holds.
+
+    Parameters
+    ----------
+    value : str
+        The member's value: ``Kind("numeric")`` is ``Kind.NUMERIC``.
+    names, module, qualname, type, start, boundary : optional
+        The functional API of :class:`enum.Enum` (creating a new enum); not
+        used with sdckit.
+    """
 
     NUMERIC = "numeric"
     CATEGORICAL = "categorical"
@@ -46,7 +56,16 @@ class Kind(StrEnum):
 
 
 class Role(StrEnum):
-    """What part a column plays in disclosure control."""
+    """What part a column plays in disclosure control.
+
+    Parameters
+    ----------
+    value : str
+        The member's value: ``Role("key")`` is ``Role.KEY``.
+    names, module, qualname, type, start, boundary : optional
+        The functional API of :class:`enum.Enum` (creating a new enum); not
+        used with sdckit.
+    """
 
     KEY = "key"  # quasi-identifier an intruder may know
     SENSITIVE = "sensitive"
@@ -68,8 +87,9 @@ class ColumnSpec:
 
     Attributes
     ----------
-    name : hashable
-        Column label, as in the DataFrame (usually a string).
+    name : str
+        Column label, as in the DataFrame. Typed ``str`` as every column
+        argument of sdckit is; another hashable label works the same at run time.
     kind : Kind
         numeric, categorical or ordinal.
     role : Role
@@ -78,13 +98,16 @@ class ColumnSpec:
         For categorical and ordinal columns, the levels in order.
     """
 
-    name: Hashable
+    name: str
     kind: Kind
     role: Role = Role.OTHER
     categories: tuple | None = None
 
 
-def _coerce_enum(enum: type, value: object, what: str, column: str):
+E = TypeVar("E", bound=StrEnum)
+
+
+def _coerce_enum(enum: type[E], value: Any, what: str, column: str) -> E:
     try:
         return enum(value)
     except ValueError:

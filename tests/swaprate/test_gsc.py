@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pickle
+from dataclasses import FrozenInstanceError
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,7 +20,7 @@ from sdckit.swaprate import (
     swap_group_count,
     swap_rate_from_count,
 )
-from sdckit.swaprate.gsc import fit_swap_model
+from sdckit.swaprate.gsc import SwapModelFit, fit_swap_model
 
 
 def test_relaxed_likelihood_derivatives_match_finite_differences():
@@ -109,7 +112,7 @@ def test_merging_identical_records_changes_nothing():
     plain = fit_swap_model(
         model.encode(released.drop(columns="income")), s, model, profile_se=False
     )
-    assert merged.alpha == pytest.approx(plain["alpha"], rel=1e-4, abs=1e-3)
+    assert merged.alpha == pytest.approx(plain.alpha, rel=1e-4, abs=1e-3)
 
 
 def test_literal_nesting_reaches_the_same_estimate():
@@ -182,3 +185,28 @@ def test_bad_input_is_refused():
         estimate_swap_count(holes, "income", calibrate=False)
     with pytest.raises(SchemaError, match="x0"):
         estimate_swap_count(data, "income", ["x0"], model="gaussian", calibrate=False)
+
+
+def test_fit_swap_model_returns_a_frozen_result_still_indexable_for_one_release():
+    released = swap(naive_bayes_data(1500, seed=9), "income", 0.1, random_state=2).data
+    model = NaiveBayes()
+    s = (released["income"] == "low").to_numpy().astype(np.int8)
+    fit = fit_swap_model(
+        model.encode(released.drop(columns="income")), s, model, profile_se=False, permutations=0
+    )
+    assert isinstance(fit, SwapModelFit)
+    assert fit.n0 + fit.n1 == len(released) and fit.change_probabilities.shape == (len(s),)
+    assert (
+        fit.summary().startswith("Algorithm 1 on encoded records") and "alpha = " in fit.summary()
+    )
+    with pytest.raises(FrozenInstanceError):
+        fit.alpha = 0.0  # type: ignore[misc]
+    # The dict keys of the old return value still work, with a DeprecationWarning.
+    with pytest.warns(DeprecationWarning, match=r"\.change_probabilities"):
+        assert fit["t"] is fit.change_probabilities
+    with pytest.warns(DeprecationWarning, match=r"\.alpha"):
+        assert fit["alpha"] == fit.alpha
+    with pytest.raises(KeyError):
+        fit["no such key"]
+    again = pickle.loads(pickle.dumps(fit))
+    assert again.alpha == fit.alpha and again.summary() == fit.summary()

@@ -238,3 +238,29 @@ def test_calibration_works_whatever_the_index():
     est = estimate_swap_count(data, "income")
     assert est.calibration is not None
     assert est.change_probabilities.index.equals(data.index)
+
+
+@pytest.mark.parametrize(
+    ("halves", "library"),
+    [
+        ([], lambda data: estimate_swap_count(data, "income")),
+        (
+            ["--left", "x0,x1,x2", "--right", "x3,x4,x5"],
+            lambda data: consensus_swap_count(
+                data, "income", ["x0", "x1", "x2"], ["x3", "x4", "x5"]
+            ),
+        ),
+    ],
+)
+def test_library_verdict_is_the_clis_first_line(tmp_path, capsys, halves, library):
+    # A library user reads the same verdict, word for word, as the first line the CLI
+    # prints on the same data (one line, however long: the CLI does not wrap it).
+    released = swap(naive_bayes_data(2500, seed=6), "income", 0.05, random_state=5).data
+    path = tmp_path / "released.csv"
+    released.to_csv(path, index=False)
+    result = library(released)
+    assert main(["swaprate", "estimate", str(path), "-s", "income", "--quiet", *halves]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == result.verdict.line()
+    assert first == f"verdict: {result.verdict.code}: {result.verdict.sentence}"
+    assert len(first) > 80  # longer than a terminal line: it was not wrapped

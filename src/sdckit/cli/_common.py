@@ -58,7 +58,6 @@ _LARGE_INPUT_BYTES = 16 * 1024 * 1024
 def na_values_option() -> typer.models.OptionInfo:
     """The ``--na-values`` option every command reading microdata offers."""
     return typer.Option(
-        None,
         "--na-values",
         help="Comma-separated words read as missing in a CSV file, in every column, besides the "
         "empty field. Default: only an empty field is missing in a text column (NA, null, N/A "
@@ -69,7 +68,6 @@ def na_values_option() -> typer.models.OptionInfo:
 def id_option() -> typer.models.OptionInfo:
     """The ``--id`` option: identifier columns that pass through."""
     return typer.Option(
-        None,
         "--id",
         help="Comma-separated identifier columns (record, person or household numbers): passed "
         "through unchanged, never masked, never used in distances or risk measures.",
@@ -79,7 +77,6 @@ def id_option() -> typer.models.OptionInfo:
 def weight_column_option() -> typer.models.OptionInfo:
     """The ``--weight-column`` option: survey weights that pass through."""
     return typer.Option(
-        None,
         "--weight-column",
         help="Survey-weight column(s), comma-separated: passed through unchanged, never masked, "
         "never used in distances.",
@@ -272,11 +269,11 @@ def check_outputs(
                     "overwrites its input; write to another file"
                 )
     for i, path in enumerate(outputs):
-        for other in outputs[i + 1 :]:
-            if _same_file(path, other):
+        for later in outputs[i + 1 :]:
+            if _same_file(path, later):
                 raise ParameterError(
                     f"two outputs of this command are the same file ({str(path)!r} and "
-                    f"{str(other)!r}): the second would replace the first; give each its own name"
+                    f"{str(later)!r}): the second would replace the first; give each its own name"
                 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
+from typing import Annotated
 
 import pandas as pd
 import typer
@@ -61,17 +62,19 @@ def _parse_values(value: str, option: str) -> list:
         return texts
 
 
-def _role_options() -> dict:
-    """The options declaring column kinds and roles, shared by ``assess`` and ``sweep``."""
+def _role_options() -> dict[str, typer.models.OptionInfo]:
+    """The options declaring column kinds and roles, shared by ``assess`` and ``sweep``.
+
+    Used inside ``Annotated``: the default (None) is given where the parameter is declared.
+    """
     return {
         "categorical": typer.Option(
-            None,
             "--categorical",
             help="Comma-separated columns of codes to treat as categories (numeric region or "
             "occupation codes).",
         ),
         "exclude": typer.Option(
-            None, "--exclude", help="Comma-separated columns left out of every measure."
+            "--exclude", help="Comma-separated columns left out of every measure."
         ),
         "ids": id_option(),
         "weight_column": weight_column_option(),
@@ -129,39 +132,57 @@ def _schema_options(
 
 
 def assess_command(
-    original: Path = typer.Argument(..., help="Original microdata file (.csv or .parquet)."),
-    masked: Path = typer.Argument(..., help="Masked release of it, same rows in the same order."),
-    output: Path = typer.Option(..., "--output", "-o", help="HTML report to write."),
-    columns: str | None = typer.Option(
-        None, "--columns", help="Comma-separated variables to assess (default: all)."
-    ),
-    response: str | None = typer.Option(
-        None, "--response", help="Response of the regression and prediction checks."
-    ),
-    predictors: str | None = typer.Option(
-        None, "--predictors", help="Comma-separated predictors (default: all other variables)."
-    ),
-    keys: str | None = typer.Option(
-        None, "--keys", help="Comma-separated categorical key variables (quasi-identifiers)."
-    ),
-    sensitive: str | None = typer.Option(
-        None, "--sensitive", help="Sensitive variable for l-diversity (needs --keys)."
-    ),
-    linkage_columns: str | None = typer.Option(
-        None, "--linkage-columns", help="Variables the linkage intruder knows (default: all)."
-    ),
-    prediction: bool = typer.Option(
-        False, "--prediction", help="Also run the random-forest prediction check."
-    ),
-    replications: int = typer.Option(5, "--reps", help="Replications of the prediction check."),
-    categorical: str | None = _ASSESS_ROLE["categorical"],
-    exclude: str | None = _ASSESS_ROLE["exclude"],
-    ids: str | None = _ASSESS_ROLE["ids"],
-    weight_column: str | None = _ASSESS_ROLE["weight_column"],
-    na_values: str | None = na_values_option(),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed for the prediction check."),
-    title: str | None = typer.Option(None, "--title", help="Title of the report."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
+    original: Annotated[Path, typer.Argument(help="Original microdata file (.csv or .parquet).")],
+    masked: Annotated[
+        Path, typer.Argument(help="Masked release of it, same rows in the same order.")
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="HTML report to write.")],
+    columns: Annotated[
+        str | None,
+        typer.Option("--columns", help="Comma-separated variables to assess (default: all)."),
+    ] = None,
+    response: Annotated[
+        str | None,
+        typer.Option("--response", help="Response of the regression and prediction checks."),
+    ] = None,
+    predictors: Annotated[
+        str | None,
+        typer.Option(
+            "--predictors", help="Comma-separated predictors (default: all other variables)."
+        ),
+    ] = None,
+    keys: Annotated[
+        str | None,
+        typer.Option(
+            "--keys", help="Comma-separated categorical key variables (quasi-identifiers)."
+        ),
+    ] = None,
+    sensitive: Annotated[
+        str | None,
+        typer.Option("--sensitive", help="Sensitive variable for l-diversity (needs --keys)."),
+    ] = None,
+    linkage_columns: Annotated[
+        str | None,
+        typer.Option(
+            "--linkage-columns", help="Variables the linkage intruder knows (default: all)."
+        ),
+    ] = None,
+    prediction: Annotated[
+        bool, typer.Option("--prediction", help="Also run the random-forest prediction check.")
+    ] = False,
+    replications: Annotated[
+        int, typer.Option("--reps", help="Replications of the prediction check.")
+    ] = 5,
+    categorical: Annotated[str | None, _ASSESS_ROLE["categorical"]] = None,
+    exclude: Annotated[str | None, _ASSESS_ROLE["exclude"]] = None,
+    ids: Annotated[str | None, _ASSESS_ROLE["ids"]] = None,
+    weight_column: Annotated[str | None, _ASSESS_ROLE["weight_column"]] = None,
+    na_values: Annotated[str | None, na_values_option()] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Random seed for the prediction check.")
+    ] = None,
+    title: Annotated[str | None, typer.Option("--title", help="Title of the report.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
 ) -> None:
     """Compare an original file with its masked release: utility, risk, and an HTML report."""
     # Imported here: statsmodels and matplotlib would slow every other command's start.
@@ -199,39 +220,60 @@ def assess_command(
 
 
 def sweep_command(
-    method: str = typer.Argument(..., help="Registered masking method, e.g. rwn."),
-    input: Path = typer.Argument(..., help="Microdata file (.csv or .parquet)."),
-    output: Path = typer.Option(..., "--output", "-o", help="HTML report to write."),
-    eps: str | None = typer.Option(None, "--eps", help="eps values, START:STOP:STEP or a list."),
-    k: str | None = typer.Option(None, "--k", help="k values, START:STOP:STEP or a list."),
-    q: str | None = typer.Option(None, "--q", help="q values, START:STOP:STEP or a list."),
-    param: list[str] | None = typer.Option(
-        None,
-        "--param",
-        help="Any other parameter, NAME=VALUES: numbers (START:STOP:STEP or a list) or text, "
-        "e.g. columns=income or group_size=3,5 (repeatable).",
-    ),
-    replications: int = typer.Option(1, "--reps", help="Masked releases per setting."),
-    columns: str | None = typer.Option(
-        None, "--columns", help="Comma-separated variables to mask and assess (default: all)."
-    ),
-    response: str | None = typer.Option(None, "--response", help="Regression response."),
-    predictors: str | None = typer.Option(
-        None, "--predictors", help="Comma-separated predictors (default: all other variables)."
-    ),
-    keys: str | None = typer.Option(None, "--keys", help="Comma-separated key variables."),
-    sensitive: str | None = typer.Option(None, "--sensitive", help="Sensitive variable."),
-    table: Path | None = typer.Option(
-        None, "--table", help="Also write the per-run figures here (.csv or .parquet)."
-    ),
-    categorical: str | None = _SWEEP_ROLE["categorical"],
-    exclude: str | None = _SWEEP_ROLE["exclude"],
-    ids: str | None = _SWEEP_ROLE["ids"],
-    weight_column: str | None = _SWEEP_ROLE["weight_column"],
-    na_values: str | None = na_values_option(),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same sweep)."),
-    title: str | None = typer.Option(None, "--title", help="Title of the report."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
+    method: Annotated[str, typer.Argument(help="Registered masking method, e.g. rwn.")],
+    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="HTML report to write.")],
+    eps: Annotated[
+        str | None, typer.Option("--eps", help="eps values, START:STOP:STEP or a list.")
+    ] = None,
+    k: Annotated[
+        str | None, typer.Option("--k", help="k values, START:STOP:STEP or a list.")
+    ] = None,
+    q: Annotated[
+        str | None, typer.Option("--q", help="q values, START:STOP:STEP or a list.")
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param",
+            help="Any other parameter, NAME=VALUES: numbers (START:STOP:STEP or a list) or text, "
+            "e.g. columns=income or group_size=3,5 (repeatable).",
+        ),
+    ] = None,
+    replications: Annotated[int, typer.Option("--reps", help="Masked releases per setting.")] = 1,
+    columns: Annotated[
+        str | None,
+        typer.Option(
+            "--columns", help="Comma-separated variables to mask and assess (default: all)."
+        ),
+    ] = None,
+    response: Annotated[str | None, typer.Option("--response", help="Regression response.")] = None,
+    predictors: Annotated[
+        str | None,
+        typer.Option(
+            "--predictors", help="Comma-separated predictors (default: all other variables)."
+        ),
+    ] = None,
+    keys: Annotated[
+        str | None, typer.Option("--keys", help="Comma-separated key variables.")
+    ] = None,
+    sensitive: Annotated[
+        str | None, typer.Option("--sensitive", help="Sensitive variable.")
+    ] = None,
+    table: Annotated[
+        Path | None,
+        typer.Option("--table", help="Also write the per-run figures here (.csv or .parquet)."),
+    ] = None,
+    categorical: Annotated[str | None, _SWEEP_ROLE["categorical"]] = None,
+    exclude: Annotated[str | None, _SWEEP_ROLE["exclude"]] = None,
+    ids: Annotated[str | None, _SWEEP_ROLE["ids"]] = None,
+    weight_column: Annotated[str | None, _SWEEP_ROLE["weight_column"]] = None,
+    na_values: Annotated[str | None, na_values_option()] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Random seed (same seed, same sweep).")
+    ] = None,
+    title: Annotated[str | None, typer.Option("--title", help="Title of the report.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
 ) -> None:
     """Run a masking method over a parameter grid and report utility and risk per setting."""
     from sdckit.assess import report, sweep
@@ -271,17 +313,17 @@ def sweep_command(
         )
         grid[new] = grid.pop(old)
     integer = _integer_parameters(method)
-    for name, values in grid.items():
-        if name in integer and all(isinstance(v, float) for v in values):
-            if any(v != int(v) for v in values):
-                raise ParameterError(f"--{name} takes whole numbers, got {values}")
-            grid[name] = [int(v) for v in values]
+    for name, grid_values in grid.items():
+        if name in integer and all(isinstance(v, float) for v in grid_values):
+            if any(v != int(v) for v in grid_values):
+                raise ParameterError(f"--{name} takes whole numbers, got {grid_values}")
+            grid[name] = [int(v) for v in grid_values]
     # A parameter given a single value is held fixed rather than swept.
-    varying = {name: values for name, values in grid.items() if len(values) > 1}
+    varying = {name: swept for name, swept in grid.items() if len(swept) > 1}
     if not varying:  # one setting only: still a (one-point) sweep
         first = next(iter(grid))
         varying = {first: grid[first]}
-    fixed = {name: values[0] for name, values in grid.items() if name not in varying}
+    fixed = {name: held[0] for name, held in grid.items() if name not in varying}
     key_list = parse_list(keys)
     cols = parse_list(columns)
     roles = column_roles(data, ids=ids, weights=weight_column, exclude=exclude)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -35,10 +36,13 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors."),
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
+    debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks on errors.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     """Statistical disclosure control: mask microdata, protect tables, serve safe analyses, assess risk."""
 

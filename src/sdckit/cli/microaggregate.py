@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -28,47 +29,60 @@ from sdckit.schema import Kind, Schema
 
 
 def microaggregate_command(
-    input: Path = typer.Argument(..., help="Microdata file (.csv or .parquet)."),
-    output: Path = typer.Option(..., "--output", "-o", help="Masked output file."),
-    group_size: int = typer.Option(
-        3, "--group-size", help="Minimum group size k (groups have k..2k-1 records)."
-    ),
-    k: int | None = typer.Option(None, "--k", hidden=True, help="Deprecated: --group-size."),
-    method: str = typer.Option(
-        "mdav", "--method", help="mdav (k-anonymous groups) or individual-ranking."
-    ),
-    columns: str | None = typer.Option(
-        None, "--columns", help="Comma-separated columns to aggregate (default: numeric ones)."
-    ),
-    categorical: str = typer.Option(
-        "error",
-        "--categorical",
-        help="What a categorical column in --columns gets: error, or mode (the group's mode).",
-    ),
-    scale: str = typer.Option("standard", "--scale", help="standard, minmax or none."),
-    weight: list[str] | None = typer.Option(
-        None, "--weight", help="Variable weight in distances, COL=W (repeatable)."
-    ),
-    sample_weights: str | None = typer.Option(
-        None,
-        "--sample-weights",
-        help="Survey-weight column: weighted group means (default: the --weight-column, if one).",
-    ),
-    ids: str | None = id_option(),
-    weight_column: str | None = weight_column_option(),
-    block_size: int = typer.Option(
-        10_000,
-        "--block-size",
-        help="Exact MDAV up to this many records; larger data in blocks (0 = never block).",
-    ),
-    seed: int | None = typer.Option(
-        None, "--seed", help="Accepted for symmetry; MDAV is deterministic."
-    ),
-    diagnostics: Path | None = typer.Option(
-        None, "--diagnostics", help="Also write per-record groups here."
-    ),
-    na_values: str | None = na_values_option(),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
+    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Masked output file.")],
+    group_size: Annotated[
+        int,
+        typer.Option("--group-size", help="Minimum group size k (groups have k..2k-1 records)."),
+    ] = 3,
+    k: Annotated[
+        int | None, typer.Option("--k", hidden=True, help="Deprecated: --group-size.")
+    ] = None,
+    method: Annotated[
+        str, typer.Option("--method", help="mdav (k-anonymous groups) or individual-ranking.")
+    ] = "mdav",
+    columns: Annotated[
+        str | None,
+        typer.Option(
+            "--columns", help="Comma-separated columns to aggregate (default: numeric ones)."
+        ),
+    ] = None,
+    categorical: Annotated[
+        str,
+        typer.Option(
+            "--categorical",
+            help="What a categorical column in --columns gets: error, or mode (the group's mode).",
+        ),
+    ] = "error",
+    scale: Annotated[str, typer.Option("--scale", help="standard, minmax or none.")] = "standard",
+    weight: Annotated[
+        list[str] | None,
+        typer.Option("--weight", help="Variable weight in distances, COL=W (repeatable)."),
+    ] = None,
+    sample_weights: Annotated[
+        str | None,
+        typer.Option(
+            "--sample-weights",
+            help="Survey-weight column: weighted group means (default: the --weight-column, if one).",
+        ),
+    ] = None,
+    ids: Annotated[str | None, id_option()] = None,
+    weight_column: Annotated[str | None, weight_column_option()] = None,
+    block_size: Annotated[
+        int,
+        typer.Option(
+            "--block-size",
+            help="Exact MDAV up to this many records; larger data in blocks (0 = never block).",
+        ),
+    ] = 10_000,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Accepted for symmetry; MDAV is deterministic.")
+    ] = None,
+    diagnostics: Annotated[
+        Path | None, typer.Option("--diagnostics", help="Also write per-record groups here.")
+    ] = None,
+    na_values: Annotated[str | None, na_values_option()] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
 ) -> None:
     """Microaggregate: replace values by the means of groups of at least k similar records."""
     group_size = renamed_option(group_size, k, default=3, new_flag="--group-size", old_flag="--k")

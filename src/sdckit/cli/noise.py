@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pandas as pd
 import typer
@@ -35,40 +35,34 @@ noise_app = typer.Typer(
     no_args_is_help=True,
 )
 
-_INPUT = typer.Argument(..., help="Microdata file (.csv or .parquet).")
-_OUTPUT = typer.Option(..., "--output", "-o", help="Masked output file.")
+_INPUT = typer.Argument(help="Microdata file (.csv or .parquet).")
+_OUTPUT = typer.Option("--output", "-o", help="Masked output file.")
 _VARIANCE_FACTOR = typer.Option(
-    0.15,
     "--variance-factor",
     help="Oganian's k > 0: noise variance as a multiple of the data's (all zones).",
 )
-_K = typer.Option(None, "--k", hidden=True, help="Deprecated: --variance-factor.")
+_K = typer.Option("--k", hidden=True, help="Deprecated: --variance-factor.")
 _ZONE_VARIANCE_FACTOR = typer.Option(
-    None,
     "--zone-variance-factor",
     help="k of one zone, ZONE=K (repeatable; overrides --variance-factor).",
 )
-_ZONE_K = typer.Option(None, "--zone-k", hidden=True, help="Deprecated: --zone-variance-factor.")
-_COLUMNS = typer.Option(
-    None, "--columns", help="Comma-separated numeric columns (default: all numeric)."
-)
-_ZONES = typer.Option(None, "--zones", help="Column whose values define the masking zones.")
+_ZONE_K = typer.Option("--zone-k", hidden=True, help="Deprecated: --zone-variance-factor.")
+_COLUMNS = typer.Option("--columns", help="Comma-separated numeric columns (default: all numeric).")
+_ZONES = typer.Option("--zones", help="Column whose values define the masking zones.")
 _THRESHOLDS = typer.Option(
-    None,
     "--zone-thresholds",
     help="Zones by value, e.g. 15 or 5,15: zone i = largest value in (t_{i-1}, t_i].",
 )
 _STRUCTURAL = typer.Option(
-    None,
     "--structural-zero",
     help="VAR=INDICATOR: VAR stays 0 where the INDICATOR column is true (repeatable).",
 )
 _WEIGHTS = typer.Option(
-    None, "--sample-weights", help="Survey-weight column: weighted moments are preserved."
+    "--sample-weights", help="Survey-weight column: weighted moments are preserved."
 )
-_SEED = typer.Option(None, "--seed", help="Random seed (same seed, same output).")
-_DIAG = typer.Option(None, "--diagnostics", help="Also write per-record diagnostics here.")
-_QUIET = typer.Option(False, "--quiet", help="No progress bar or summary.")
+_SEED = typer.Option("--seed", help="Random seed (same seed, same output).")
+_DIAG = typer.Option("--diagnostics", help="Also write per-record diagnostics here.")
+_QUIET = typer.Option("--quiet", help="No progress bar or summary.")
 
 
 def _masked_columns(
@@ -169,23 +163,23 @@ def _renamed(
 
 @noise_app.command("additive")
 def additive_command(
-    input: Path = _INPUT,
-    output: Path = _OUTPUT,
-    variance_factor: float = _VARIANCE_FACTOR,
-    zone_variance_factor: list[str] | None = _ZONE_VARIANCE_FACTOR,
-    k: float | None = _K,
-    zone_k: list[str] | None = _ZONE_K,
-    columns: str | None = _COLUMNS,
-    zones: str | None = _ZONES,
-    zone_thresholds: str | None = _THRESHOLDS,
-    structural_zero: list[str] | None = _STRUCTURAL,
-    sample_weights: str | None = _WEIGHTS,
-    seed: int | None = _SEED,
-    diagnostics: Path | None = _DIAG,
-    ids: str | None = id_option(),
-    weight_column: str | None = weight_column_option(),
-    na_values: str | None = na_values_option(),
-    quiet: bool = _QUIET,
+    input: Annotated[Path, _INPUT],
+    output: Annotated[Path, _OUTPUT],
+    variance_factor: Annotated[float, _VARIANCE_FACTOR] = 0.15,
+    zone_variance_factor: Annotated[list[str] | None, _ZONE_VARIANCE_FACTOR] = None,
+    k: Annotated[float | None, _K] = None,
+    zone_k: Annotated[list[str] | None, _ZONE_K] = None,
+    columns: Annotated[str | None, _COLUMNS] = None,
+    zones: Annotated[str | None, _ZONES] = None,
+    zone_thresholds: Annotated[str | None, _THRESHOLDS] = None,
+    structural_zero: Annotated[list[str] | None, _STRUCTURAL] = None,
+    sample_weights: Annotated[str | None, _WEIGHTS] = None,
+    seed: Annotated[int | None, _SEED] = None,
+    diagnostics: Annotated[Path | None, _DIAG] = None,
+    ids: Annotated[str | None, id_option()] = None,
+    weight_column: Annotated[str | None, weight_column_option()] = None,
+    na_values: Annotated[str | None, na_values_option()] = None,
+    quiet: Annotated[bool, _QUIET] = False,
 ) -> None:
     """Additive correlated noise: X_m = mean + ((X - mean) + E)/sqrt(1+k), E ~ N(0, k Sigma)."""
     factor, per_zone = _renamed(variance_factor, zone_variance_factor, k, zone_k)
@@ -233,56 +227,70 @@ def _totals(mode: str, given: list[str] | None) -> Any:
 
 @noise_app.command("multiplicative")
 def multiplicative_command(
-    input: Path = _INPUT,
-    output: Path = _OUTPUT,
-    variance_factor: float = _VARIANCE_FACTOR,
-    zone_variance_factor: list[str] | None = _ZONE_VARIANCE_FACTOR,
-    k: float | None = _K,
-    zone_k: list[str] | None = _ZONE_K,
-    columns: str | None = _COLUMNS,
-    variant: str = typer.Option("zscore", "--variant", help="zscore (eq. 21) or plain (eqs. 5-9)."),
-    mixed_sign: str = typer.Option(
-        "auto",
-        "--mixed-sign",
-        help="Noise for columns of both signs: shift (by |min|), magnitude (follows |value|) "
-        "or auto (shift when its noise covariance is valid).",
-    ),
-    constraint: list[str] | None = typer.Option(
-        None,
-        "--constraint",
-        help="Inequality chain kept in every record, e.g. 'gross>=net>=tax' (repeatable).",
-    ),
-    totals: str = typer.Option(
-        "detect",
-        "--totals",
-        help="detect: columns equal to a sum of others are rebuilt from the masked parts; none.",
-    ),
-    total: list[str] | None = typer.Option(
-        None,
-        "--total",
-        help="Declared identity TOTAL=PART+PART, rebuilt from the masked parts (repeatable).",
-    ),
-    noise_covariance: str = typer.Option(
-        "auto",
-        "--noise-covariance",
-        help="auto (repair, refused beyond --repair-tolerance), nearest (accept any repair), "
-        "exact (never repair).",
-    ),
-    repair_tolerance: float = typer.Option(
-        0.05,
-        "--repair-tolerance",
-        help="Largest accepted deviation of a released variance/covariance ratio after a repair.",
-    ),
-    zones: str | None = _ZONES,
-    zone_thresholds: str | None = _THRESHOLDS,
-    structural_zero: list[str] | None = _STRUCTURAL,
-    sample_weights: str | None = _WEIGHTS,
-    seed: int | None = _SEED,
-    diagnostics: Path | None = _DIAG,
-    ids: str | None = id_option(),
-    weight_column: str | None = weight_column_option(),
-    na_values: str | None = na_values_option(),
-    quiet: bool = _QUIET,
+    input: Annotated[Path, _INPUT],
+    output: Annotated[Path, _OUTPUT],
+    variance_factor: Annotated[float, _VARIANCE_FACTOR] = 0.15,
+    zone_variance_factor: Annotated[list[str] | None, _ZONE_VARIANCE_FACTOR] = None,
+    k: Annotated[float | None, _K] = None,
+    zone_k: Annotated[list[str] | None, _ZONE_K] = None,
+    columns: Annotated[str | None, _COLUMNS] = None,
+    variant: Annotated[
+        str, typer.Option("--variant", help="zscore (eq. 21) or plain (eqs. 5-9).")
+    ] = "zscore",
+    mixed_sign: Annotated[
+        str,
+        typer.Option(
+            "--mixed-sign",
+            help="Noise for columns of both signs: shift (by |min|), magnitude (follows |value|) "
+            "or auto (shift when its noise covariance is valid).",
+        ),
+    ] = "auto",
+    constraint: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--constraint",
+            help="Inequality chain kept in every record, e.g. 'gross>=net>=tax' (repeatable).",
+        ),
+    ] = None,
+    totals: Annotated[
+        str,
+        typer.Option(
+            "--totals",
+            help="detect: columns equal to a sum of others are rebuilt from the masked parts; none.",
+        ),
+    ] = "detect",
+    total: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--total",
+            help="Declared identity TOTAL=PART+PART, rebuilt from the masked parts (repeatable).",
+        ),
+    ] = None,
+    noise_covariance: Annotated[
+        str,
+        typer.Option(
+            "--noise-covariance",
+            help="auto (repair, refused beyond --repair-tolerance), nearest (accept any repair), "
+            "exact (never repair).",
+        ),
+    ] = "auto",
+    repair_tolerance: Annotated[
+        float,
+        typer.Option(
+            "--repair-tolerance",
+            help="Largest accepted deviation of a released variance/covariance ratio after a repair.",
+        ),
+    ] = 0.05,
+    zones: Annotated[str | None, _ZONES] = None,
+    zone_thresholds: Annotated[str | None, _THRESHOLDS] = None,
+    structural_zero: Annotated[list[str] | None, _STRUCTURAL] = None,
+    sample_weights: Annotated[str | None, _WEIGHTS] = None,
+    seed: Annotated[int | None, _SEED] = None,
+    diagnostics: Annotated[Path | None, _DIAG] = None,
+    ids: Annotated[str | None, id_option()] = None,
+    weight_column: Annotated[str | None, weight_column_option()] = None,
+    na_values: Annotated[str | None, na_values_option()] = None,
+    quiet: Annotated[bool, _QUIET] = False,
 ) -> None:
     """Multiplicative noise keeping positivity, inequalities, means and covariances."""
     factor, per_zone = _renamed(variance_factor, zone_variance_factor, k, zone_k)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -25,26 +26,30 @@ from sdckit.schema import Kind, Schema
 
 
 def rankswap_command(
-    input: Path = typer.Argument(..., help="Microdata file (.csv or .parquet)."),
-    output: Path = typer.Option(..., "--output", "-o", help="Masked output file."),
-    p: float = typer.Option(
-        5.0,
-        "--p",
-        help="Largest rank distance of a swap, in PERCENT of the records (5 = 5 %).",
-    ),
-    columns: str | None = typer.Option(
-        None,
-        "--columns",
-        help="Comma-separated numeric or ordinal columns (default: all of them).",
-    ),
-    ids: str | None = id_option(),
-    weight_column: str | None = weight_column_option(),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same output)."),
-    diagnostics: Path | None = typer.Option(
-        None, "--diagnostics", help="Also write per-record rank shifts here."
-    ),
-    na_values: str | None = na_values_option(),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
+    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Masked output file.")],
+    p: Annotated[
+        float,
+        typer.Option(
+            "--p", help="Largest rank distance of a swap, in PERCENT of the records (5 = 5 %)."
+        ),
+    ] = 5.0,
+    columns: Annotated[
+        str | None,
+        typer.Option(
+            "--columns", help="Comma-separated numeric or ordinal columns (default: all of them)."
+        ),
+    ] = None,
+    ids: Annotated[str | None, id_option()] = None,
+    weight_column: Annotated[str | None, weight_column_option()] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Random seed (same seed, same output).")
+    ] = None,
+    diagnostics: Annotated[
+        Path | None, typer.Option("--diagnostics", help="Also write per-record rank shifts here.")
+    ] = None,
+    na_values: Annotated[str | None, na_values_option()] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
 ) -> None:
     """Rank swapping: values move at most p percent of the records in rank."""
     check_outputs(output, diagnostics, inputs=[input])

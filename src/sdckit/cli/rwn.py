@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import pandas as pd
 import typer
@@ -33,57 +34,76 @@ def _is_temporal(series: pd.Series) -> bool:
 
 
 def rwn_command(
-    input: Path = typer.Argument(..., help="Microdata file (.csv or .parquet)."),
-    output: Path = typer.Option(
-        ..., "--output", "-o", help="Masked output file (.csv or .parquet)."
-    ),
-    k: int = typer.Option(
-        5, "--k", help="Nearest other records in every neighbourhood (0 = radius only)."
-    ),
-    eps: float | None = typer.Option(
-        None, "--eps", help="Neighbourhood radius in the scaled space."
-    ),
-    q: float = typer.Option(1.0, "--q", help="Probability that each cell is modified."),
-    modprop: float | None = typer.Option(
-        None, "--modprop", help="Share of whole records modified (Matloff & Tendick 2015)."
-    ),
-    weight: list[str] | None = typer.Option(
-        None, "--weight", help="Variable weight for distances, COL=W (repeatable)."
-    ),
-    scale: str = typer.Option("minmax", "--scale", help="minmax, standard or none."),
-    metric: str = typer.Option("euclidean", "--metric", help="euclidean, manhattan or chebyshev."),
-    columns: str | None = typer.Option(
-        None, "--columns", help="Comma-separated columns to mask (default: all)."
-    ),
-    exclude: str | None = typer.Option(
-        None, "--exclude", help="Comma-separated columns passed through unchanged."
-    ),
-    ids: str | None = id_option(),
-    weight_column: str | None = weight_column_option(),
-    categorical: str | None = typer.Option(
-        None,
-        "--categorical",
-        help="Comma-separated columns of codes to treat as categories (one-hot in distances), "
-        "e.g. numeric region or occupation codes.",
-    ),
-    balance_steps: bool = typer.Option(
-        True,
-        "--balance-steps/--no-balance-steps",
-        help="Shrink the distance weight of categories and coarse codes so that they are "
-        "really masked (default); --no-balance-steps uses plain 0/1 dummies (docs/rwn.md).",
-    ),
-    keep_isolated: bool = typer.Option(
-        False, "--keep-isolated", help="Keep original values where a neighbourhood is empty."
-    ),
-    impute: bool = typer.Option(
-        False, "--impute", help="Compute distances on an imputed copy when values are missing."
-    ),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same output)."),
-    diagnostics: Path | None = typer.Option(
-        None, "--diagnostics", help="Also write per-record diagnostics here."
-    ),
-    na_values: str | None = na_values_option(),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
+    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Masked output file (.csv or .parquet).")
+    ],
+    k: Annotated[
+        int,
+        typer.Option("--k", help="Nearest other records in every neighbourhood (0 = radius only)."),
+    ] = 5,
+    eps: Annotated[
+        float | None, typer.Option("--eps", help="Neighbourhood radius in the scaled space.")
+    ] = None,
+    q: Annotated[float, typer.Option("--q", help="Probability that each cell is modified.")] = 1.0,
+    modprop: Annotated[
+        float | None,
+        typer.Option("--modprop", help="Share of whole records modified (Matloff & Tendick 2015)."),
+    ] = None,
+    weight: Annotated[
+        list[str] | None,
+        typer.Option("--weight", help="Variable weight for distances, COL=W (repeatable)."),
+    ] = None,
+    scale: Annotated[str, typer.Option("--scale", help="minmax, standard or none.")] = "minmax",
+    metric: Annotated[
+        str, typer.Option("--metric", help="euclidean, manhattan or chebyshev.")
+    ] = "euclidean",
+    columns: Annotated[
+        str | None,
+        typer.Option("--columns", help="Comma-separated columns to mask (default: all)."),
+    ] = None,
+    exclude: Annotated[
+        str | None,
+        typer.Option("--exclude", help="Comma-separated columns passed through unchanged."),
+    ] = None,
+    ids: Annotated[str | None, id_option()] = None,
+    weight_column: Annotated[str | None, weight_column_option()] = None,
+    categorical: Annotated[
+        str | None,
+        typer.Option(
+            "--categorical",
+            help="Comma-separated columns of codes to treat as categories (one-hot in distances), "
+            "e.g. numeric region or occupation codes.",
+        ),
+    ] = None,
+    balance_steps: Annotated[
+        bool,
+        typer.Option(
+            "--balance-steps/--no-balance-steps",
+            help="Shrink the distance weight of categories and coarse codes so that they are "
+            "really masked (default); --no-balance-steps uses plain 0/1 dummies (docs/rwn.md).",
+        ),
+    ] = True,
+    keep_isolated: Annotated[
+        bool,
+        typer.Option(
+            "--keep-isolated", help="Keep original values where a neighbourhood is empty."
+        ),
+    ] = False,
+    impute: Annotated[
+        bool,
+        typer.Option(
+            "--impute", help="Compute distances on an imputed copy when values are missing."
+        ),
+    ] = False,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Random seed (same seed, same output).")
+    ] = None,
+    diagnostics: Annotated[
+        Path | None, typer.Option("--diagnostics", help="Also write per-record diagnostics here.")
+    ] = None,
+    na_values: Annotated[str | None, na_values_option()] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
 ) -> None:
     """Mask microdata by Randomization Within Neighborhoods (Perry, Matloff & Tendick 2022)."""
     if scale not in ("minmax", "standard", "none"):

@@ -9,6 +9,7 @@ import signal
 import socket
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, overload
 
 import typer
 from rich.markup import escape
@@ -17,14 +18,26 @@ from rich.table import Table
 from sdckit.cli._common import console, err_console, read_input
 from sdckit.errors import ParameterError, SchemaError
 
+if TYPE_CHECKING:  # the server is imported only when a server command runs
+    from sdckit.server.metadata import Metadata
+
 DB_HELP = (
     "Database: sqlite:///FILE, a SQLite file path, or postgresql+psycopg://USER@HOST:PORT/DB "
     "(default sqlite:///sdckit-server.db, or $SDCKIT_SERVER_DB)."
 )
 
 
-def _db_option() -> str | None:
-    return typer.Option(None, "--db", envvar="SDCKIT_SERVER_DB", help=DB_HELP)
+def _db_option() -> typer.models.OptionInfo:
+    """The ``--db`` option of every server command (used inside ``Annotated``)."""
+    return typer.Option("--db", envvar="SDCKIT_SERVER_DB", help=DB_HELP)
+
+
+@overload
+def _positive(value: int, option: str) -> int: ...
+
+
+@overload
+def _positive(value: int | None, option: str) -> int | None: ...
 
 
 def _positive(value: int | None, option: str) -> int | None:
@@ -71,53 +84,64 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 def serve_command(
-    data: Path | None = typer.Option(
-        None, "--data", help="Confidential microdata (.csv or .parquet)."
-    ),
-    metadata: Path | None = typer.Option(
-        None, "--metadata", help="Metadata YAML: the variables analysts may use."
-    ),
-    config: Path | None = typer.Option(
-        None, "--config", help="Rules config YAML (thresholds; keep it private)."
-    ),
-    id_column: str | None = typer.Option(
-        None, "--id", help="Column identifying units (default: row number)."
-    ),
-    db: str | None = _db_option(),
-    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
-    port: int = typer.Option(8000, "--port", help="TCP port."),
-    demo: bool = typer.Option(
-        False, "--demo", help="Serve a generated demo dataset and print a demo token."
-    ),
-    log_identity: bool = typer.Option(
-        False,
-        "--log-identity/--no-log-identity",
-        help="Log a keyed hash of the account with every query (enables query history).",
-    ),
-    rate_per_minute: int = typer.Option(
-        120, "--rate-per-minute", help="Default requests per minute per account."
-    ),
-    daily_budget: int | None = typer.Option(
-        None, "--daily-budget", help="Default queries per UTC day per account (none: unlimited)."
-    ),
-    max_request_bytes: int = typer.Option(
-        65536, "--max-request-bytes", help="Larger request bodies are refused (413)."
-    ),
-    cpu_seconds_per_minute: float = typer.Option(
-        20.0,
-        "--cpu-seconds-per-minute",
-        help="Cost budget per account: CPU seconds of analyses per minute (429 beyond).",
-    ),
-    max_analysis_seconds: float = typer.Option(
-        60.0, "--max-analysis-seconds", help="Maximum run time of one analysis."
-    ),
-    log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
-    rules: str | None = typer.Option(
-        None,
-        "--rules",
-        help="Rule set: 'default' (no refusal oracle) or 'mas2011' (Lucero et al. 2011 as "
-        "stated); overrides the config file's 'rules'.",
-    ),
+    data: Annotated[
+        Path | None, typer.Option("--data", help="Confidential microdata (.csv or .parquet).")
+    ] = None,
+    metadata: Annotated[
+        Path | None,
+        typer.Option("--metadata", help="Metadata YAML: the variables analysts may use."),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="Rules config YAML (thresholds; keep it private)."),
+    ] = None,
+    id_column: Annotated[
+        str | None, typer.Option("--id", help="Column identifying units (default: row number).")
+    ] = None,
+    db: Annotated[str | None, _db_option()] = None,
+    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
+    demo: Annotated[
+        bool, typer.Option("--demo", help="Serve a generated demo dataset and print a demo token.")
+    ] = False,
+    log_identity: Annotated[
+        bool,
+        typer.Option(
+            "--log-identity/--no-log-identity",
+            help="Log a keyed hash of the account with every query (enables query history).",
+        ),
+    ] = False,
+    rate_per_minute: Annotated[
+        int, typer.Option("--rate-per-minute", help="Default requests per minute per account.")
+    ] = 120,
+    daily_budget: Annotated[
+        int | None,
+        typer.Option(
+            "--daily-budget", help="Default queries per UTC day per account (none: unlimited)."
+        ),
+    ] = None,
+    max_request_bytes: Annotated[
+        int, typer.Option("--max-request-bytes", help="Larger request bodies are refused (413).")
+    ] = 65536,
+    cpu_seconds_per_minute: Annotated[
+        float,
+        typer.Option(
+            "--cpu-seconds-per-minute",
+            help="Cost budget per account: CPU seconds of analyses per minute (429 beyond).",
+        ),
+    ] = 20.0,
+    max_analysis_seconds: Annotated[
+        float, typer.Option("--max-analysis-seconds", help="Maximum run time of one analysis.")
+    ] = 60.0,
+    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
+    rules: Annotated[
+        str | None,
+        typer.Option(
+            "--rules",
+            help="Rule set: 'default' (no refusal oracle) or 'mas2011' (Lucero et al. 2011 as "
+            "stated); overrides the config file's 'rules'.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the remote analysis server (HTTP API and web page) with uvicorn."""
     from dataclasses import replace
@@ -149,6 +173,7 @@ def serve_command(
             raise ParameterError("--demo serves its own dataset; leave out --data and --metadata")
     elif data is None or metadata is None:
         raise ParameterError("serve needs --data and --metadata (or --demo)")
+    served = None if demo or data is None or metadata is None else (data, metadata)
     sock = _bind(host, port)
     # uvicorn ends run() gracefully on SIGTERM and then raises the signal again
     # for the previous handler; with the default one the process would die
@@ -157,19 +182,20 @@ def serve_command(
     demo_dir: Path | None = None
     store = None
     try:
-        if demo:
+        meta: Metadata | Path
+        if served is None:  # --demo
             frame = make_demo_data(5000, random_state=0)
             meta = demo_metadata(frame)
             if db is None:
                 demo_dir = Path(tempfile.mkdtemp(prefix="sdckit-demo-"))
                 db = str(demo_dir / "demo.db")
         else:
-            frame = read_input(data)
+            data_path, meta = served
+            frame = read_input(data_path)
             if id_column is not None and id_column != frame.index.name:
                 if id_column not in frame.columns:
-                    raise SchemaError(f"--id: column {id_column!r} is not in {data}")
+                    raise SchemaError(f"--id: column {id_column!r} is not in {data_path}")
                 frame = frame.set_index(id_column)
-            meta = metadata
         store = Store(db)
         app = create_app(frame, meta, loaded, store=store, settings=settings)
         shown_host = "localhost" if host in ("0.0.0.0", "::") else host
@@ -205,14 +231,14 @@ def serve_command(
 
 
 def add_user_command(
-    name: str = typer.Argument(..., help="Account name (letters, digits, _ . @ -)."),
-    db: str | None = _db_option(),
-    rate_per_minute: int | None = typer.Option(
-        None, "--rate-per-minute", help="This account's requests per minute."
-    ),
-    daily_budget: int | None = typer.Option(
-        None, "--daily-budget", help="This account's queries per UTC day."
-    ),
+    name: Annotated[str, typer.Argument(help="Account name (letters, digits, _ . @ -).")],
+    db: Annotated[str | None, _db_option()] = None,
+    rate_per_minute: Annotated[
+        int | None, typer.Option("--rate-per-minute", help="This account's requests per minute.")
+    ] = None,
+    daily_budget: Annotated[
+        int | None, typer.Option("--daily-budget", help="This account's queries per UTC day.")
+    ] = None,
 ) -> None:
     """Create an analyst account and print its API token (shown once; stored hashed)."""
     from sdckit.server.store import Store
@@ -226,20 +252,21 @@ def add_user_command(
 
 
 def revoke_command(
-    name: str = typer.Argument(..., help="Account to revoke."),
-    db: str | None = _db_option(),
+    name: Annotated[str, typer.Argument(help="Account to revoke.")],
+    db: Annotated[str | None, _db_option()] = None,
 ) -> None:
     """Revoke an account's token at once (its audit entries stay)."""
     from sdckit.server.store import Store
 
     with Store(db) as store:
         info = store.revoke_account(name)
-    console.print(f"revoked {escape(info.name)} at {info.revoked_at.isoformat()}", highlight=False)
+    revoked = "" if info.revoked_at is None else f" at {info.revoked_at.isoformat()}"
+    console.print(f"revoked {escape(info.name)}{revoked}", highlight=False)
 
 
 def list_users_command(
-    db: str | None = _db_option(),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    db: Annotated[str | None, _db_option()] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List accounts (never tokens)."""
     from sdckit.server.store import Store
@@ -263,9 +290,11 @@ def list_users_command(
 
 
 def audit_command(
-    db: str | None = _db_option(),
-    limit: int = typer.Option(20, "--limit", help="Newest entries to show."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON lines instead of a table."),
+    db: Annotated[str | None, _db_option()] = None,
+    limit: Annotated[int, typer.Option("--limit", help="Newest entries to show.")] = 20,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON lines instead of a table.")
+    ] = False,
 ) -> None:
     """Show the newest audit log entries."""
     from sdckit.server.store import Store

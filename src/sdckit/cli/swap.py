@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -22,28 +23,37 @@ from sdckit.microdata.swap import swap
 
 
 def swap_command(
-    input: Path = typer.Argument(..., help="Microdata file (.csv or .parquet)."),
-    output: Path = typer.Option(..., "--output", "-o", help="Swapped output file."),
-    swap_attribute: str = typer.Option(
-        ...,
-        "--swap-attribute",
-        "-s",
-        help="Comma-separated column(s) whose values paired records exchange.",
-    ),
-    rate: float = typer.Option(
-        ..., "--rate", help="Data swap rate rho in [0, 0.5): round(rho*N) random pairs."
-    ),
-    strata: str | None = typer.Option(
-        None, "--strata", help="Comma-separated key columns; swaps stay within equal keys."
-    ),
-    ids: str | None = id_option(),
-    weight_column: str | None = weight_column_option(),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same output)."),
-    diagnostics: Path | None = typer.Option(
-        None, "--diagnostics", help="Also write per-record diagnostics (swapped, partner, changed)."
-    ),
-    na_values: str | None = na_values_option(),
-    quiet: bool = typer.Option(False, "--quiet", help="No summary."),
+    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Swapped output file.")],
+    swap_attribute: Annotated[
+        str,
+        typer.Option(
+            "--swap-attribute",
+            "-s",
+            help="Comma-separated column(s) whose values paired records exchange.",
+        ),
+    ],
+    rate: Annotated[
+        float,
+        typer.Option("--rate", help="Data swap rate rho in [0, 0.5): round(rho*N) random pairs."),
+    ],
+    strata: Annotated[
+        str | None,
+        typer.Option("--strata", help="Comma-separated key columns; swaps stay within equal keys."),
+    ] = None,
+    ids: Annotated[str | None, id_option()] = None,
+    weight_column: Annotated[str | None, weight_column_option()] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Random seed (same seed, same output).")
+    ] = None,
+    diagnostics: Annotated[
+        Path | None,
+        typer.Option(
+            "--diagnostics", help="Also write per-record diagnostics (swapped, partner, changed)."
+        ),
+    ] = None,
+    na_values: Annotated[str | None, na_values_option()] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No summary.")] = False,
 ) -> None:
     """Swap the values of the swap attribute(s) between random pairs of records."""
     check_outputs(output, diagnostics, inputs=[input])

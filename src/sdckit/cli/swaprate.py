@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -15,64 +16,95 @@ from sdckit.cli._common import (
     read_input,
 )
 from sdckit.errors import ParameterError
-from sdckit.swaprate import consensus_swap_count, estimate_swap_count, imbalance_check
+from sdckit.swaprate import (
+    ConsensusEstimate,
+    SwapCountEstimate,
+    consensus_swap_count,
+    estimate_swap_count,
+    imbalance_check,
+)
 from sdckit.swaprate.calibration import DEFAULT_CALIBRATION_RATES
+
+#: The calibration rates as the --reswap option shows them.
+_DEFAULT_RESWAP = ",".join(f"{rate:g}" for rate in DEFAULT_CALIBRATION_RATES)
 
 
 def estimate_command(
-    data_path: Path = typer.Argument(
-        ..., metavar="DATA", help="Released microdata (.csv/.parquet)."
-    ),
-    swap_attribute: str = typer.Option(
-        ..., "--swap-attribute", "-s", help="The column that was swapped."
-    ),
-    attributes: str | None = typer.Option(
-        None, "--attributes", help="Comma-separated attributes for Algorithm 1 (default: all)."
-    ),
-    left: str | None = typer.Option(
-        None, "--left", help="Comma-separated left attributes rL (Consensus)."
-    ),
-    right: str | None = typer.Option(
-        None, "--right", help="Comma-separated right attributes rR (Consensus)."
-    ),
-    model: str = typer.Option("naive-bayes", "--model", help="naive-bayes or gaussian."),
-    positive: str | None = typer.Option(
-        None,
-        "--positive",
-        help="Comma-separated values of the swap attribute forming group 1 (needed when it "
-        "takes more than two values).",
-    ),
-    drop_missing: bool = typer.Option(
-        False, "--drop-missing", help="Drop records with a missing value in the columns used."
-    ),
-    reswap: str = typer.Option(
-        ",".join(f"{r:g}" for r in DEFAULT_CALIBRATION_RATES),
-        "--reswap",
-        help="Extra swap rates of the re-swap calibration, which runs by default (a 0 is "
-        "ignored: the released data are always the first point).",
-    ),
-    no_reswap: bool = typer.Option(
-        False,
-        "--no-reswap",
-        help="Skip the re-swap calibration (faster; the verdict then cannot be no_evidence).",
-    ),
-    threshold: float = typer.Option(
-        0.01, "--imbalance-threshold", help="Imbalance above which the model is judged poor."
-    ),
-    permutations: int = typer.Option(
-        199,
-        "--permutations",
-        help="Permutations of the swap attribute for the identifiability (association) test.",
-    ),
-    level: float = typer.Option(
-        0.05, "--identification-level", help="Significance level of the identifiability tests."
-    ),
-    seed: int | None = typer.Option(
-        None,
-        "--seed",
-        help="Random seed of the calibration's re-swaps and the permutations (default 0).",
-    ),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    data_path: Annotated[
+        Path, typer.Argument(metavar="DATA", help="Released microdata (.csv/.parquet).")
+    ],
+    swap_attribute: Annotated[
+        str, typer.Option("--swap-attribute", "-s", help="The column that was swapped.")
+    ],
+    attributes: Annotated[
+        str | None,
+        typer.Option(
+            "--attributes", help="Comma-separated attributes for Algorithm 1 (default: all)."
+        ),
+    ] = None,
+    left: Annotated[
+        str | None, typer.Option("--left", help="Comma-separated left attributes rL (Consensus).")
+    ] = None,
+    right: Annotated[
+        str | None, typer.Option("--right", help="Comma-separated right attributes rR (Consensus).")
+    ] = None,
+    model: Annotated[str, typer.Option("--model", help="naive-bayes or gaussian.")] = "naive-bayes",
+    positive: Annotated[
+        str | None,
+        typer.Option(
+            "--positive",
+            help="Comma-separated values of the swap attribute forming group 1 (needed when it "
+            "takes more than two values).",
+        ),
+    ] = None,
+    drop_missing: Annotated[
+        bool,
+        typer.Option(
+            "--drop-missing", help="Drop records with a missing value in the columns used."
+        ),
+    ] = False,
+    reswap: Annotated[
+        str,
+        typer.Option(
+            "--reswap",
+            help="Extra swap rates of the re-swap calibration, which runs by default (a 0 is "
+            "ignored: the released data are always the first point).",
+        ),
+    ] = _DEFAULT_RESWAP,
+    no_reswap: Annotated[
+        bool,
+        typer.Option(
+            "--no-reswap",
+            help="Skip the re-swap calibration (faster; the verdict then cannot be no_evidence).",
+        ),
+    ] = False,
+    threshold: Annotated[
+        float,
+        typer.Option(
+            "--imbalance-threshold", help="Imbalance above which the model is judged poor."
+        ),
+    ] = 0.01,
+    permutations: Annotated[
+        int,
+        typer.Option(
+            "--permutations",
+            help="Permutations of the swap attribute for the identifiability (association) test.",
+        ),
+    ] = 199,
+    level: Annotated[
+        float,
+        typer.Option(
+            "--identification-level", help="Significance level of the identifiability tests."
+        ),
+    ] = 0.05,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="Random seed of the calibration's re-swaps and the permutations (default 0).",
+        ),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Estimate the group swap count alpha and the swap rate rho, with diagnostics and a verdict."""
     data = read_input(data_path)
@@ -110,24 +142,21 @@ def estimate_command(
     rates = [r for r in parse_range(reswap, "--reswap") if r != 0]
     if not no_reswap and not rates:
         raise ParameterError("--reswap needs at least one extra rate above 0, e.g. 0.05,0.1")
-    options = {
+    # The options both estimators share, as the command line gives them.
+    shared: dict[str, Any] = {
+        "model": model,
+        "positive": groups,
         "permutations": permutations,
         "identification_level": level,
         "random_state": 0 if seed is None else seed,
         "calibrate": not no_reswap,
-        **({"calibration_rates": rates} if rates else {}),
+        "calibration_rates": rates or DEFAULT_CALIBRATION_RATES,
     }
+    result: SwapCountEstimate | ConsensusEstimate
     with progress_bar("Algorithm 1", quiet=quiet) as callback:
-        if left_cols is not None:
+        if left_cols is not None and right_cols is not None:
             result = consensus_swap_count(
-                data,
-                swap_attribute,
-                left_cols,
-                right_cols,
-                model=model,
-                positive=groups,
-                progress=callback,
-                **options,
+                data, swap_attribute, left_cols, right_cols, progress=callback, **shared
             )
             halves = [("left", result.left), ("right", result.right)]
         else:
@@ -135,15 +164,17 @@ def estimate_command(
                 data,
                 swap_attribute,
                 attr_cols,
-                model=model,
-                positive=groups,
                 progress=callback,
                 imbalance_threshold=threshold,
-                **options,
+                **shared,
             )
             halves = [("model", result)]
-    # The summary opens with the verdict: its code, then the sentence built from it.
-    console.print(result.summary(), highlight=False)
+    # The library's summary opens with the verdict line (code, then the sentence built
+    # from it); it is printed on one line whatever the terminal width, so that the first
+    # line of the output is the whole verdict (`head -1` gives it to a script).
+    verdict_line, _, details = result.summary().partition("\n")
+    console.print(verdict_line, highlight=False, soft_wrap=True)
+    console.print(details, highlight=False)
     for name, fit in halves:
         check = imbalance_check(fit, threshold, consensus_half=left_cols is not None)
         console.print(f"  imbalance check ({name}): {check.summary()}", highlight=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 import yaml
@@ -145,16 +146,21 @@ def _write_protected(
 
 @tables_app.command("add-keys")
 def add_keys_command(
-    input: Path = typer.Argument(..., help="Microdata file (.csv or .parquet)."),
-    output: Path = typer.Option(..., "--output", "-o", help="Microdata with a record-key column."),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same keys)."),
-    kind: str = typer.Option(
-        "integer", "--kind", help="integer ([0, 2^31-1)) or uniform ([0, 1))."
-    ),
-    column: str = typer.Option("record_key", "--column", help="Name of the key column."),
-    key_range: int | None = typer.Option(
-        None, "--key-range", help="Integer keys 0..N-1 (256 or 4096 for the ONS p-tables)."
-    ),
+    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Microdata with a record-key column.")
+    ],
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Random seed (same seed, same keys).")
+    ] = None,
+    kind: Annotated[
+        str, typer.Option("--kind", help="integer ([0, 2^31-1)) or uniform ([0, 1)).")
+    ] = "integer",
+    column: Annotated[str, typer.Option("--column", help="Name of the key column.")] = "record_key",
+    key_range: Annotated[
+        int | None,
+        typer.Option("--key-range", help="Integer keys 0..N-1 (256 or 4096 for the ONS p-tables)."),
+    ] = None,
 ) -> None:
     """Draw record keys once and store them with the microdata (Section 4)."""
     _check_protected_outputs(output, False, input)
@@ -164,20 +170,24 @@ def add_keys_command(
 
 @tables_app.command("tabulate")
 def tabulate_command(
-    input: Path = typer.Argument(..., help="Microdata file (.csv or .parquet)."),
-    output: Path = typer.Option(..., "--output", "-o", help="Tidy table, one row per cell."),
-    dims: str = typer.Option(..., "--dims", help="Comma-separated classifying variables."),
-    weights: str | None = typer.Option(None, "--weights", help="Column of record weights."),
-    record_key: str | None = typer.Option(
-        None, "--record-key", help="Record-key column: adds cell keys."
-    ),
-    hierarchies: Path | None = typer.Option(None, "--hierarchies", help=_HIERARCHY_HELP),
-    no_margins: bool = typer.Option(False, "--no-margins", help="Leave out the totals."),
-    key_modulus: int | None = typer.Option(
-        None,
-        "--key-modulus",
-        help="Record keys 0..N-1 summed modulo N (256 or 4096 for the ONS p-tables).",
-    ),
+    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Tidy table, one row per cell.")],
+    dims: Annotated[str, typer.Option("--dims", help="Comma-separated classifying variables.")],
+    weights: Annotated[
+        str | None, typer.Option("--weights", help="Column of record weights.")
+    ] = None,
+    record_key: Annotated[
+        str | None, typer.Option("--record-key", help="Record-key column: adds cell keys.")
+    ] = None,
+    hierarchies: Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)] = None,
+    no_margins: Annotated[bool, typer.Option("--no-margins", help="Leave out the totals.")] = False,
+    key_modulus: Annotated[
+        int | None,
+        typer.Option(
+            "--key-modulus",
+            help="Record keys 0..N-1 summed modulo N (256 or 4096 for the ONS p-tables).",
+        ),
+    ] = None,
 ) -> None:
     """Frequency table with all margins (and hierarchy levels), empty cells included.
 
@@ -201,30 +211,40 @@ def tabulate_command(
 
 @tables_app.command("design-ptable")
 def design_ptable_command(
-    output: Path = typer.Option(
-        ..., "--output", "-o", help="Tidy perturbation table (i, j, p, ...)."
-    ),
-    D: int = typer.Option(3, "--D", help="Maximum absolute deviation."),
-    V: float = typer.Option(2.01, "--V", help="Variance of the noise."),
-    js: int = typer.Option(2, "--js", help="Perturbed counts 1..js are forbidden."),
-    pstay: float | None = typer.Option(None, "--pstay", help="Fixed probability of no change."),
-    monotone: bool = typer.Option(
-        False, "--monotone", help="Tails decrease away from i (paper: always, centre free)."
-    ),
-    objective: str = typer.Option(
-        "maxent",
-        "--objective",
-        help="maxent (as R ptable), paper (Giessing & Höhne 2011, §3.1: centre, normal tails, LP) or lp.",
-    ),
-    symmetry_bound: float | None = typer.Option(
-        None, "--symmetry-bound", help="Bound on |p(i,i-1) - p(i,i+1)| (the paper's symmetry)."
-    ),
-    layout: str = typer.Option(
-        "tidy",
-        "--format",
-        help="tidy (i, j, p, ...: sdckit, R ptable) or ons (pcv, ckey, pvalue for 256 cell keys).",
-    ),
-    quiet: bool = typer.Option(False, "--quiet", help="No summary."),
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Tidy perturbation table (i, j, p, ...).")
+    ],
+    D: Annotated[int, typer.Option("--D", help="Maximum absolute deviation.")] = 3,
+    V: Annotated[float, typer.Option("--V", help="Variance of the noise.")] = 2.01,
+    js: Annotated[int, typer.Option("--js", help="Perturbed counts 1..js are forbidden.")] = 2,
+    pstay: Annotated[
+        float | None, typer.Option("--pstay", help="Fixed probability of no change.")
+    ] = None,
+    monotone: Annotated[
+        bool,
+        typer.Option("--monotone", help="Tails decrease away from i (paper: always, centre free)."),
+    ] = False,
+    objective: Annotated[
+        str,
+        typer.Option(
+            "--objective",
+            help="maxent (as R ptable), paper (Giessing & Höhne 2011, §3.1: centre, normal tails, LP) or lp.",
+        ),
+    ] = "maxent",
+    symmetry_bound: Annotated[
+        float | None,
+        typer.Option(
+            "--symmetry-bound", help="Bound on |p(i,i-1) - p(i,i+1)| (the paper's symmetry)."
+        ),
+    ] = None,
+    layout: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="tidy (i, j, p, ...: sdckit, R ptable) or ons (pcv, ckey, pvalue for 256 cell keys).",
+        ),
+    ] = "tidy",
+    quiet: Annotated[bool, typer.Option("--quiet", help="No summary.")] = False,
 ) -> None:
     """Design a zero-mean, fixed-variance transition matrix without small cells (Section 3.1)."""
     check_outputs(output)
@@ -249,44 +269,55 @@ def design_ptable_command(
 
 @tables_app.command("perturb")
 def perturb_command(
-    input: Path = typer.Argument(
-        ..., help="Table with count and cell_key columns, or microdata with record keys."
-    ),
-    output: Path = typer.Option(
-        ..., "--output", "-o", help="Table with noise and perturbed counts."
-    ),
-    ptable: Path | None = typer.Option(
-        None,
-        "--ptable",
-        help="Perturbation table file: tidy (i, j, p; sdckit, R ptable) or ONS (pcv, ckey, pvalue).",
-    ),
-    D: int = typer.Option(3, "--D", help="Without --ptable: design one with this D."),
-    V: float = typer.Option(2.01, "--V", help="Without --ptable: design one with this V."),
-    dims: str | None = typer.Option(
-        None, "--dims", help="Classifying variables (microdata input)."
-    ),
-    record_key: str = typer.Option("record_key", "--record-key", help="Record-key column."),
-    threshold: int | None = typer.Option(
-        None, "--threshold", help="Suppress perturbed counts below this."
-    ),
-    hierarchies: Path | None = typer.Option(None, "--hierarchies", help=_HIERARCHY_HELP),
-    weights: str | None = typer.Option(
-        None,
-        "--weights",
-        help="Record weights (microdata input): the count is perturbed, the weighted total scaled.",
-    ),
-    with_true_counts: bool = typer.Option(False, "--with-true-counts", help=_TRUE_COUNTS_HELP),
-    sdmx: str | None = typer.Option(None, "--sdmx", help=_SDMX_HELP),
-    quiet: bool = typer.Option(False, "--quiet", help="No summary."),
+    input: Annotated[
+        Path,
+        typer.Argument(
+            help="Table with count and cell_key columns, or microdata with record keys."
+        ),
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Table with noise and perturbed counts.")
+    ],
+    ptable: Annotated[
+        Path | None,
+        typer.Option(
+            "--ptable",
+            help="Perturbation table file: tidy (i, j, p; sdckit, R ptable) or ONS (pcv, ckey, pvalue).",
+        ),
+    ] = None,
+    D: Annotated[int, typer.Option("--D", help="Without --ptable: design one with this D.")] = 3,
+    V: Annotated[
+        float, typer.Option("--V", help="Without --ptable: design one with this V.")
+    ] = 2.01,
+    dims: Annotated[
+        str | None, typer.Option("--dims", help="Classifying variables (microdata input).")
+    ] = None,
+    record_key: Annotated[
+        str, typer.Option("--record-key", help="Record-key column.")
+    ] = "record_key",
+    threshold: Annotated[
+        int | None, typer.Option("--threshold", help="Suppress perturbed counts below this.")
+    ] = None,
+    hierarchies: Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)] = None,
+    weights: Annotated[
+        str | None,
+        typer.Option(
+            "--weights",
+            help="Record weights (microdata input): the count is perturbed, the weighted total scaled.",
+        ),
+    ] = None,
+    with_true_counts: Annotated[
+        bool, typer.Option("--with-true-counts", help=_TRUE_COUNTS_HELP)
+    ] = False,
+    sdmx: Annotated[str | None, typer.Option("--sdmx", help=_SDMX_HELP)] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No summary.")] = False,
 ) -> None:
     """Cell key perturbation: no perturbed 1s or 2s, identical cells get identical noise (Section 4).
 
     The output holds the dimensions and the perturbed values only.
     """
     _check_protected_outputs(output, with_true_counts, input, ptable)
-    table = ptable and read_ptable(ptable)
-    if table is None:
-        table = design_ptable(D, V)
+    table = read_ptable(ptable) if ptable is not None else design_ptable(D, V)
     result = cell_key_perturb(
         from_internal_names(read_input(input)),
         table,
@@ -311,22 +342,34 @@ def perturb_command(
 
 @tables_app.command("restore")
 def restore_command(
-    input: Path = typer.Argument(..., help="Perturbed tidy table (all cells, margins included)."),
-    output: Path = typer.Option(..., "--output", "-o", help="Table with a restored column."),
-    dims: str = typer.Option(..., "--dims", help="Comma-separated classifying variables."),
-    value: str = typer.Option("perturbed", "--value", help="Column of perturbed counts."),
-    max_deviation: int = typer.Option(3, "--max-deviation", help="Largest change per cell."),
-    method: str = typer.Option("two-stage", "--method", help="two-stage or joint."),
-    hierarchies: Path | None = typer.Option(None, "--hierarchies", help=_HIERARCHY_HELP),
-    time_limit: float | None = typer.Option(None, "--time-limit", help="Seconds per HiGHS run."),
-    threshold: int | None = typer.Option(
-        None,
-        "--threshold",
-        help="The table's suppression threshold: suppressed (empty) cells stay hidden.",
-    ),
-    with_true_counts: bool = typer.Option(False, "--with-true-counts", help=_TRUE_COUNTS_HELP),
-    sdmx: str | None = typer.Option(None, "--sdmx", help=_SDMX_HELP),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress or summary."),
+    input: Annotated[
+        Path, typer.Argument(help="Perturbed tidy table (all cells, margins included).")
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Table with a restored column.")],
+    dims: Annotated[str, typer.Option("--dims", help="Comma-separated classifying variables.")],
+    value: Annotated[
+        str, typer.Option("--value", help="Column of perturbed counts.")
+    ] = "perturbed",
+    max_deviation: Annotated[
+        int, typer.Option("--max-deviation", help="Largest change per cell.")
+    ] = 3,
+    method: Annotated[str, typer.Option("--method", help="two-stage or joint.")] = "two-stage",
+    hierarchies: Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)] = None,
+    time_limit: Annotated[
+        float | None, typer.Option("--time-limit", help="Seconds per HiGHS run.")
+    ] = None,
+    threshold: Annotated[
+        int | None,
+        typer.Option(
+            "--threshold",
+            help="The table's suppression threshold: suppressed (empty) cells stay hidden.",
+        ),
+    ] = None,
+    with_true_counts: Annotated[
+        bool, typer.Option("--with-true-counts", help=_TRUE_COUNTS_HELP)
+    ] = False,
+    sdmx: Annotated[str | None, typer.Option("--sdmx", help=_SDMX_HELP)] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress or summary.")] = False,
 ) -> None:
     """Restore additivity by controlled tabular adjustment without small cells (Section 5).
 
@@ -360,20 +403,32 @@ def restore_command(
 
 @tables_app.command("restore-linked")
 def restore_linked_command(
-    inputs: list[Path] = typer.Argument(
-        ..., help="Perturbed tidy tables from the same microdata (all cells, margins included)."
-    ),
-    outputs: list[Path] = typer.Option(
-        ..., "--output", "-o", help="One output per input, in the same order."
-    ),
-    dims: list[str] = typer.Option(
-        ..., "--dims", help="Comma-separated classifying variables, once per input, in order."
-    ),
-    value: str = typer.Option("perturbed", "--value", help="Column of perturbed counts."),
-    max_deviation: int = typer.Option(3, "--max-deviation", help="Largest change per cell."),
-    hierarchies: Path | None = typer.Option(None, "--hierarchies", help=_HIERARCHY_HELP),
-    time_limit: float | None = typer.Option(None, "--time-limit", help="Seconds for HiGHS."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress or summary."),
+    inputs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Perturbed tidy tables from the same microdata (all cells, margins included)."
+        ),
+    ],
+    outputs: Annotated[
+        list[Path], typer.Option("--output", "-o", help="One output per input, in the same order.")
+    ],
+    dims: Annotated[
+        list[str],
+        typer.Option(
+            "--dims", help="Comma-separated classifying variables, once per input, in order."
+        ),
+    ],
+    value: Annotated[
+        str, typer.Option("--value", help="Column of perturbed counts.")
+    ] = "perturbed",
+    max_deviation: Annotated[
+        int, typer.Option("--max-deviation", help="Largest change per cell.")
+    ] = 3,
+    hierarchies: Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)] = None,
+    time_limit: Annotated[
+        float | None, typer.Option("--time-limit", help="Seconds for HiGHS.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress or summary.")] = False,
 ) -> None:
     """Restore several linked tables together: additive each, one value per common cell.
 
@@ -410,23 +465,35 @@ def restore_linked_command(
 
 @tables_app.command("safe")
 def safe_command(
-    input: Path = typer.Argument(..., help="Microdata file (.csv or .parquet)."),
-    output: Path = typer.Option(..., "--output", "-o", help="Protected microdata."),
-    tables: str = typer.Option(
-        ..., "--tables", help="Controlled tables: variables comma-separated, tables by ';'."
-    ),
-    variables: str | None = typer.Option(
-        None, "--variables", help="Variables of the elementary table (default: all controlled)."
-    ),
-    max_deviation_start: int = typer.Option(1, "--max-deviation-start", help="Initial bound."),
-    no_optimise: bool = typer.Option(False, "--no-optimise", help="Stop at the first solution."),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed."),
-    diagnostics: Path | None = typer.Option(
-        None,
-        "--diagnostics",
-        help="Also write which records changed (internal: the name must contain 'internal').",
-    ),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress or summary."),
+    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Protected microdata.")],
+    tables: Annotated[
+        str,
+        typer.Option(
+            "--tables", help="Controlled tables: variables comma-separated, tables by ';'."
+        ),
+    ],
+    variables: Annotated[
+        str | None,
+        typer.Option(
+            "--variables", help="Variables of the elementary table (default: all controlled)."
+        ),
+    ] = None,
+    max_deviation_start: Annotated[
+        int, typer.Option("--max-deviation-start", help="Initial bound.")
+    ] = 1,
+    no_optimise: Annotated[
+        bool, typer.Option("--no-optimise", help="Stop at the first solution.")
+    ] = False,
+    seed: Annotated[int | None, typer.Option("--seed", help="Random seed.")] = None,
+    diagnostics: Annotated[
+        Path | None,
+        typer.Option(
+            "--diagnostics",
+            help="Also write which records changed (internal: the name must contain 'internal').",
+        ),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress or summary.")] = False,
 ) -> None:
     """SAFE-style pre-tabular protection: every table of the variables is free of 1s and 2s."""
     _check_protected_outputs(output, False, input)
@@ -455,20 +522,24 @@ def safe_command(
 
 @tables_app.command("infoloss")
 def infoloss_command(
-    input: Path = typer.Argument(..., help="Table with the original counts."),
-    protected: str = typer.Option(
-        "perturbed", "--protected", help="Column of protected counts, or a table file."
-    ),
-    dims: str | None = typer.Option(None, "--dims", help="Dims to match a protected table file."),
-    value: str = typer.Option("count", "--value", help="Column of true counts."),
-    protected_value: str | None = typer.Option(
-        None,
-        "--protected-value",
-        help="Column of the protected table file to compare (default: restored, else perturbed).",
-    ),
-    output: Path | None = typer.Option(
-        None, "--output", "-o", help="Write the deviation distribution here."
-    ),
+    input: Annotated[Path, typer.Argument(help="Table with the original counts.")],
+    protected: Annotated[
+        str, typer.Option("--protected", help="Column of protected counts, or a table file.")
+    ] = "perturbed",
+    dims: Annotated[
+        str | None, typer.Option("--dims", help="Dims to match a protected table file.")
+    ] = None,
+    value: Annotated[str, typer.Option("--value", help="Column of true counts.")] = "count",
+    protected_value: Annotated[
+        str | None,
+        typer.Option(
+            "--protected-value",
+            help="Column of the protected table file to compare (default: restored, else perturbed).",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the deviation distribution here.")
+    ] = None,
 ) -> None:
     """Distribution of absolute deviations, mean deviation, false zeros and non-zeros (Sections 6-7)."""
     if output is not None:

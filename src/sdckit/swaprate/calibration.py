@@ -218,6 +218,12 @@ def reswap_calibration(
     extra_rates : sequence of float in (0, 0.5)
     random_state : None, int or numpy Generator
         Draws the re-swaps.
+
+    Returns
+    -------
+    SwapCalibration
+        The estimates after each re-swap, the slope and curvature of the
+        response, and whether the estimator follows known swaps.
     """
     rates = check_calibration_rates(extra_rates)
     rng = check_random_state(random_state)

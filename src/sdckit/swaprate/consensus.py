@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdckit._results import FrozenResult
 from sdckit._validation import as_sequence, check_columns, check_dataframe, check_random_state
 from sdckit.errors import InfeasibleError, ParameterError
 from sdckit.swaprate.calibration import (
@@ -38,9 +39,11 @@ from sdckit.swaprate.calibration import (
     reswap_calibration,
 )
 from sdckit.swaprate.gsc import (
+    GroupSwapCountAliases,
     SwapCountEstimate,
     _estimate_lines,
     _fit_frame,
+    class_probabilities,
     estimate_swap_count,
     swap_rate_from_count,
 )
@@ -61,6 +64,12 @@ def agreement_sums(
         M_L(s = a | rL_i) and M_R(s = a | rR_i).
     swapped_class : ndarray of 0/1
         The released swap attribute s~.
+
+    Returns
+    -------
+    (A, B, C, D) : tuple of float
+        The agreement sums: both models right, left right and right wrong,
+        left wrong and right right, both wrong.
     """
     s = np.asarray(swapped_class).astype(np.intp)
     rows = np.arange(len(s))
@@ -81,6 +90,18 @@ def consensus_closed_form(a: float, b: float, c: float, d: float, n: int) -> flo
 
     A negative value (a radicand above 1: A D < B C, sampling noise when
     nothing was swapped) is returned as 0.
+
+    Parameters
+    ----------
+    a, b, c, d : float
+        The agreement sums A, B, C, D of :func:`agreement_sums`.
+    n : int
+        Number of records N.
+
+    Returns
+    -------
+    float
+        alpha = N/4 (1 - sqrt(1 - 4 (A D - B C) / (N (A + D - B - C)))), at least 0.
 
     Raises
     ------
@@ -112,7 +133,7 @@ def consensus_closed_form(a: float, b: float, c: float, d: float, n: int) -> flo
 
 
 @dataclass(frozen=True)
-class ConsensusEstimate:
+class ConsensusEstimate(GroupSwapCountAliases, FrozenResult):
     """Result of :func:`consensus_swap_count` (Kifer 2015, Algorithm 2).
 
     Attributes
@@ -138,7 +159,7 @@ class ConsensusEstimate:
     calibration : SwapCalibration or None
         The re-swap calibration of the Consensus estimate (Sections 4.3.2,
         5.4; None when skipped).
-    verdict : SwapVerdict or None
+    verdict : SwapVerdict
         What may be said (``verdict.code``); read it first.
     """
 
@@ -154,19 +175,9 @@ class ConsensusEstimate:
     swap_attribute: str
     left_attributes: tuple[str, ...]
     right_attributes: tuple[str, ...]
+    verdict: SwapVerdict
     standard_error: float = float("nan")
     calibration: SwapCalibration | None = None
-    verdict: SwapVerdict | None = None
-
-    @property
-    def alpha(self) -> float:
-        """Alias of :attr:`group_swap_count`."""
-        return self.group_swap_count
-
-    @property
-    def group_swap_rate(self) -> float:
-        """alpha / N."""
-        return self.group_swap_count / self.n
 
     @property
     def identified(self) -> bool:
@@ -194,8 +205,8 @@ class ConsensusEstimate:
     def summary(self) -> str:
         """The consensus estimate beside the two Algorithm 1 estimates."""
         a, b, c, d = self.agreement
-        lines = [self.verdict.line()] if self.verdict is not None else []
-        lines += [
+        lines = [
+            self.verdict.line(),
             f"Consensus (Algorithm 2), swap attribute {self.swap_attribute!r}, N = {self.n}",
             f"  left  = {list(self.left_attributes)}",
             f"  right = {list(self.right_attributes)}",
@@ -339,7 +350,7 @@ def consensus_swap_count(
         def re_estimate(frame: pd.DataFrame) -> float:
             probabilities = []
             for cols, half_model in zip((left_cols, right_cols), models, strict=True):
-                fit, coded, _ = _fit_frame(
+                fitted = _fit_frame(
                     frame,
                     swap_attribute,
                     cols,
@@ -350,9 +361,16 @@ def consensus_swap_count(
                     identify=False,
                     **options,
                 )
-                probabilities.append(_class_probabilities(fit["log_lik"], fit["n0"], fit["n1"]))
+                fit = fitted.fit
+                probabilities.append(
+                    class_probabilities(fit.record_log_likelihoods, fit.n0, fit.n1)
+                )
+            left_probabilities, right_probabilities = probabilities
             try:
-                return consensus_closed_form(*agreement_sums(*probabilities, coded), n)
+                return consensus_closed_form(
+                    *agreement_sums(left_probabilities, right_probabilities, fitted.swapped_class),
+                    n,
+                )
             except InfeasibleError:
                 return float("nan")
 
@@ -399,14 +417,6 @@ def consensus_swap_count(
         calibration=calibration,
         verdict=verdict,
     )
-
-
-def _class_probabilities(log_lik: np.ndarray, n0: float, n1: float) -> np.ndarray:
-    """M_theta(s = a | r_i) with P(s = 0) = n0 / N, as :meth:`SwapCountEstimate.class_probabilities`."""
-    scores = log_lik + np.log(np.array([n0, n1], dtype=float) / (n0 + n1))
-    scores = scores - scores.max(axis=1, keepdims=True)
-    probs = np.exp(scores)
-    return probs / probs.sum(axis=1, keepdims=True)
 
 
 def _consensus_standard_error(

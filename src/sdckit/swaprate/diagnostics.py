@@ -47,7 +47,7 @@ from sdckit._validation import (
 )
 from sdckit.errors import ParameterError
 from sdckit.microdata.swap import swap
-from sdckit.swaprate.consensus import consensus_swap_count
+from sdckit.swaprate.consensus import ConsensusEstimate, consensus_swap_count
 from sdckit.swaprate.gsc import (
     IdentifiabilityCheck,
     SwapCountEstimate,
@@ -181,6 +181,11 @@ def imbalance_check(
     consensus_half : bool, default False
         The estimate is one half of a Consensus estimate: the guidance then
         does not advise Consensus, which is already in use.
+
+    Returns
+    -------
+    ImbalanceCheck
+        A0, A1, the imbalance and whether it is small.
     """
     threshold = check_positive(threshold, "threshold")
     large = estimate.imbalance > threshold
@@ -347,7 +352,8 @@ def reswap_linearity(
     n0 = n - n1
 
     def estimate(frame: pd.DataFrame) -> float:
-        if left is not None:
+        options: dict[str, Any]
+        if left is not None and right is not None:
             options = {"calibrate": False, **gsc_options}
             return consensus_swap_count(
                 frame, swap_attribute, left, right, model=model, positive=positive, **options
@@ -479,6 +485,11 @@ def split_concordance(
         Largest coefficient of variation of the rho estimates called concordant.
     **gsc_options
         Passed to the estimator (``calibrate``, ``permutations``, ...).
+
+    Returns
+    -------
+    SplitConcordance
+        One row per split (its verdict, alpha, rho), and the overall code.
     """
     check_dataframe(data, min_rows=2)
     [swap_attribute] = check_columns(data, [swap_attribute], "swap_attribute")
@@ -498,15 +509,20 @@ def split_concordance(
     rows = []
     for group in splits:
         ones = list(group) if isinstance(group, (list, tuple, set, np.ndarray)) else [group]
-        if left is not None:
+        fit: SwapCountEstimate | ConsensusEstimate
+        if left is not None and right is not None:
             fit = consensus_swap_count(
                 data, swap_attribute, left, right, model=model, positive=ones, **gsc_options
             )
             imbalance = float("nan")
         else:
-            options = {"profile_se": False, **gsc_options}
             fit = estimate_swap_count(
-                data, swap_attribute, attributes, model=model, positive=ones, **options
+                data,
+                swap_attribute,
+                attributes,
+                model=model,
+                positive=ones,
+                **{"profile_se": False, **gsc_options},
             )
             imbalance = fit.imbalance
         quotable = fit.verdict.quotable

@@ -84,7 +84,7 @@ class ModelFitCheck:
         """The verdict of the check in plain words."""
         if not self.available:
             return "the model gives no bin probabilities, so its fit was not checked"
-        if not self.tables:
+        if not self.tables or self.worst is None:
             return "one categorical attribute: nothing to check beyond what the model fits exactly"
         names, g, df, p = self.worst
         shown = " x ".join(names)
@@ -210,7 +210,7 @@ def model_fit_check(
     n1 = float(w[s == 1].sum())
     n0 = float(w.sum()) - n1
     attributes = _attribute_bins(records, w)
-    tables = []
+    tables: list[tuple[tuple[str, ...], float, int, float]] = []
     for attribute in attributes:
         if attribute.kind == "continuous":
             df = 2 * attribute.n_bins - 7

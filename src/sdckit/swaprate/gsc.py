@@ -17,14 +17,15 @@ was changed", t_i = E[z_i]), then Newton steps on alpha with theta fixed
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from sdckit._results import FrozenResult
 from sdckit._validation import (
     RandomState,
     as_sequence,
@@ -44,12 +45,26 @@ from sdckit.swaprate.calibration import (
     reswap_calibration,
 )
 from sdckit.swaprate.fitcheck import ModelFitCheck, model_fit_check
+from sdckit.swaprate.identifiability import (
+    IdentifiabilityCheck,
+    check_identification_level,
+    identifiability_test,
+)
+from sdckit.swaprate.likelihood import (
+    Progress,
+    RelaxedProblem,
+    relaxed_log_likelihood,
+    scaled_densities,
+)
 from sdckit.swaprate.models import RecordModel, make_model
 from sdckit.swaprate.verdict import SwapVerdict, judge_swap_estimate
 
+# IdentifiabilityCheck and relaxed_log_likelihood live in their own modules
+# (identifiability.py, likelihood.py) and stay importable from here.
 __all__ = [
     "IdentifiabilityCheck",
     "SwapCountEstimate",
+    "SwapModelFit",
     "binary_swap_attribute",
     "estimate_swap_count",
     "fit_swap_model",
@@ -58,8 +73,21 @@ __all__ = [
 ]
 
 
-def swap_rate_from_count(alpha: float, n0: int, n1: int) -> float:
-    """rho from alpha by Lemma 2.3: rho_hat = alpha (N - 1) / (2 n0 n1)."""
+def swap_rate_from_count(alpha: float, n0: float, n1: float) -> float:
+    """rho from alpha by Lemma 2.3: rho_hat = alpha (N - 1) / (2 n0 n1) (Kifer 2015).
+
+    Parameters
+    ----------
+    alpha : float
+        Group swap count.
+    n0, n1 : float
+        Records in group 0 and group 1 (N = n0 + n1).
+
+    Returns
+    -------
+    float
+        The swap rate rho.
+    """
     n = n0 + n1
     return float(alpha) * (n - 1) / (2.0 * n0 * n1)
 
@@ -128,360 +156,46 @@ def binary_swap_attribute(
     return codes, (zeros, tuple(v for v in values if v in set(ones)))
 
 
-def relaxed_log_likelihood(
-    alpha: float,
-    record_log_likelihoods: np.ndarray,
-    swapped_class: np.ndarray,
-    counts: np.ndarray | None = None,
-) -> tuple[float, float, float]:
-    """log L*(alpha, theta) and its first two derivatives in alpha (Kifer 2015, Lemma 4.1).
+def class_probabilities(log_lik: np.ndarray, n0: float, n1: float) -> np.ndarray:
+    """M_theta(s = a | r_i) from log P_theta(r_i | s = a), with P(s = 0) = n0 / N (Bayes' rule).
 
     Parameters
     ----------
-    alpha : float
-        Group swap count, in [0, min(n0, n1)].
-    record_log_likelihoods : ndarray, shape (N, 2)
+    log_lik : ndarray, shape (N, 2)
         log P_theta(r_i | s = a) for a = 0, 1.
-    swapped_class : ndarray of 0/1, shape (N,)
-        The released swap attribute s~.
-    counts : ndarray, optional
-        Multiplicity of every row (rows standing for several identical
-        records); default 1 each.
+    n0, n1 : float
+        Records with s~ = 0 and 1: the prior class sizes.
 
     Returns
     -------
-    (value, first derivative, second derivative)
-        The value includes the constant -N log N, so that it is the relaxed
-        log-likelihood itself.
+    ndarray, shape (N, 2)
+        Each row sums to 1.
     """
-    s = np.asarray(swapped_class)
-    w = np.ones(len(s)) if counts is None else np.asarray(counts, dtype=np.float64)
-    n1 = float(w[s == 1].sum())
-    n0 = float(w.sum()) - n1
-    top, p0, p1 = _scaled(record_log_likelihoods)
-    return _relaxed_terms(alpha, p0, p1, top, s, w, n0, n1)
+    scores = log_lik + np.log(np.array([n0, n1], dtype=float) / (n0 + n1))
+    scores = scores - scores.max(axis=1, keepdims=True)
+    probs = np.exp(scores)
+    return probs / probs.sum(axis=1, keepdims=True)
 
 
-def _relaxed_terms(
-    alpha: float,
-    p0: np.ndarray,
-    p1: np.ndarray,
-    top: np.ndarray | None,
-    s: np.ndarray,
-    w: np.ndarray,
-    n0: float,
-    n1: float,
-) -> tuple[float, float, float]:
-    denominator, slope = _mixture_terms(alpha, p0, p1, s, n0, n1)
-    ratio = slope / denominator
-    weighted = w * ratio
-    first = float(weighted.sum())
-    second = float(-(weighted * ratio).sum())
-    if top is None:
-        return float("nan"), first, second
-    n = n0 + n1
-    value = float(w @ (np.log(denominator) + top) - n * np.log(n))
-    return value, first, second
+class GroupSwapCountAliases:
+    """alpha and alpha / N, read the same way from the results of Algorithm 1 and Consensus."""
 
+    group_swap_count: float
+    n: int
 
-def _scaled(log_lik: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-record max of the two log-likelihoods and both densities divided by exp(max)."""
-    top = np.maximum(log_lik[:, 0], log_lik[:, 1])
-    return top, np.exp(log_lik[:, 0] - top), np.exp(log_lik[:, 1] - top)
+    @property
+    def alpha(self) -> float:
+        """Alias of :attr:`group_swap_count`."""
+        return self.group_swap_count
 
-
-def _mixture_terms(
-    alpha: float, p0: np.ndarray, p1: np.ndarray, s: np.ndarray, n0: float, n1: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per record: the mixture density of its released class (times N) and its alpha-slope."""
-    released_zero = s == 0
-    denominator = np.where(
-        released_zero, (n0 - alpha) * p0 + alpha * p1, alpha * p0 + (n1 - alpha) * p1
-    )
-    slope = np.where(released_zero, p1 - p0, p0 - p1)
-    return denominator, slope
-
-
-def _change_probabilities(
-    alpha: float, p0: np.ndarray, p1: np.ndarray, s: np.ndarray, n0: float, n1: float
-) -> np.ndarray:
-    """The E step of Algorithm 1: t_i = P(record i's s was changed | r_i, s~_i)."""
-    denominator, _ = _mixture_terms(alpha, p0, p1, s, n0, n1)
-    changed = alpha * np.where(s == 0, p1, p0)
-    return np.divide(changed, denominator, out=np.zeros_like(changed), where=denominator > 0)
-
-
-def _class_weights(t: np.ndarray, s: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Example 4.2: true class s~ with weight 1 - t, the other with weight t (times multiplicity)."""
-    w1 = np.where(s == 1, 1.0 - t, t)
-    return np.column_stack([w * (1.0 - w1), w * w1])
+    @property
+    def group_swap_rate(self) -> float:
+        """alpha / N."""
+        return self.group_swap_count / self.n
 
 
 @dataclass(frozen=True)
-class IdentifiabilityCheck:
-    """Do the attributes identify the group swap count? (Our addition to Kifer (2015), Section 4.1.)
-
-    Under the relaxed swap process the attribute distributions of the two
-    released classes are f0 = (1 - alpha/n0) P0 + (alpha/n0) P1 and
-    f1 = (alpha/n1) P0 + (1 - alpha/n1) P1, so::
-
-        f0 - f1 = (1 - alpha N / (n0 n1)) (P0 - P1).
-
-    Whatever the data say about alpha comes through the difference between
-    f0 and f1. When the released swap attribute s~ is independent of the
-    attributes r (f0 = f1), either P0 = P1 (the attributes carry no
-    information about s, and log L* is flat in alpha) or
-    alpha = alpha* = n0 n1 / N (a swap that made s~ independent of s,
-    rho close to 1/2): alpha is not identified. Algorithm 1 does not stay
-    flat, though: at alpha* the relaxed model is f0 = f1 =
-    (n0/N) P0 + (n1/N) P1, a two-class latent-class (mixture) model of r that
-    ignores s~, and whenever the attributes have structure the one-class
-    model misses (attributes correlated under Naive Bayes, non-normal
-    margins, ...), the likelihood rises by fitting those clusters and drives
-    alpha towards alpha*. The imbalance check (Section 4.1.4) cannot see it:
-    the latent classes are symmetric in s~, so A0 = A1.
-
-    Two tests, both needed for ``identified``:
-
-    * **Association** between s~ and r: the likelihood-ratio statistic
-      G = 2 [max log prod P_theta(r_i | s~_i) - max log prod P_theta(r_i)]
-      of class-specific against pooled (class-independent) parameters at
-      alpha = 0. Its chi-square reference with the model's count of
-      per-class parameters as degrees of freedom assumes the model is right
-      under the null; with attributes correlated under Naive Bayes (G is
-      then a sum of dependent per-attribute statistics) or non-normal
-      continuous attributes (the variance part of the Gaussian ratio is not
-      robust to kurtosis) it is anti-conservative. So the decision uses a
-      **permutation** p-value: permuting s~ over the records keeps the joint
-      distribution of r and is exact under "s~ independent of r" for any
-      model. The chi-square p-value is reported beside it.
-    * **Latent-class comparison**: L = 2 [log L*(alpha_hat) -
-      max_theta log L*(alpha*)], the gain of the fit over the same model at
-      alpha* = n0 n1 / N, where it is a latent-class model of r that uses s~
-      only through n0 and n1. It asks whether the released swap attribute
-      adds anything to what latent-class freedom alone explains. Referred to
-      chi-square with 1 degree of freedom (alpha* is interior); when
-      P0 = P1 at alpha* the model is not regular there, L is near 0 and the
-      estimate is flagged, as it should be.
-
-    A parametric bootstrap under alpha = 0 would not do: it tests "alpha = 0
-    and the model is right", and the model is wrong in exactly the way that
-    makes the spurious gain, so the bootstrap data (drawn from the model)
-    lack the clusters and the spurious gain would look significant.
-
-    Attributes
-    ----------
-    association_statistic : float
-        G, the likelihood-ratio statistic of the association test.
-    degrees_of_freedom : int or None
-        Free parameters of one class (``RecordModel.class_parameter_count``);
-        None for a plug-in model that does not count them.
-    asymptotic_p_value : float
-        P(chi-square(df) >= G); NaN without a parameter count.
-    permutations : int
-        Random permutations of s~ (0: the chi-square p-value decides).
-    permutation_p_value : float
-        (1 + #{permuted G >= G}) / (1 + permutations); NaN when
-        ``permutations == 0``.
-    association_p_value : float
-        The p-value that decides: the permutation one when computed.
-    independence_count : float
-        alpha* = n0 n1 / N.
-    independence_log_likelihood : float
-        max over theta of log L*(alpha*, theta), by EM.
-    latent_class_statistic : float
-        L = 2 [log L*(alpha_hat) - log L*(alpha*)], floored at 0.
-    latent_class_p_value : float
-        P(chi-square(1) >= L).
-    level : float
-        Significance level of both tests.
-    associated, beats_latent_class : bool
-        Each test significant at ``level``.
-    identified : bool
-        Both.
-    reason : str
-        The verdict in plain words.
-    """
-
-    association_statistic: float
-    degrees_of_freedom: int | None
-    asymptotic_p_value: float
-    permutations: int
-    permutation_p_value: float
-    association_p_value: float
-    independence_count: float
-    independence_log_likelihood: float
-    latent_class_statistic: float
-    latent_class_p_value: float
-    level: float
-    associated: bool
-    beats_latent_class: bool
-    identified: bool
-    reason: str
-
-    def at_level(self, level: float) -> IdentifiabilityCheck:
-        """The same statistics judged at another significance level."""
-        return _judge_identifiability(
-            association_statistic=self.association_statistic,
-            degrees_of_freedom=self.degrees_of_freedom,
-            asymptotic_p_value=self.asymptotic_p_value,
-            permutations=self.permutations,
-            permutation_p_value=self.permutation_p_value,
-            independence_count=self.independence_count,
-            independence_log_likelihood=self.independence_log_likelihood,
-            latent_class_statistic=self.latent_class_statistic,
-            level=_check_level(level),
-        )
-
-    def summary(self) -> str:
-        """Both tests and the verdict."""
-        df = "unknown" if self.degrees_of_freedom is None else str(self.degrees_of_freedom)
-        perm = (
-            f"permutation p = {self.permutation_p_value:.4f} ({self.permutations} permutations)"
-            if self.permutations
-            else "no permutations"
-        )
-        return "\n".join(
-            [
-                "identifiability (is the swap count identified by these attributes?):",
-                f"  association of s~ with the attributes: G = {self.association_statistic:.2f}, "
-                f"df {df}, chi-square p = {self.asymptotic_p_value:.4g}, {perm}",
-                f"  gain over the latent-class model at alpha* = {self.independence_count:.1f} "
-                f"(n0 n1 / N): 2 dlog L* = {self.latent_class_statistic:.2f}, "
-                f"chi-square(1) p = {self.latent_class_p_value:.4g}",
-                f"  {'identified' if self.identified else 'NOT IDENTIFIED'} "
-                f"(level {self.level:g}): {self.reason}.",
-            ]
-            + ([] if self.identified else [f"  {NOT_IDENTIFIED_CONSEQUENCE}"])
-        )
-
-
-#: What an unidentified estimate means, in plain words (summaries and the command line).
-NOT_IDENTIFIED_CONSEQUENCE = (
-    "Without enough information about the swap attribute any alpha fits about as well; "
-    "Algorithm 1 then fits clusters among the attributes instead of swaps, so its alpha "
-    "and standard error say nothing about the swap. Use attributes that predict the swap "
-    "attribute."
-)
-
-
-def _check_level(level: float) -> float:
-    value = check_fraction(level, "identification_level", open_low=True)
-    if value >= 1:
-        raise ParameterError(f"identification_level must be in (0, 1), got {level!r}")
-    return value
-
-
-def _judge_identifiability(
-    *,
-    association_statistic: float,
-    degrees_of_freedom: int | None,
-    asymptotic_p_value: float,
-    permutations: int,
-    permutation_p_value: float,
-    independence_count: float,
-    independence_log_likelihood: float,
-    latent_class_statistic: float,
-    level: float,
-) -> IdentifiabilityCheck:
-    association_p = permutation_p_value if permutations else asymptotic_p_value
-    latent_p = float(stats.chi2.sf(latent_class_statistic, 1))
-    associated = bool(association_p < level)
-    beats = bool(latent_p < level)
-    test = "permutation" if permutations else "chi-square"
-    if not associated:
-        reason = (
-            "the attributes carry no detectable information about the swap attribute "
-            f"(association test, {test} p = {association_p:.3g} >= {level:g})"
-        )
-    elif not beats:
-        reason = (
-            "the fit is no better than a latent-class model of the attributes that ignores "
-            f"the swap attribute (alpha* = n0 n1 / N: p = {latent_p:.3g} >= {level:g}), "
-            "although they are associated with it"
-        )
-    else:
-        reason = (
-            "the attributes carry information about the swap attribute and the fit beats "
-            "the latent-class model that ignores it"
-        )
-    return IdentifiabilityCheck(
-        association_statistic=float(association_statistic),
-        degrees_of_freedom=degrees_of_freedom,
-        asymptotic_p_value=float(asymptotic_p_value),
-        permutations=int(permutations),
-        permutation_p_value=float(permutation_p_value),
-        association_p_value=float(association_p),
-        independence_count=float(independence_count),
-        independence_log_likelihood=float(independence_log_likelihood),
-        latent_class_statistic=float(latent_class_statistic),
-        latent_class_p_value=latent_p,
-        level=float(level),
-        associated=associated,
-        beats_latent_class=beats,
-        identified=associated and beats,
-        reason=reason,
-    )
-
-
-def _association_test(
-    records: Any,
-    s: np.ndarray,
-    w: np.ndarray,
-    model: RecordModel,
-    df: int | None,
-    permutations: int,
-    rng: np.random.Generator,
-) -> tuple[float, int | None, float, float]:
-    """G of class-specific against pooled parameters at alpha = 0, and its two p-values.
-
-    Returns (G, df, chi-square p, permutation p). The pooled log-likelihood
-    does not depend on the labels, so a permuted G exceeds the observed one
-    exactly when its class-specific log-likelihood does. A row standing for
-    ``w_i`` identical records receives, per permutation, the number of
-    class-1 labels that fell on those records.
-    """
-    # Equal weights in both classes fit the pooled model twice over.
-    pooled_total = 0.5 * model.fitted_log_likelihood(records, np.column_stack([w, w]))
-
-    def class_specific_total(ones: np.ndarray) -> float:
-        return model.fitted_log_likelihood(records, np.column_stack([w - ones, ones]))
-
-    observed = class_specific_total(w * s)
-    statistic = max(2.0 * (observed - pooled_total), 0.0)
-    if df is None:
-        asymptotic = float("nan")
-    elif df == 0:  # nothing to estimate per class: the two fits coincide
-        asymptotic = 1.0
-    else:
-        asymptotic = float(stats.chi2.sf(statistic, df))
-    if not permutations:
-        return statistic, df, asymptotic, float("nan")
-    counts = np.rint(w).astype(np.int64)
-    if not np.allclose(counts, w):
-        raise ParameterError(
-            "counts must be whole numbers of records for the permutation test; give "
-            "permutations=0 to use the chi-square p-value"
-        )
-    merged = bool((counts != 1).any())
-    owner = np.repeat(np.arange(len(w)), counts)  # the row of every record
-    labels = np.zeros(len(owner), dtype=bool)
-    labels[: int(counts[s == 1].sum())] = True
-    slack = 1e-9 * max(1.0, abs(observed))
-    exceed = 0
-    for _ in range(permutations):
-        permuted = rng.permutation(labels)
-        ones = (
-            np.bincount(owner[permuted], minlength=len(w)).astype(np.float64)
-            if merged
-            else permuted.astype(np.float64)
-        )
-        exceed += class_specific_total(ones) >= observed - slack
-    return statistic, df, asymptotic, (1.0 + exceed) / (1.0 + permutations)
-
-
-@dataclass(frozen=True)
-class SwapCountEstimate:
+class SwapCountEstimate(GroupSwapCountAliases, FrozenResult):
     """Result of :func:`estimate_swap_count` (Kifer 2015, Algorithm 1).
 
     Attributes
@@ -537,7 +251,7 @@ class SwapCountEstimate:
         Whether the fitted relaxed model reproduces the released tables.
     calibration : SwapCalibration or None
         The re-swap calibration (None when skipped).
-    verdict : SwapVerdict or None
+    verdict : SwapVerdict
         What may be said: ``verdict.code`` is ``estimated``, ``no_evidence``,
         ``unreliable`` or ``not_identified``. Read it first: alpha and its
         standard error are the likelihood's maximiser and curvature
@@ -568,19 +282,9 @@ class SwapCountEstimate:
     identifiability: IdentifiabilityCheck
     record_log_likelihoods: np.ndarray = field(repr=False)
     swapped_class: np.ndarray = field(repr=False)
+    verdict: SwapVerdict
     fit_check: ModelFitCheck | None = None
     calibration: SwapCalibration | None = None
-    verdict: SwapVerdict | None = None
-
-    @property
-    def alpha(self) -> float:
-        """Alias of :attr:`group_swap_count`."""
-        return self.group_swap_count
-
-    @property
-    def group_swap_rate(self) -> float:
-        """alpha / N."""
-        return self.group_swap_count / self.n
 
     @property
     def identified(self) -> bool:
@@ -588,20 +292,20 @@ class SwapCountEstimate:
         return self.identifiability.identified
 
     def class_probabilities(self) -> np.ndarray:
-        """M_theta(s = a | r_i), shape (N, 2), with P(s = 0) = n0 / N (Algorithm 1's M step)."""
-        prior = np.log(np.array([self.n0, self.n1], dtype=float) / self.n)
-        scores = self.record_log_likelihoods + prior
-        scores = scores - scores.max(axis=1, keepdims=True)
-        probs = np.exp(scores)
-        return probs / probs.sum(axis=1, keepdims=True)
+        """M_theta(s = a | r_i), shape (N, 2), with P(s = 0) = n0 / N (Algorithm 1's M step).
+
+        Returns
+        -------
+        ndarray, shape (N, 2)
+            Each row sums to 1.
+        """
+        return class_probabilities(self.record_log_likelihoods, self.n0, self.n1)
 
     def summary(self) -> str:
         """The verdict first, then the estimate, the diagnostics and convergence, for a person."""
         status = "converged" if self.converged else "NOT converged"
-        lines = []
-        if self.verdict is not None:
-            lines.append(self.verdict.line())
-            lines += [f"  note: {note}" for note in self.verdict.notes]
+        lines = [self.verdict.line()]
+        lines += [f"  note: {note}" for note in self.verdict.notes]
         lines += [
             f"Algorithm 1 (gsc), model {self.model!r}, swap attribute {self.swap_attribute!r}",
             f"  groups: 0 = {list(self.groups[0])}, 1 = {list(self.groups[1])}",
@@ -658,310 +362,93 @@ def _estimate_lines(
     ]
 
 
-def _newton_alpha(
-    alpha: float,
-    p0: np.ndarray,
-    p1: np.ndarray,
-    s: np.ndarray,
-    w: np.ndarray,
-    n0: float,
-    n1: float,
-    tol: float,
-    max_steps: int = 50,
-) -> float:
-    """Maximise log L* over alpha in (0, min(n0, n1)) with theta fixed (Lemma 4.1).
-
-    Newton steps; log L* is concave in alpha, and a step leaving the interval
-    goes halfway to the bound it crossed instead, so alpha stays feasible.
-    """
-    upper = min(n0, n1)
-    for _ in range(max_steps):
-        _, first, second = _relaxed_terms(alpha, p0, p1, None, s, w, n0, n1)
-        if second >= 0:  # P0 == P1 for every record: no information about alpha
-            break
-        proposal = alpha - first / second
-        if proposal <= 0:
-            proposal = 0.5 * alpha
-        elif proposal >= upper:
-            proposal = 0.5 * (alpha + upper)
-        step = abs(proposal - alpha)
-        alpha = proposal
-        if step <= tol:
-            break
-    return float(alpha)
+#: Old dict keys of :func:`fit_swap_model` whose attribute has another name.
+_RENAMED_KEYS = {"t": "change_probabilities", "log_lik": "record_log_likelihoods"}
 
 
 @dataclass(frozen=True)
-class _Fit:
+class SwapModelFit(FrozenResult):
+    """Result of :func:`fit_swap_model`: Algorithm 1 on encoded records (Kifer 2015, Section 4.1).
+
+    The numeric core of :class:`SwapCountEstimate`, without the verdict: rows
+    may stand for several identical records (``counts``), and no model fit
+    check or re-swap calibration has been run.
+
+    Attributes
+    ----------
+    alpha : float
+        The maximiser of the relaxed likelihood over the runs.
+    parameters : object
+        The fitted theta at alpha.
+    change_probabilities : ndarray, shape (rows,)
+        t_i, the probability that row i's swap attribute was changed.
+    record_log_likelihoods : ndarray, shape (rows, 2)
+        log P_theta(r_i | s = a) at the estimate.
+    iterations, em_iterations : int
+        Outer iterations and EM steps, summed over the runs.
+    converged : bool
+        Every run converged.
+    log_likelihood : float
+        log L* at the estimate.
+    standard_error, fixed_theta_standard_error : float
+        Profile-likelihood SE (or the theta-fixed one when not asked for)
+        and the theta-fixed SE of Lemma 4.1.
+    starts : tuple of (start, alpha, log L*)
+        Every run of Algorithm 1.
+    identifiability : IdentifiabilityCheck or None
+        None when computed with ``identify=False``.
+    n0, n1 : int
+        Records with s~ = 0 and 1 (counting multiplicities).
+    """
+
     alpha: float
     parameters: Any
-    t: np.ndarray
-    log_lik: np.ndarray
+    change_probabilities: np.ndarray = field(repr=False)
+    record_log_likelihoods: np.ndarray = field(repr=False)
     iterations: int
     em_iterations: int
     converged: bool
     log_likelihood: float
-    start: float
+    standard_error: float
+    fixed_theta_standard_error: float
+    starts: tuple[tuple[float, float, float], ...]
+    identifiability: IdentifiabilityCheck | None
+    n0: int
+    n1: int
 
+    def summary(self) -> str:
+        """alpha, its standard errors, convergence and the identifiability check.
 
-def _m_step(
-    t: np.ndarray, records: Any, s: np.ndarray, w: np.ndarray, model: RecordModel
-) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """M step for the change probabilities t: theta, log P(r | s), and its scaled form."""
-    parameters = model.fit(records, _class_weights(t, s, w))
-    log_lik = model.log_likelihood(parameters, records)
-    top, p0, p1 = _scaled(log_lik)
-    return parameters, log_lik, top, p0, p1
+        Returns
+        -------
+        str
+            Several lines of plain text.
+        """
+        status = "converged" if self.converged else "NOT converged"
+        lines = [
+            f"Algorithm 1 on encoded records: N = {self.n0 + self.n1} "
+            f"(n0 = {self.n0}, n1 = {self.n1})",
+            f"  maximiser of the relaxed likelihood alpha = {self.alpha:,.1f} "
+            f"(SE {self.standard_error:,.1f}; theta fixed {self.fixed_theta_standard_error:,.1f})",
+            f"  {status} after {self.iterations} iterations ({self.em_iterations} EM steps), "
+            f"log L* = {self.log_likelihood:.2f}",
+        ]
+        if self.identifiability is not None:
+            lines.append(self.identifiability.summary())
+        return "\n".join(lines)
 
-
-def _squarem_ratio(r: np.ndarray, v: np.ndarray) -> float:
-    """SQUAREM step length (Varadhan & Roland 2008, scheme S3), at most -1."""
-    denom = float(v @ v)
-    return min(-np.sqrt(float(r @ r) / denom), -1.0) if denom > 0 else -1.0
-
-
-def _final_fit(
-    alpha: float,
-    t: np.ndarray,
-    records: Any,
-    s: np.ndarray,
-    w: np.ndarray,
-    n0: float,
-    n1: float,
-    model: RecordModel,
-    iterations: int,
-    em_total: int,
-    converged: bool,
-    start: float,
-) -> _Fit:
-    """theta consistent with the final t, and the fit statistics there."""
-    parameters, log_lik, top, p0, p1 = _m_step(t, records, s, w, model)
-    t = _change_probabilities(alpha, p0, p1, s, n0, n1)
-    value, _, _ = _relaxed_terms(alpha, p0, p1, top, s, w, n0, n1)
-    return _Fit(alpha, parameters, t, log_lik, iterations, em_total, converged, value, start)
-
-
-def _run_from(
-    alpha: float,
-    records: Any,
-    s: np.ndarray,
-    w: np.ndarray,
-    n0: float,
-    n1: float,
-    model: RecordModel,
-    tol: float,
-    max_iter: int,
-    max_em_iter: int,
-    progress: Callable[[int, int], None] | None,
-) -> _Fit:
-    """Algorithm 1 from one starting value of alpha (lines 2-18)."""
-    start = alpha
-    t = np.zeros(len(s))  # line 2
-    alpha_tol = tol * (n0 + n1)
-    em_total = 0
-    converged = False
-    iteration = 0
-    for iteration in range(1, max_iter + 1):
-        # EM for theta with alpha fixed (lines 4-13); the first block runs to
-        # convergence whatever max_em_iter says (see _run_accelerated).
-        for _ in range(max_em_iter if iteration > 1 else max(max_em_iter, 1000)):
-            _, _, _, p0, p1 = _m_step(t, records, s, w, model)  # M step
-            t_new = _change_probabilities(alpha, p0, p1, s, n0, n1)  # E step
-            em_change = float(np.max(np.abs(t_new - t)))
-            t = t_new
-            em_total += 1
-            if em_change <= tol:
-                break
-        # Newton on alpha with theta fixed (lines 14-16).
-        new_alpha = _newton_alpha(alpha, p0, p1, s, w, n0, n1, alpha_tol)
-        moved = abs(new_alpha - alpha)
-        alpha = new_alpha
-        t = _change_probabilities(alpha, p0, p1, s, n0, n1)
-        if progress is not None:
-            progress(iteration, max_iter)
-        if moved <= alpha_tol and em_change <= tol:
-            converged = True
-            break
-    return _final_fit(alpha, t, records, s, w, n0, n1, model, iteration, em_total, converged, start)
-
-
-def _run_accelerated(
-    alpha: float,
-    records: Any,
-    s: np.ndarray,
-    w: np.ndarray,
-    n0: float,
-    n1: float,
-    model: RecordModel,
-    tol: float,
-    max_iter: int,
-    progress: Callable[[int, int], None] | None,
-) -> _Fit:
-    """Algorithm 1 with one EM step per Newton block, accelerated by SQUAREM.
-
-    The map G: (t, alpha) -> M step -> Newton on alpha -> E step is the
-    alternation of Algorithm 1; each of its steps never lowers log L*. Along
-    the ridge where alpha and theta trade off it converges slowly, so every
-    cycle takes two G steps, extrapolates along them (Varadhan & Roland 2008,
-    scheme S3) and then one G step from the extrapolated point, falling back
-    to the plain step whenever the extrapolation lowered log L*. The fixed
-    point is Algorithm 1's.
-    """
-    start = alpha
-    alpha_tol = tol * (n0 + n1)
-    upper = min(n0, n1)
-
-    def step(t: np.ndarray, a: float) -> tuple[np.ndarray, float, float]:
-        _, _, top, p0, p1 = _m_step(t, records, s, w, model)
-        a = _newton_alpha(a, p0, p1, s, w, n0, n1, alpha_tol)
-        value = _relaxed_terms(a, p0, p1, top, s, w, n0, n1)[0]
-        return _change_probabilities(a, p0, p1, s, n0, n1), a, value
-
-    # The first EM block runs to convergence at the starting alpha, as in
-    # Algorithm 1: a Newton step taken from the naive theta (fitted with
-    # t = 0) would throw every start to the same place.
-    t0, _, em_total = _em_fixed_alpha(
-        alpha, np.zeros(len(s)), records, s, w, n0, n1, model, tol, 1000
-    )
-    a0 = alpha
-    converged = False
-    iteration = 0
-    for iteration in range(1, max_iter + 1):
-        t1, a1, _ = step(t0, a0)
-        t2, a2, value2 = step(t1, a1)
-        em_total += 2
-        r_t, v_t = t1 - t0, t2 - 2 * t1 + t0
-        r_a, v_a = a1 - a0, a2 - 2 * a1 + a0
-        ratio = _squarem_ratio(r_t, v_t)
-        t_x = np.clip(t0 - 2 * ratio * r_t + ratio * ratio * v_t, 0.0, 1.0)
-        a_x = a0 - 2 * ratio * r_a + ratio * ratio * v_a
-        if a_x <= 0:
-            a_x = 0.5 * a2
-        elif a_x >= upper:
-            a_x = 0.5 * (a2 + upper)
-        t3, a3, value3 = step(t_x, a_x)
-        em_total += 1
-        if not np.isfinite(value3) or value3 < value2:
-            t_x, a_x = t2, a2
-            t3, a3, value3 = step(t2, a2)
-            em_total += 1
-        if progress is not None:
-            progress(iteration, max_iter)
-        done = float(np.max(np.abs(t3 - t_x))) <= tol and abs(a3 - a_x) <= alpha_tol
-        t0, a0 = t3, a3
-        if done:
-            converged = True
-            break
-    return _final_fit(a0, t0, records, s, w, n0, n1, model, iteration, em_total, converged, start)
-
-
-def _em_fixed_alpha(
-    alpha: float,
-    t: np.ndarray,
-    records: Any,
-    s: np.ndarray,
-    w: np.ndarray,
-    n0: float,
-    n1: float,
-    model: RecordModel,
-    tol: float,
-    max_em_iter: int,
-) -> tuple[np.ndarray, float, int]:
-    """EM for theta with alpha fixed (Algorithm 1, lines 4-13), from t.
-
-    Returns the final t, log L*(alpha, theta) at the final theta, and the
-    number of EM steps taken.
-    """
-    steps = 0
-    for steps in range(1, max_em_iter + 1):  # noqa: B007 - the count is returned
-        _, _, top, p0, p1 = _m_step(t, records, s, w, model)
-        t_new = _change_probabilities(alpha, p0, p1, s, n0, n1)
-        done = float(np.max(np.abs(t_new - t))) <= tol
-        t = t_new
-        if done:
-            break
-    return t, _relaxed_terms(alpha, p0, p1, top, s, w, n0, n1)[0], steps
-
-
-def _em_fixed_alpha_accelerated(
-    alpha: float,
-    t: np.ndarray,
-    records: Any,
-    s: np.ndarray,
-    w: np.ndarray,
-    n0: float,
-    n1: float,
-    model: RecordModel,
-    tol: float,
-    max_iter: int,
-) -> float:
-    """max over theta of log L*(alpha, theta) by EM from t, accelerated by SQUAREM.
-
-    The EM map t -> M step -> E step at fixed alpha, extrapolated as in
-    :func:`_run_accelerated` (Varadhan & Roland 2008, scheme S3) with a
-    fall-back to the plain step whenever the extrapolation lowered log L*.
-    A latent-class fit of overlapping classes converges too slowly for plain
-    EM. Returns log L* at the final theta.
-    """
-
-    def step(current: np.ndarray) -> tuple[np.ndarray, float]:
-        _, _, top, p0, p1 = _m_step(current, records, s, w, model)
-        value = _relaxed_terms(alpha, p0, p1, top, s, w, n0, n1)[0]
-        return _change_probabilities(alpha, p0, p1, s, n0, n1), value
-
-    for _ in range(max_iter):
-        t1, _ = step(t)
-        t2, value2 = step(t1)
-        r, v = t1 - t, t2 - 2 * t1 + t
-        ratio = _squarem_ratio(r, v)
-        t_x = np.clip(t - 2 * ratio * r + ratio * ratio * v, 0.0, 1.0)
-        t3, value3 = step(t_x)
-        if not np.isfinite(value3) or value3 < value2:
-            t_x = t2
-            t3, value3 = step(t2)
-        done = float(np.max(np.abs(t3 - t_x))) <= tol
-        t = t3
-        if done:
-            break
-    return step(t)[1]
-
-
-def _profile_standard_error(
-    fit: _Fit,
-    fixed_se: float,
-    records: Any,
-    s: np.ndarray,
-    w: np.ndarray,
-    n0: float,
-    n1: float,
-    model: RecordModel,
-    tol: float,
-) -> float:
-    """SE of alpha from the curvature of the profile relaxed log-likelihood.
-
-    Second difference of max_theta log L*(alpha, theta) at alpha_hat +- h
-    (one-sided near the bounds), h = 2 x the theta-fixed SE: this accounts
-    for the uncertainty in theta, which the theta-fixed curvature ignores.
-    """
-    upper = min(n0, n1)
-    h = min(max(2.0 * fixed_se, 1.0), 0.25 * upper)
-    a = fit.alpha
-    if a - h < 0:
-        points = (a, a + h, a + 2 * h)
-    elif a + h >= upper:
-        points = (a - 2 * h, a - h, a)
-    else:
-        points = (a - h, a, a + h)
-    values = [
-        fit.log_likelihood
-        if x == a
-        else _em_fixed_alpha(x, fit.t, records, s, w, n0, n1, model, tol, 1000)[1]
-        for x in points
-    ]
-    curvature = (values[0] - 2 * values[1] + values[2]) / (h * h)
-    if not np.isfinite(curvature) or curvature >= 0:
-        return float("inf")
-    return float(1.0 / np.sqrt(-curvature))
+    def __getitem__(self, key: str) -> Any:
+        """Dict-style access, as when :func:`fit_swap_model` returned a dict (deprecated)."""
+        name = _RENAMED_KEYS.get(key, key)
+        if name not in {f.name for f in fields(self)}:
+            raise KeyError(key)
+        warnings.warn(
+            f"fit_swap_model(...)[{key!r}] is deprecated and will be removed in the next "
+            f"release; use the attribute .{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(self, name)
 
 
 def fit_swap_model(
@@ -979,21 +466,43 @@ def fit_swap_model(
     permutations: int = 199,
     identification_level: float = 0.05,
     random_state: RandomState = 0,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     identify: bool = True,
-) -> dict[str, Any]:
+) -> SwapModelFit:
     """Algorithm 1 on already encoded records: the numeric core of :func:`estimate_swap_count`.
 
-    ``counts`` gives the multiplicity of each row (identical records merged).
-    Returns a dict with ``alpha``, ``parameters``, ``t``, ``log_lik`` (rows x
-    2), ``iterations``, ``em_iterations``, ``converged``, ``log_likelihood``,
-    ``standard_error``, ``fixed_theta_standard_error``, ``starts``,
-    ``identifiability`` (an :class:`IdentifiabilityCheck`; None with
-    ``identify=False``, as for the re-swap calibration's estimates) and
-    ``n0``, ``n1``.
+    Parameters
+    ----------
+    records : object
+        The records as ``model.encode`` returns them.
+    swapped_class : ndarray of 0/1
+        The released swap attribute s~, one per row.
+    model : RecordModel
+        M_theta.
+    counts : ndarray, optional
+        Multiplicity of each row (identical records merged); default 1 each.
+    starts, tol, max_iter, max_em_iter, profile_se, accelerate : optional
+        As in :func:`estimate_swap_count`.
+    permutations, identification_level : optional
+        The identifiability check, as in :func:`estimate_swap_count`.
+    random_state : None, int or numpy Generator, default 0
+        Draws the permutations.
+    progress : callable, optional
+        ``progress(iteration, max_iter)`` after each outer iteration.
+    identify : bool, default True
+        Run the identifiability check (False for the re-swap calibration's
+        estimates).
+
+    Returns
+    -------
+    SwapModelFit
+        alpha, theta, t, the standard errors, every run and the
+        identifiability check. Indexing it like the dict this function
+        returned before (``fit["alpha"]``) still works for one release, with
+        a ``DeprecationWarning``.
     """
     permutations = check_int(permutations, "permutations", minimum=0)
-    identification_level = _check_level(identification_level)
+    identification_level = check_identification_level(identification_level)
     if 0 < permutations and 1.0 / (permutations + 1) >= identification_level:
         raise ParameterError(
             f"permutations = {permutations} cannot give a p-value below identification_level "
@@ -1016,123 +525,51 @@ def fit_swap_model(
             f"the swap attribute takes one value only (n0 = {n0:g}, n1 = {n1:g}); a swap "
             "cannot change it and alpha is not defined"
         )
+    problem = RelaxedProblem(records, s, w, n0, n1, model)
     runs = [
-        _run_accelerated(
-            fraction * min(n0, n1), records, s, w, n0, n1, model, tol, max_iter, progress
-        )
+        problem.run_accelerated(fraction * problem.upper, tol, max_iter, progress)
         if accelerate and max_em_iter == 1
-        else _run_from(
-            fraction * min(n0, n1),
-            records,
-            s,
-            w,
-            n0,
-            n1,
-            model,
-            tol,
-            max_iter,
-            max_em_iter,
-            progress,
-        )
+        else problem.run_from(fraction * problem.upper, tol, max_iter, max_em_iter, progress)
         for fraction in starts
     ]
     best = max(runs, key=lambda run: run.log_likelihood)
-    _, p0, p1 = _scaled(best.log_lik)
-    _, _, second = _relaxed_terms(best.alpha, p0, p1, None, s, w, n0, n1)
+    _, p0, p1 = scaled_densities(best.log_lik)
+    _, _, second = problem.terms(best.alpha, p0, p1, None)
     fixed_se = float(1.0 / np.sqrt(-second)) if second < 0 else float("inf")
     se = (
-        _profile_standard_error(best, fixed_se, records, s, w, n0, n1, model, tol)
+        problem.profile_standard_error(best, fixed_se, tol)
         if profile_se and np.isfinite(fixed_se)
         else fixed_se
     )
     identifiability = (
-        _identifiability(
+        identifiability_test(
+            problem,
             best,
             runs,
-            records,
-            s,
-            w,
-            n0,
-            n1,
-            model,
-            df,
-            tol,
-            permutations,
-            identification_level,
-            rng,
+            df=df,
+            tol=tol,
+            permutations=permutations,
+            level=identification_level,
+            rng=rng,
         )
         if identify
         else None
     )
-    return {
-        "alpha": best.alpha,
-        "parameters": best.parameters,
-        "t": best.t,
-        "log_lik": best.log_lik,
-        "iterations": sum(run.iterations for run in runs),
-        "em_iterations": sum(run.em_iterations for run in runs),
-        "converged": all(run.converged for run in runs),
-        "log_likelihood": best.log_likelihood,
-        "standard_error": se,
-        "fixed_theta_standard_error": fixed_se,
-        "starts": tuple((run.start, run.alpha, run.log_likelihood) for run in runs),
-        "identifiability": identifiability,
-        "n0": round(n0),
-        "n1": round(n1),
-    }
-
-
-def _identifiability(
-    best: _Fit,
-    runs: Sequence[_Fit],
-    records: Any,
-    s: np.ndarray,
-    w: np.ndarray,
-    n0: float,
-    n1: float,
-    model: RecordModel,
-    df: int | None,
-    tol: float,
-    permutations: int,
-    level: float,
-    rng: np.random.Generator,
-) -> IdentifiabilityCheck:
-    """The association test and the latent-class comparison of :class:`IdentifiabilityCheck`.
-
-    max_theta log L*(alpha*, theta) is found by (accelerated) EM at alpha*
-    from the t of every run of Algorithm 1 (runs that ended at the same point
-    counted once), keeping the largest. A latent-class likelihood has local
-    maxima: on a placebo swap attribute beside seven Adult attributes, the
-    run that ended nearest alpha* sat in a basin 100 log-likelihood units
-    below the best one, and EM from it alone made the statistic 199 instead
-    of 0.2.
-    """
-    statistic, df, asymptotic, permutation = _association_test(
-        records, s, w, model, df, permutations, rng
-    )
-    alpha_star = n0 * n1 / (n0 + n1)
-    distinct: list[_Fit] = []
-    for run in sorted(runs, key=lambda run: -run.log_likelihood):
-        if not any(
-            abs(run.alpha - other.alpha) <= tol * (n0 + n1)
-            and abs(run.log_likelihood - other.log_likelihood) <= 1e-6 * abs(other.log_likelihood)
-            for other in distinct
-        ):
-            distinct.append(run)
-    independence = max(
-        _em_fixed_alpha_accelerated(alpha_star, run.t, records, s, w, n0, n1, model, tol, 1000)
-        for run in distinct
-    )
-    return _judge_identifiability(
-        association_statistic=statistic,
-        degrees_of_freedom=df,
-        asymptotic_p_value=asymptotic,
-        permutations=permutations,
-        permutation_p_value=permutation,
-        independence_count=alpha_star,
-        independence_log_likelihood=independence,
-        latent_class_statistic=max(2.0 * (best.log_likelihood - independence), 0.0),
-        level=level,
+    return SwapModelFit(
+        alpha=best.alpha,
+        parameters=best.parameters,
+        change_probabilities=best.t,
+        record_log_likelihoods=best.log_lik,
+        iterations=sum(run.iterations for run in runs),
+        em_iterations=sum(run.em_iterations for run in runs),
+        converged=all(run.converged for run in runs),
+        log_likelihood=best.log_likelihood,
+        standard_error=se,
+        fixed_theta_standard_error=fixed_se,
+        starts=tuple((run.start, run.alpha, run.log_likelihood) for run in runs),
+        identifiability=identifiability,
+        n0=round(n0),
+        n1=round(n1),
     )
 
 
@@ -1175,7 +612,7 @@ def estimate_swap_count(
     fit_level: float = 0.01,
     confidence: float = 0.95,
     random_state: RandomState = 0,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> SwapCountEstimate:
     """Estimate the group swap count alpha of swapped data, with a verdict (Kifer 2015, Section 4.1).
 
@@ -1287,14 +724,14 @@ def estimate_swap_count(
         raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}")
     record_model = make_model(model)
     rng = check_random_state(random_state)
-    options = {
+    options: dict[str, Any] = {
         "starts": starts,
         "tol": tol,
         "max_iter": max_iter,
         "max_em_iter": max_em_iter,
         "accelerate": accelerate,
     }
-    fit, s, groups = _fit_frame(
+    fitted = _fit_frame(
         data,
         swap_attribute,
         attrs,
@@ -1308,7 +745,6 @@ def estimate_swap_count(
         fit_level=fit_level,
         **options,
     )
-    estimate = _estimate_from_fit(fit, data.index, s, swap_attribute, attrs, groups, record_model)
     calibration = None
     if calibrate:
 
@@ -1323,36 +759,28 @@ def estimate_swap_count(
                 permutations=0,
                 identify=False,
                 **options,
-            )[0]["alpha"]
+            ).fit.alpha
 
         calibration = reswap_calibration(
             data[[*attrs, swap_attribute]].reset_index(drop=True),  # positions, whatever the index
             swap_attribute,
-            s,
+            fitted.swapped_class,
             re_estimate,
-            estimate.alpha,
-            estimate.standard_error,
+            fitted.fit.alpha,
+            fitted.fit.standard_error,
             extra_rates=rates,
             random_state=rng,
         )
-    verdict = judge_swap_estimate(
-        n0=estimate.n0,
-        n1=estimate.n1,
-        alpha=estimate.alpha,
-        standard_error=estimate.standard_error,
-        converged=estimate.converged,
-        a0=estimate.a0,
-        a1=estimate.a1,
-        identified=estimate.identified,
-        associated=estimate.identifiability.associated,
-        identification_reason=estimate.identifiability.reason,
-        imbalance=estimate.imbalance,
-        imbalance_threshold=imbalance_threshold,
-        fit=fit["fit_check"],
+    return _estimate_from_fit(
+        fitted,
+        data.index,
+        swap_attribute,
+        attrs,
+        record_model,
         calibration=calibration,
+        imbalance_threshold=imbalance_threshold,
         confidence=confidence,
     )
-    return replace(estimate, calibration=calibration, verdict=verdict)
 
 
 def _check_missing(data: pd.DataFrame, attrs: Sequence[str]) -> None:
@@ -1369,6 +797,15 @@ def _check_missing(data: pd.DataFrame, attrs: Sequence[str]) -> None:
         )
 
 
+class _FrameFit(NamedTuple):
+    """Algorithm 1 on a data frame: the fit (one row per record), its checks and s~."""
+
+    fit: SwapModelFit
+    fit_check: ModelFitCheck | None
+    swapped_class: np.ndarray
+    groups: tuple[tuple[Any, ...], tuple[Any, ...]]
+
+
 def _fit_frame(
     data: pd.DataFrame,
     swap_attribute: str,
@@ -1378,7 +815,7 @@ def _fit_frame(
     *,
     fit_level: float | None = None,
     **fit_options: Any,
-) -> tuple[dict[str, Any], np.ndarray, tuple[tuple, tuple]]:
+) -> _FrameFit:
     """Code s~, merge identical records, run Algorithm 1 and (optionally) the model fit check."""
     s, groups = binary_swap_attribute(data[swap_attribute], positive)
     frame = data[list(attrs)]
@@ -1393,13 +830,13 @@ def _fit_frame(
         records = record_model.encode(frame.iloc[first])
         row_s = s[first]
         fit = fit_swap_model(records, row_s, record_model, counts=counts, **fit_options)
-    fit["fit_check"] = (
+    fit_check = (
         model_fit_check(
             record_model,
-            fit["parameters"],
+            fit.parameters,
             records,
             row_s,
-            fit["alpha"],
+            fit.alpha,
             counts=counts,
             level=fit_level,
         )
@@ -1407,9 +844,12 @@ def _fit_frame(
         else None
     )
     if merged is not None:
-        fit["t"] = fit["t"][codes]
-        fit["log_lik"] = fit["log_lik"][codes]
-    return fit, s, groups
+        fit = replace(
+            fit,
+            change_probabilities=fit.change_probabilities[codes],
+            record_log_likelihoods=fit.record_log_likelihoods[codes],
+        )
+    return _FrameFit(fit, fit_check, s, groups)
 
 
 def _check_starts(starts: Sequence[float]) -> tuple[float, ...]:
@@ -1423,43 +863,69 @@ def _check_starts(starts: Sequence[float]) -> tuple[float, ...]:
 
 
 def _estimate_from_fit(
-    fit: dict[str, Any],
+    fitted: _FrameFit,
     index: pd.Index,
-    s: np.ndarray,
     swap_attribute: str,
     attrs: Sequence[str],
-    groups: tuple[tuple, tuple],
     model: RecordModel,
+    *,
+    calibration: SwapCalibration | None,
+    imbalance_threshold: float,
+    confidence: float,
 ) -> SwapCountEstimate:
-    n0, n1 = fit["n0"], fit["n1"]
+    """The estimate of a fit on every record, with its verdict."""
+    fit, s = fitted.fit, fitted.swapped_class
+    n0, n1 = fit.n0, fit.n1
     n = n0 + n1
-    t = fit["t"]
+    t = fit.change_probabilities
     a0 = float(t[s == 0].sum())
     a1 = float(t[s == 1].sum())
+    identifiability = fit.identifiability
+    if identifiability is None:  # _fit_frame identifies unless told not to
+        raise RuntimeError("the identifiability check was not run")
+    verdict = judge_swap_estimate(
+        n0=n0,
+        n1=n1,
+        alpha=fit.alpha,
+        standard_error=fit.standard_error,
+        converged=fit.converged,
+        a0=a0,
+        a1=a1,
+        identified=identifiability.identified,
+        associated=identifiability.associated,
+        identification_reason=identifiability.reason,
+        imbalance=abs(a0 - a1) / n,
+        imbalance_threshold=imbalance_threshold,
+        fit=fitted.fit_check,
+        calibration=calibration,
+        confidence=confidence,
+    )
     return SwapCountEstimate(
-        group_swap_count=float(fit["alpha"]),
-        rho=swap_rate_from_count(fit["alpha"], n0, n1),
-        standard_error=fit["standard_error"],
-        fixed_theta_standard_error=fit["fixed_theta_standard_error"],
+        group_swap_count=float(fit.alpha),
+        rho=swap_rate_from_count(fit.alpha, n0, n1),
+        standard_error=fit.standard_error,
+        fixed_theta_standard_error=fit.fixed_theta_standard_error,
         n=n,
         n0=n0,
         n1=n1,
         swap_attribute=swap_attribute,
         attributes=tuple(attrs),
-        groups=groups,
+        groups=fitted.groups,
         model=model,
-        parameters=fit["parameters"],
+        parameters=fit.parameters,
         change_probabilities=pd.Series(t, index=index, name="change_probability"),
         a0=a0,
         a1=a1,
         imbalance=abs(a0 - a1) / n,
-        iterations=fit["iterations"],
-        em_iterations=fit["em_iterations"],
-        converged=fit["converged"],
-        log_likelihood=fit["log_likelihood"],
-        starts=fit["starts"],
-        identifiability=fit["identifiability"],
-        record_log_likelihoods=fit["log_lik"],
+        iterations=fit.iterations,
+        em_iterations=fit.em_iterations,
+        converged=fit.converged,
+        log_likelihood=fit.log_likelihood,
+        starts=fit.starts,
+        identifiability=identifiability,
+        record_log_likelihoods=fit.record_log_likelihoods,
         swapped_class=s,
-        fit_check=fit["fit_check"],
+        verdict=verdict,
+        fit_check=fitted.fit_check,
+        calibration=calibration,
     )

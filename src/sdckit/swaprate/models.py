@@ -135,7 +135,21 @@ class AttributeBins:
         """Number of bins."""
         if self.level_bins is not None:
             return int(self.level_bins.max()) + 1
-        return len(self.edges) + 1
+        return len(self.inner_edges) + 1
+
+    @property
+    def inner_edges(self) -> np.ndarray:
+        """``edges`` of a continuous attribute (a categorical one has none)."""
+        if self.edges is None:
+            raise TypeError(f"attribute {self.name!r} is {self.kind}: it has no bin edges")
+        return self.edges
+
+    @property
+    def bin_of_level(self) -> np.ndarray:
+        """``level_bins`` of a categorical attribute (a continuous one has none)."""
+        if self.level_bins is None:
+            raise TypeError(f"attribute {self.name!r} is {self.kind}: it has no levels")
+        return self.level_bins
 
 
 def _normal_bin_probabilities(edges: np.ndarray, mean: float, sd: float) -> np.ndarray:
@@ -278,7 +292,7 @@ def _split_kinds(
             else:
                 cat.append(col)
     order = {c: i for i, c in enumerate(data.columns)}
-    return sorted(cat, key=order.get), sorted(con, key=order.get)
+    return sorted(cat, key=order.__getitem__), sorted(con, key=order.__getitem__)
 
 
 def _resolution_variance(x: np.ndarray) -> np.ndarray:
@@ -488,7 +502,9 @@ class NaiveBayes(RecordModel):
             probs = np.exp(parameters.log_probabilities[attribute.index])
             return np.stack(
                 [
-                    np.bincount(attribute.level_bins, weights=probs[a], minlength=attribute.n_bins)
+                    np.bincount(
+                        attribute.bin_of_level, weights=probs[a], minlength=attribute.n_bins
+                    )
                     for a in (0, 1)
                 ]
             )
@@ -496,7 +512,7 @@ class NaiveBayes(RecordModel):
         return np.stack(
             [
                 _normal_bin_probabilities(
-                    attribute.edges,
+                    attribute.inner_edges,
                     parameters.means[a, j],
                     float(np.sqrt(parameters.variances[a, j])),
                 )
@@ -663,12 +679,12 @@ class Gaussian(RecordModel):
             cov = parameters.covariances[a][np.ix_(idx, idx)]
             sd = np.sqrt(np.diag(cov))
             if len(bins) == 1:
-                out.append(_normal_bin_probabilities(bins[0].edges, mean[0], sd[0]))
+                out.append(_normal_bin_probabilities(bins[0].inner_edges, mean[0], sd[0]))
                 continue
             # Rectangle probabilities from the bivariate CDF on the grid of edges,
             # the infinite edges replaced by points 40 standard deviations out.
             grids = [
-                np.concatenate([[m - 40 * v], b.edges, [m + 40 * v]])
+                np.concatenate([[m - 40 * v], b.inner_edges, [m + 40 * v]])
                 for b, m, v in zip(bins, mean, sd, strict=True)
             ]
             gx, gy = np.meshgrid(grids[0], grids[1], indexing="ij")
@@ -711,7 +727,19 @@ _MODELS = {"naive-bayes": NaiveBayes, "naive_bayes": NaiveBayes, "gaussian": Gau
 
 
 def make_model(model: str | RecordModel) -> RecordModel:
-    """A :class:`RecordModel` from a name (``"naive-bayes"``, ``"gaussian"``) or an instance."""
+    """A :class:`RecordModel` from a name (``"naive-bayes"``, ``"gaussian"``) or an instance.
+
+    Parameters
+    ----------
+    model : str or RecordModel
+        ``"naive-bayes"`` (Kifer 2015, Example 4.2) or ``"gaussian"`` (Section
+        5.1), in any case, with default settings; an instance is returned as
+        it is.
+
+    Returns
+    -------
+    RecordModel
+    """
     if isinstance(model, RecordModel):
         return model
     if isinstance(model, str) and model.lower() in _MODELS:

@@ -34,6 +34,9 @@ from dataclasses import dataclass
 
 from scipy import stats
 
+from sdckit.swaprate.calibration import SwapCalibration
+from sdckit.swaprate.fitcheck import ModelFitCheck
+
 __all__ = ["VERDICT_CODES", "SwapVerdict", "judge_swap_estimate"]
 
 VERDICT_CODES = ("estimated", "no_evidence", "unreliable", "not_identified")
@@ -93,6 +96,20 @@ class SwapVerdict:
         return f"verdict: {self}"
 
 
+def _no_conclusion(
+    reason: str, confidence: float, calibrated: bool, notes: list[str]
+) -> SwapVerdict:
+    """``unreliable`` when the interval includes 0 but nothing shows a swap would have been seen."""
+    return SwapVerdict(
+        code="unreliable",
+        sentence=f"No conclusion about swapping can be drawn, because {reason}.",
+        reasons=(reason,),
+        confidence=confidence,
+        calibrated=calibrated,
+        notes=tuple(notes),
+    )
+
+
 def _rate(alpha: float, n0: float, n1: float) -> float:
     n = n0 + n1
     return float(alpha) * (n - 1) / (2.0 * n0 * n1)
@@ -112,8 +129,8 @@ def judge_swap_estimate(
     identification_reason: str = "",
     imbalance: float | None = None,
     imbalance_threshold: float = 0.01,
-    fit: object | None = None,
-    calibration: object | None = None,
+    fit: ModelFitCheck | None = None,
+    calibration: SwapCalibration | None = None,
     confidence: float = 0.95,
 ) -> SwapVerdict:
     """Combine the checks of an estimate into a :class:`SwapVerdict`.
@@ -138,11 +155,20 @@ def judge_swap_estimate(
     identification_reason : str
     imbalance : float, optional
         |A0 - A1| / N; judged against ``imbalance_threshold``.
+    imbalance_threshold : float, default 0.01
+        Imbalance above which the verdict is ``unreliable``.
     fit : ModelFitCheck, optional
         The model fit check (None when not applicable, as for Consensus).
     calibration : SwapCalibration, optional
         The re-swap calibration; None when skipped.
     confidence : float, default 0.95
+        Confidence level of the interval.
+
+    Returns
+    -------
+    SwapVerdict
+        The code, the sentence built from it, and the interval when the code
+        allows one.
     """
     n = n0 + n1
     calibrated = calibration is not None
@@ -193,7 +219,7 @@ def judge_swap_estimate(
         )
     if fit is not None and not fit.fits:
         reasons.append(fit.reason)
-    if calibrated and not calibration.follows:
+    if calibration is not None and not calibration.follows:
         reasons.append(calibration.reason)
     if reasons:
         return SwapVerdict(
@@ -210,7 +236,7 @@ def judge_swap_estimate(
         )
     z = float(stats.norm.ppf(0.5 + confidence / 2.0))
     corrected = alpha
-    if calibrated and calibration.slope > 0:
+    if calibration is not None and calibration.slope > 0:
         corrected = alpha / calibration.slope
     low = min(alpha, corrected) - z * standard_error
     high = min(max(alpha, corrected) + z * standard_error, alpha_limit)
@@ -233,32 +259,22 @@ def judge_swap_estimate(
             notes=tuple(notes),
         )
     if not calibrated:
-        reason = (
+        return _no_conclusion(
             "the interval includes 0 and, without the re-swap calibration (skipped), nothing "
-            "shows that the estimator would have seen a swap"
-        )
-        return SwapVerdict(
-            code="unreliable",
-            sentence=f"No conclusion about swapping can be drawn, because {reason}.",
-            reasons=(reason,),
-            confidence=confidence,
-            calibrated=False,
-            notes=tuple(notes),
+            "shows that the estimator would have seen a swap",
+            confidence,
+            calibrated,
+            notes,
         )
     detectable = min(2.0 * z * standard_error, alpha_limit)
     detectable_rate = _rate(detectable, n0, n1)
     if detectable_rate >= 0.25:
-        reason = (
+        return _no_conclusion(
             "the interval includes 0 and the estimate is too uncertain to have seen a swap of "
-            "rate below 0.25"
-        )
-        return SwapVerdict(
-            code="unreliable",
-            sentence=f"No conclusion about swapping can be drawn, because {reason}.",
-            reasons=(reason,),
-            confidence=confidence,
-            calibrated=True,
-            notes=tuple(notes),
+            "rate below 0.25",
+            confidence,
+            calibrated,
+            notes,
         )
     interval = (0.0, float(high))
     return SwapVerdict(
