@@ -155,3 +155,38 @@ def test_microaggregate(tmp_path, income_csv):
         )
         == 0
     )
+
+
+def test_old_k_spellings_still_work_with_a_note(tmp_path, income_csv, capsys):
+    path, _ = income_csv
+    base = ["--columns", "gross,tax", "--id", "id", "--quiet"]
+    new, old = tmp_path / "new.csv", tmp_path / "old.csv"
+    assert main(["microaggregate", str(path), "-o", str(new), "--group-size", "4", *base]) == 0
+    assert "deprecated" not in capsys.readouterr().err
+    assert main(["microaggregate", str(path), "-o", str(old), "--k", "4", *base]) == 0
+    err = capsys.readouterr().err
+    assert "--k is deprecated" in err and "--group-size" in err
+    pd.testing.assert_frame_equal(pd.read_csv(new), pd.read_csv(old))
+    both = ["--group-size", "4", "--k", "5"]
+    assert main(["microaggregate", str(path), "-o", str(old), *both, *base]) == 2
+    assert "not both" in capsys.readouterr().err
+    seed = ["--seed", "2"]
+    assert (
+        main(
+            [
+                "noise",
+                "additive",
+                str(path),
+                "-o",
+                str(new),
+                "--variance-factor",
+                "0.2",
+                *seed,
+                *base,
+            ]
+        )
+        == 0
+    )
+    assert main(["noise", "additive", str(path), "-o", str(old), "--k", "0.2", *seed, *base]) == 0
+    assert "--variance-factor" in capsys.readouterr().err
+    pd.testing.assert_frame_equal(pd.read_csv(new), pd.read_csv(old))

@@ -216,3 +216,13 @@ def test_named_sample_weights_column_is_left_out_of_the_default_columns():
     pd.testing.assert_series_equal(result.data["w"], data["w"])
     w = data["w"].to_numpy()
     assert np.isclose(np.average(result.data["x"], weights=w), np.average(data["x"], weights=w))
+
+
+def test_blas_cap_changes_nothing_but_threads():
+    rng = np.random.default_rng(5)
+    points = rng.normal(size=(600, 4))
+    capped = mdav_groups(points, 3, block_size=None)  # blas_threads=1 by default
+    free = mdav_groups(points, 3, block_size=None, blas_threads=None)
+    np.testing.assert_array_equal(capped, free)
+    with pytest.raises(ParameterError, match="blas_threads"):
+        mdav_groups(points, 3, blas_threads=0)

@@ -344,3 +344,22 @@ def test_text_structural_zero_indicator_is_refused_not_read_as_all_true():
         data, columns=["income"], structural_zeros={"income": "out"}, random_state=0
     )
     assert (result.data.loc[data["out"], "income"] == 0).all()
+
+
+def test_cell_coding_numbers_cells_as_np_unique_does():
+    from sdckit.microdata.noise import _pattern_codes, _sorted_codes
+
+    rng = np.random.default_rng(4)
+    for values in (
+        rng.integers(0, 6, 500),
+        np.array(["south", "north", "east", "north"], dtype=object),
+        np.array([2.5, -1.0, 2.5, 0.0]),
+    ):
+        uniques, codes = np.unique(values, return_inverse=True)
+        got_uniques, got_codes = _sorted_codes(values)
+        np.testing.assert_array_equal(got_uniques, uniques)
+        np.testing.assert_array_equal(got_codes, codes.reshape(-1))
+    for width in (1, 3, 7):
+        pattern = rng.random((400, width)) < 0.3
+        expected = np.unique(pattern, axis=0, return_inverse=True)[1].reshape(-1)
+        np.testing.assert_array_equal(_pattern_codes(pattern), expected)
