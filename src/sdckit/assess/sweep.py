@@ -39,7 +39,19 @@ RISK_FIGURES = ("linkage_rate", "interval_disclosure")
 
 
 def expand_grid(grid: Mapping[str, Iterable[Any]] | Sequence[Mapping[str, Any]]) -> list[dict]:
-    """``{"eps": [0.1, 0.2], "k": [5]}`` -> every combination; a list of dicts is kept as is."""
+    """``{"eps": [0.1, 0.2], "k": [5]}`` -> every combination; a list of dicts is kept as is.
+
+    Parameters
+    ----------
+    grid : mapping or sequence of mappings
+        ``{parameter: [values, ...]}`` (a single value counts as one), or an
+        explicit list of settings.
+
+    Returns
+    -------
+    list of dict
+        One dict of parameters per setting.
+    """
     if isinstance(grid, Mapping):
         if not grid:
             raise ParameterError("grid is empty: give {parameter: [values, ...]}")
@@ -232,10 +244,18 @@ def sweep(
         parameter may not also be fixed. ``random_state`` is set per run.
     columns, response, predictors, keys, sensitive, linkage_columns, schema, scale
         Passed to :func:`sdckit.assess.assess`.
+    n_jobs : int, optional
+        Parallel jobs of each assessment's neighbour searches (see
+        :func:`sdckit.neighbors.resolve_n_jobs`).
     random_state : None, int or Generator
         Seeds every run: same seed, same sweep.
     progress : callable, optional
         ``progress(done, total)`` after each run.
+
+    Returns
+    -------
+    SweepResult
+        Every run's figures; :meth:`SweepResult.by_setting` averages them.
     """
     check_dataframe(data, min_rows=2)
     settings = expand_grid(grid)
