@@ -16,9 +16,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
+# ruff (lint, format), mypy on src/, and the numpydoc check of every public callable
+# (tests/api/test_docstrings.py, also part of the suite).
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/python -m mypy
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/api/test_docstrings.py
 
 format: $(STAMP)
 	$(BIN)/ruff format src tests benchmarks examples
@@ -38,6 +42,5 @@ bench: $(STAMP)
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache
 
-# Type check (becomes part of `lint` once src/ is clean; issue 14, item 6).
 typecheck: $(STAMP)
 	$(BIN)/python -m mypy

@@ -89,8 +89,8 @@ def test_public_callable_is_documented(dotted: str) -> None:
 
 
 if __name__ == "__main__":
-    # Until every package is clean this file is a checker, not yet a test:
-    #   python tests/api/docstring_check.py [sdckit.package ...]
+    # The same check as a report, for one package while writing it:
+    #   python tests/api/test_docstrings.py [sdckit.package ...]
     import sys
 
     prefixes = tuple(sys.argv[1:]) or ("sdckit",)
