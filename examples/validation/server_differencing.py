@@ -26,7 +26,8 @@ import platform
 
 import numpy as np
 
-from sdckit.server import DropQ, simulate_differencing, xi, xi_bounds
+from sdckit.server import DropQ, simulate_differencing
+from sdckit.server.differencing import xi, xi_bounds
 
 TABLES = {
     # rows: male, female; columns: employed, unemployed

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sdckit.tables import banded_transition, invariant_matrix, split_small_counts
+from sdckit.tables import banded_transition, invariant_matrix
+from sdckit.tables.invariant import split_small_counts
 
 TABLE_3 = {1: (60.531974, 35.468026), 2: (9.510658, 22.489342), 3: (4.6240348, 12.0)}
 

@@ -8,12 +8,8 @@ from _swapdata import symmetric_halves_data
 from scipy.optimize import fsolve
 
 from sdckit import InfeasibleError, ParameterError
-from sdckit.swaprate import (
-    agreement_sums,
-    consensus_closed_form,
-    consensus_swap_count,
-    swap_group_count,
-)
+from sdckit.swaprate import consensus_swap_count, swap_group_count
+from sdckit.swaprate.consensus import agreement_sums, consensus_closed_form
 
 
 def _observed(p: float, lc: float, rc: float, n: float) -> np.ndarray:

@@ -16,11 +16,10 @@ from sdckit.swaprate import (
     NaiveBayes,
     RecordModel,
     estimate_swap_count,
-    relaxed_log_likelihood,
     swap_group_count,
     swap_rate_from_count,
 )
-from sdckit.swaprate.gsc import SwapModelFit, fit_swap_model
+from sdckit.swaprate.gsc import SwapModelFit, fit_swap_model, relaxed_log_likelihood
 
 
 def test_relaxed_likelihood_derivatives_match_finite_differences():

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from sdckit.errors import ParameterError
-from sdckit.swaprate import EncodedRecords, Gaussian, NaiveBayes, estimate_swap_count
+from sdckit.swaprate import Gaussian, NaiveBayes, estimate_swap_count
+from sdckit.swaprate.models import EncodedRecords
 
 
 def _coded(n: int = 600) -> pd.DataFrame:

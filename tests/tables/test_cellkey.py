@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from sdckit.errors import DataError, ParameterError, SchemaError
-from sdckit.tables import add_record_keys, cell_key_perturb, design_ptable, lookup_noise, tabulate
+from sdckit.tables import add_record_keys, cell_key_perturb, design_ptable, tabulate
+from sdckit.tables.cellkey import lookup_noise
 
 
 @pytest.fixture(scope="module")

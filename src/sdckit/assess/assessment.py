@@ -45,7 +45,8 @@ from sdckit.assess.utility import (
     prediction_check,
 )
 from sdckit.errors import ParameterError, SchemaError
-from sdckit.neighbors import NeighborBackend, resolve_backend
+from sdckit.neighbors import NeighborBackend
+from sdckit.neighbors.backends import resolve_backend
 from sdckit.schema import Kind, Schema
 
 __all__ = ["Assessment", "Risk", "Utility", "assess"]

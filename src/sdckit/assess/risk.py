@@ -45,7 +45,8 @@ from sdckit.assess._data import (
 from sdckit.assess.distances import LinkSearch, link_search, within_distances
 from sdckit.assess.utility import fit_regression
 from sdckit.errors import DataError, ParameterError, SchemaError
-from sdckit.neighbors import NeighborBackend, resolve_backend
+from sdckit.neighbors import NeighborBackend
+from sdckit.neighbors.backends import resolve_backend
 from sdckit.schema import Kind, Schema
 
 __all__ = [

@@ -5,28 +5,24 @@ Every method takes a DataFrame and keyword parameters and returns a
 name with :func:`mask`.
 """
 
+from sdckit._moved import moved_names
 from sdckit.microdata.base import MaskResult, available_maskers, get_masker, mask, register_masker
 from sdckit.microdata.microaggregation import MicroaggregationResult, mdav_groups, microaggregate
-from sdckit.microdata.neighbors import BruteBackend, NeighborBackend, TreeBackend, make_backend
 from sdckit.microdata.noise import NoiseResult, additive_noise, multiplicative_noise
 from sdckit.microdata.rankswap import RankSwapResult, rank_swap
 from sdckit.microdata.rwn import RWNResult, rwn
 from sdckit.microdata.swap import SwapResult, swap
 
 __all__ = [
-    "BruteBackend",
     "MaskResult",
     "MicroaggregationResult",
-    "NeighborBackend",
     "NoiseResult",
     "RWNResult",
     "RankSwapResult",
     "SwapResult",
-    "TreeBackend",
     "additive_noise",
     "available_maskers",
     "get_masker",
-    "make_backend",
     "mask",
     "mdav_groups",
     "microaggregate",
@@ -36,3 +32,14 @@ __all__ = [
     "rwn",
     "swap",
 ]
+
+# Plumbing that left the package namespace (issue 14): importable for one release.
+__getattr__ = moved_names(
+    "sdckit.microdata",
+    {
+        "BruteBackend": "sdckit.neighbors.backends",
+        "NeighborBackend": "sdckit.neighbors.backends",
+        "TreeBackend": "sdckit.neighbors.backends",
+        "make_backend": "sdckit.neighbors.backends",
+    },
+)

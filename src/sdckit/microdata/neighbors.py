@@ -8,11 +8,11 @@ sdckit.microdata.neighbors import ...`` working.
 from sdckit.neighbors import (
     BruteBackend,
     NeighborBackend,
-    NeighborhoodChunk,
     TreeBackend,
     iter_neighborhoods,
     make_backend,
 )
+from sdckit.neighbors.search import NeighborhoodChunk
 
 __all__ = [
     "BruteBackend",

@@ -12,18 +12,11 @@ added here therefore serves masking and assessment alike.
 This package imports nothing of sdckit but :mod:`sdckit.errors`.
 """
 
-from sdckit.neighbors.backends import (
-    BruteBackend,
-    NeighborBackend,
-    TreeBackend,
-    make_backend,
-    resolve_backend,
-)
-from sdckit.neighbors.executor import map_chunks, resolve_n_jobs
+from sdckit._moved import moved_names
+from sdckit.neighbors.backends import BruteBackend, NeighborBackend, TreeBackend, make_backend
+from sdckit.neighbors.executor import resolve_n_jobs
 from sdckit.neighbors.search import (
-    NeighborhoodChunk,
     count_within,
-    exclude_self,
     iter_neighborhoods,
     nearest_other_record,
     nearest_records,
@@ -32,15 +25,22 @@ from sdckit.neighbors.search import (
 __all__ = [
     "BruteBackend",
     "NeighborBackend",
-    "NeighborhoodChunk",
     "TreeBackend",
     "count_within",
-    "exclude_self",
     "iter_neighborhoods",
     "make_backend",
-    "map_chunks",
     "nearest_other_record",
     "nearest_records",
-    "resolve_backend",
     "resolve_n_jobs",
 ]
+
+# Plumbing that left the package namespace (issue 14): importable for one release.
+__getattr__ = moved_names(
+    "sdckit.neighbors",
+    {
+        "NeighborhoodChunk": "sdckit.neighbors.search",
+        "exclude_self": "sdckit.neighbors.search",
+        "map_chunks": "sdckit.neighbors.executor",
+        "resolve_backend": "sdckit.neighbors.backends",
+    },
+)

@@ -7,20 +7,14 @@ the rules engine as a library (:class:`AnalysisServer`); a web service can
 be layered on top of it without the library knowing about it.
 """
 
-from sdckit.server.analyses import (
-    AnovaRow,
-    Coefficient,
-    CorrelationResult,
-    CrosstabResult,
-    Refusal,
-    RegressionResult,
-)
+from sdckit._moved import moved_names
+from sdckit.server.analyses import CorrelationResult, CrosstabResult, Refusal, RegressionResult
 from sdckit.server.config import DEFAULT_CONFIG, ServerConfig, load_config
-from sdckit.server.cutpoints import Binning, PartitionNode, cutpoints
-from sdckit.server.differencing import DifferencingSimulation, simulate_differencing, xi, xi_bounds
-from sdckit.server.dropq import DropQ, generate_secret, unit_keys
+from sdckit.server.cutpoints import cutpoints
+from sdckit.server.differencing import DifferencingSimulation, simulate_differencing
+from sdckit.server.dropq import DropQ, generate_secret
 from sdckit.server.engine import AnalysisServer, AuditRecord, AuditSink, UniverseCheckResult
-from sdckit.server.formula import Factor, Formula, FormulaError, Term, parse_formula
+from sdckit.server.formula import Formula, FormulaError, parse_formula
 from sdckit.server.metadata import Metadata, Variable
 from sdckit.server.residuals import ResidualPanel, ResidualPlotResult
 from sdckit.server.rules import Verdict
@@ -29,26 +23,20 @@ from sdckit.server.universe import Universe, UniverseError, parse_universe
 __all__ = [
     "DEFAULT_CONFIG",
     "AnalysisServer",
-    "AnovaRow",
     "AuditRecord",
     "AuditSink",
-    "Binning",
-    "Coefficient",
     "CorrelationResult",
     "CrosstabResult",
     "DifferencingSimulation",
     "DropQ",
-    "Factor",
     "Formula",
     "FormulaError",
     "Metadata",
-    "PartitionNode",
     "Refusal",
     "RegressionResult",
     "ResidualPanel",
     "ResidualPlotResult",
     "ServerConfig",
-    "Term",
     "Universe",
     "UniverseCheckResult",
     "UniverseError",
@@ -60,7 +48,20 @@ __all__ = [
     "parse_formula",
     "parse_universe",
     "simulate_differencing",
-    "unit_keys",
-    "xi",
-    "xi_bounds",
 ]
+
+# Plumbing that left the package namespace (issue 14): importable for one release.
+__getattr__ = moved_names(
+    "sdckit.server",
+    {
+        "AnovaRow": "sdckit.server.analyses",
+        "Binning": "sdckit.server.cutpoints",
+        "Coefficient": "sdckit.server.analyses",
+        "Factor": "sdckit.server.formula",
+        "PartitionNode": "sdckit.server.cutpoints",
+        "Term": "sdckit.server.formula",
+        "unit_keys": "sdckit.server.dropq",
+        "xi": "sdckit.server.differencing",
+        "xi_bounds": "sdckit.server.differencing",
+    },
+)

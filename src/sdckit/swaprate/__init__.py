@@ -21,13 +21,9 @@ The swap rate rho follows from alpha by Lemma 2.3. The simulator is the rho
 data swap :func:`sdckit.microdata.swap.swap` itself.
 """
 
+from sdckit._moved import moved_names
 from sdckit.swaprate.calibration import SwapCalibration, reswap_calibration
-from sdckit.swaprate.consensus import (
-    ConsensusEstimate,
-    agreement_sums,
-    consensus_closed_form,
-    consensus_swap_count,
-)
+from sdckit.swaprate.consensus import ConsensusEstimate, consensus_swap_count
 from sdckit.swaprate.diagnostics import (
     ImbalanceCheck,
     LinearityCheck,
@@ -41,13 +37,10 @@ from sdckit.swaprate.fitcheck import ModelFitCheck, model_fit_check
 from sdckit.swaprate.gsc import (
     IdentifiabilityCheck,
     SwapCountEstimate,
-    binary_swap_attribute,
     estimate_swap_count,
-    relaxed_log_likelihood,
     swap_rate_from_count,
 )
 from sdckit.swaprate.models import (
-    EncodedRecords,
     Gaussian,
     GaussianParameters,
     NaiveBayes,
@@ -55,13 +48,12 @@ from sdckit.swaprate.models import (
     RecordModel,
     make_model,
 )
-from sdckit.swaprate.simulate import swap, swap_group_count
+from sdckit.swaprate.simulate import swap_group_count
 from sdckit.swaprate.verdict import VERDICT_CODES, SwapVerdict, judge_swap_estimate
 
 __all__ = [
     "VERDICT_CODES",
     "ConsensusEstimate",
-    "EncodedRecords",
     "Gaussian",
     "GaussianParameters",
     "IdentifiabilityCheck",
@@ -75,9 +67,6 @@ __all__ = [
     "SwapCalibration",
     "SwapCountEstimate",
     "SwapVerdict",
-    "agreement_sums",
-    "binary_swap_attribute",
-    "consensus_closed_form",
     "consensus_swap_count",
     "estimate_swap_count",
     "identifiability_check",
@@ -85,11 +74,22 @@ __all__ = [
     "judge_swap_estimate",
     "make_model",
     "model_fit_check",
-    "relaxed_log_likelihood",
     "reswap_calibration",
     "reswap_linearity",
     "split_concordance",
-    "swap",
     "swap_group_count",
     "swap_rate_from_count",
 ]
+
+# Plumbing that left the package namespace (issue 14): importable for one release.
+__getattr__ = moved_names(
+    "sdckit.swaprate",
+    {
+        "EncodedRecords": "sdckit.swaprate.models",
+        "agreement_sums": "sdckit.swaprate.consensus",
+        "binary_swap_attribute": "sdckit.swaprate.gsc",
+        "consensus_closed_form": "sdckit.swaprate.consensus",
+        "relaxed_log_likelihood": "sdckit.swaprate.gsc",
+        "swap": "sdckit.microdata",
+    },
+)

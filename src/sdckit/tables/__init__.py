@@ -4,8 +4,9 @@ Giessing & Höhne (2011), *Eliminating small cells from census counts tables*
 This package never imports :mod:`sdckit.microdata`.
 """
 
+from sdckit._moved import moved_names
 from sdckit.tables.additivity import AdditivityResult, restore_additivity
-from sdckit.tables.cellkey import CellKeyResult, cell_key_perturb, lookup_noise
+from sdckit.tables.cellkey import CellKeyResult, cell_key_perturb
 from sdckit.tables.formats import (
     read_codelist_hierarchy,
     read_hrc,
@@ -20,13 +21,7 @@ from sdckit.tables.infoloss import (
     information_loss,
     perturb_deviations,
 )
-from sdckit.tables.invariant import (
-    InvariantMatrix,
-    banded_transition,
-    invariant_matrix,
-    invariant_transform,
-    split_small_counts,
-)
+from sdckit.tables.invariant import InvariantMatrix, banded_transition, invariant_matrix
 from sdckit.tables.linked import LinkedAdditivityResult, restore_linked
 from sdckit.tables.magnitude import (
     MagnitudeResult,
@@ -35,25 +30,12 @@ from sdckit.tables.magnitude import (
     perturb_sums,
 )
 from sdckit.tables.ptable import PTable, design_ptable
-from sdckit.tables.recordkeys import (
-    INTEGER_KEY_MODULUS,
-    UNIFORM_KEY_RESOLUTION,
-    add_record_keys,
-    key_units,
-)
-from sdckit.tables.release import (
-    CONFIDENTIAL_COLUMNS,
-    ConfidentialColumnError,
-    check_release,
-    release_frame,
-)
+from sdckit.tables.recordkeys import add_record_keys
+from sdckit.tables.release import ConfidentialColumnError, check_release
 from sdckit.tables.safe import SafeResult, safe_perturb
 from sdckit.tables.tabulate import TableStructure, tabulate
 
 __all__ = [
-    "CONFIDENTIAL_COLUMNS",
-    "INTEGER_KEY_MODULUS",
-    "UNIFORM_KEY_RESOLUTION",
     "AdditivityResult",
     "CellKeyResult",
     "ConfidentialColumnError",
@@ -73,9 +55,6 @@ __all__ = [
     "design_ptable",
     "information_loss",
     "invariant_matrix",
-    "invariant_transform",
-    "key_units",
-    "lookup_noise",
     "magnitude_information_loss",
     "magnitude_perturb",
     "perturb_deviations",
@@ -83,12 +62,25 @@ __all__ = [
     "read_codelist_hierarchy",
     "read_hrc",
     "read_ptable",
-    "release_frame",
     "restore_additivity",
     "restore_linked",
     "safe_perturb",
-    "split_small_counts",
     "tabulate",
     "to_sdmx_csv",
     "write_ptable",
 ]
+
+# Plumbing that left the package namespace (issue 14): importable for one release.
+__getattr__ = moved_names(
+    "sdckit.tables",
+    {
+        "CONFIDENTIAL_COLUMNS": "sdckit.tables.release",
+        "INTEGER_KEY_MODULUS": "sdckit.tables.recordkeys",
+        "UNIFORM_KEY_RESOLUTION": "sdckit.tables.recordkeys",
+        "invariant_transform": "sdckit.tables.invariant",
+        "key_units": "sdckit.tables.recordkeys",
+        "lookup_noise": "sdckit.tables.cellkey",
+        "release_frame": "sdckit.tables.release",
+        "split_small_counts": "sdckit.tables.invariant",
+    },
+)
