@@ -293,20 +293,15 @@ _QUERY: contextvars.ContextVar[_QueryContext | None] = contextvars.ContextVar(
 )
 
 
-def _error_json(
-    status: int,
-    error: str,
-    message: str,
-    headers: Mapping[str, str] | None = None,
-    details: list[dict[str, Any]] | None = None,
-) -> JSONResponse:
-    body = ErrorResponse(error=error, message=message, details=details)
+def _error_json(error: ApiError) -> JSONResponse:
+    """The typed error body of ``error``, with its status and headers."""
+    body = ErrorResponse(error=error.error, message=error.message, details=error.details)
     return JSONResponse(
-        body.model_dump(exclude_none=True), status_code=status, headers=dict(headers or {})
+        body.model_dump(exclude_none=True), status_code=error.status_code, headers=error.headers
     )
 
 
-_HTTPERROR_RESPONSES = {
+_HTTP_ERRORS = {
     400: "bad_request",
     401: "unauthorized",
     403: "forbidden",
@@ -479,34 +474,43 @@ def create_app(
 
     @app.exception_handler(ApiError)
     async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
-        return _error_json(exc.status_code, exc.error, exc.message, exc.headers, exc.details)
+        return _error_json(exc)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = list(exc.errors())
         if any(e.get("type") == "json_invalid" for e in errors):
-            return _error_json(400, "malformed_json", "the request body is not valid JSON")
+            return _error_json(
+                ApiError(400, "malformed_json", "the request body is not valid JSON")
+            )
         return _error_json(
-            422,
-            "invalid_request",
-            _readable_validation_message(errors),
-            details=_clean_validation_errors(errors),
+            ApiError(
+                422,
+                "invalid_request",
+                _readable_validation_message(errors),
+                details=_clean_validation_errors(errors),
+            )
         )
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = _HTTPERROR_RESPONSES.get(exc.status_code, "http_error")
+        code = _HTTP_ERRORS.get(exc.status_code, "http_error")
         message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
-        return _error_json(exc.status_code, code, message, getattr(exc, "headers", None))
+        return _error_json(
+            ApiError(exc.status_code, code, message, headers=getattr(exc, "headers", None))
+        )
 
     @app.exception_handler(Exception)
     async def _internal(_request: Request, exc: Exception) -> JSONResponse:
         incident = secrets.token_hex(6)
         logger.error("internal error, incident %s", incident, exc_info=exc)
         return _error_json(
-            500,
-            "internal_error",
-            f"the server could not answer this request (incident {incident}); nothing was released",
+            ApiError(
+                500,
+                "internal_error",
+                f"the server could not answer this request (incident {incident}); "
+                "nothing was released",
+            )
         )
 
     @app.middleware("http")

@@ -734,11 +734,11 @@ def static_regression_rules(
     Parameters
     ----------
     formula : Formula
-        The parsed model.
+        The model as parsed (never evaluated).
     metadata : Metadata
-        The public metadata.
+        The variables analysts may use, with declared domains.
     family : {"ols", "logit"}
-        The model family.
+        Linear or logistic.
     config : ServerConfig
         The thresholds (predictor limit, approved transformations, order).
 
