@@ -187,7 +187,7 @@ def test_bad_input_is_refused():
 
 
 def test_fit_swap_model_returns_a_frozen_result_still_indexable_for_one_release():
-    released = swap(naive_bayes_data(1500, seed=9), "income", 0.1, random_state=2).data
+    released = swap(naive_bayes_data(1500, seed=9), columns="income", rate=0.1, random_state=2).data
     model = NaiveBayes()
     s = (released["income"] == "low").to_numpy().astype(np.int8)
     fit = fit_swap_model(

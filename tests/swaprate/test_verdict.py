@@ -255,7 +255,9 @@ def test_calibration_works_whatever_the_index():
 def test_library_verdict_is_the_clis_first_line(tmp_path, capsys, halves, library):
     # A library user reads the same verdict, word for word, as the first line the CLI
     # prints on the same data (one line, however long: the CLI does not wrap it).
-    released = swap(naive_bayes_data(2500, seed=6), "income", 0.05, random_state=5).data
+    released = swap(
+        naive_bayes_data(2500, seed=6), columns="income", rate=0.05, random_state=5
+    ).data
     path = tmp_path / "released.csv"
     released.to_csv(path, index=False)
     result = library(released)
