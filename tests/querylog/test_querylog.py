@@ -283,6 +283,24 @@ def test_blocks_have_at_least_k_and_respect_the_size() -> None:
         user_blocks(level_one, k=5, block_size=9)
 
 
+def test_blocked_mode_never_forms_a_users_by_users_matrix(monkeypatch) -> None:
+    import sdckit.querylog.partition as partition
+
+    sizes: list[int] = []
+    real = partition.incidence_matrix
+
+    def recording(matrices, *, users=None, levels=None):
+        sizes.append(matrices[0].shape[0] if users is None else len(users))
+        return real(matrices, users=users, levels=levels)
+
+    monkeypatch.setattr(partition, "incidence_matrix", recording)
+    rng = np.random.default_rng(1)
+    level_one = sp.csr_matrix(rng.poisson(0.4, size=(300, 6)))
+    labels = semantic_partition([level_one], k=3, block_size=30)
+    assert np.bincount(labels).min() >= 3
+    assert len(sizes) > 1 and max(sizes) <= 30 + 3
+
+
 # --- Algorithm 5 --------------------------------------------------------------
 
 

@@ -11,8 +11,8 @@
 * Privacy: every released user stands for at least k original users, and no
   original user id is in the release.
 * Linkage attack: an attacker holding an original user's queries links her
-  to the released user sharing most queries (multiset intersection; ties
-  broken at random). Even when the link hits her group, the released user
+  to the released user sharing most queries (multiset intersection; a tie
+  among several released users counts as a uniform pick among them). Even when the link hits her group, the released user
   stands for all its members alike, so her re-identification probability is
   P(link hits her group) / |group| <= 1/k. Against the log with ids merely
   replaced by numbers (the AOL release) the same attack succeeds for almost

@@ -58,6 +58,10 @@ def check_k(k: int, n_users: int) -> None:
 def semantic_clusters(incidence: np.ndarray, *, k: int) -> list[np.ndarray]:
     """Algorithms 3 and 4 of Erola et al. (2011) on one incidence matrix.
 
+    Algorithm 3's printed loop condition ``while |U'| <= k`` is read as
+    ``while |U'| >= k`` (a misprint: as printed it never runs); the fewer
+    than k users left at the end join the groups they share most with.
+
     Parameters
     ----------
     incidence : numpy.ndarray
@@ -133,11 +137,12 @@ def user_blocks(
     Users are keyed by their dominant level-1 category (the one most of their
     terms fall in; users with no classified term form their own key) and
     sorted by it, then by their dominant level-2 category, then by their
-    order in the log. Users of one key form a block; a key with more than
-    ``block_size`` users is cut into near-equal consecutive pieces of at most
-    ``block_size``; keys with fewer than k users are joined to the next in
-    sort order (the last to the previous block). Every block thus has at
-    least k users.
+    order in the log. A key with more than ``block_size`` users is cut into
+    near-equal consecutive pieces of at most ``block_size``; consecutive keys
+    (or pieces) are then packed, in sort order, into blocks of at most
+    ``block_size`` users, a block under k users taking the next key too (the
+    last joins the previous block). Every block thus has at least k users
+    and at most ``block_size + k - 1``.
 
     Parameters
     ----------
@@ -177,18 +182,22 @@ def user_blocks(
             pieces.extend(np.array_split(members, n_pieces))
         else:
             pieces.append(members)
+    # Consecutive keys are packed into blocks of up to block_size users, so
+    # a block is as large as memory allows and holds neighbouring profiles.
     blocks: list[np.ndarray] = []
     pending: list[np.ndarray] = []
+    size = 0
     for piece in pieces:
+        if pending and size >= k and size + len(piece) > block_size:
+            blocks.append(np.concatenate(pending))
+            pending, size = [], 0
         pending.append(piece)
-        if sum(len(p) for p in pending) >= k:
-            blocks.append(np.concatenate(pending))
-            pending = []
+        size += len(piece)
     if pending:
-        if blocks:
-            blocks[-1] = np.concatenate([blocks[-1], *pending])
-        else:
+        if size >= k or not blocks:
             blocks.append(np.concatenate(pending))
+        else:
+            blocks[-1] = np.concatenate([blocks[-1], *pending])
     return blocks
 
 
