@@ -138,6 +138,7 @@ def main() -> None:
         report = rows[(1, k)][1]
         link = report.linkage
         pseudo = report.linkage_pseudonymized
+        assert pseudo is not None  # computed for logs of up to 5,000 users
         print(
             f"| {k} | {1 / k:.3f} | {link.reidentification_mean:.3f} | "
             f"{link.reidentification_max:.3f} | {link.group_link_rate:.1%} | "

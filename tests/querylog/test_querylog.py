@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,7 @@ from sdckit.querylog import (
 )
 from sdckit.querylog.aggregate import aggregate_groups
 from sdckit.querylog.partition import user_blocks
-from sdckit.querylog.taxonomy import ODP239Taxonomy
+from sdckit.querylog.taxonomy import ODP239Taxonomy, WordNetTaxonomy
 from shared_data import SHARED_DATA
 
 TAXONOMY_ROWS = [
@@ -451,3 +452,28 @@ def test_aol_sample_blocked_and_exact() -> None:
     assert exact.stats["n_blocks"] == 1 and blocked.stats["n_blocks"] > 1
     for result in (exact, blocked):
         assert result.membership.groupby("released_user").size().min() >= 5
+
+
+# --- WordNet -------------------------------------------------------------------
+
+
+def test_wordnet_not_installed_is_one_error(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="install Debian's wordnet-base"):
+        WordNetTaxonomy(tmp_path)
+
+
+def test_wordnet_paths_are_noun_class_then_hypernyms() -> None:
+    directory = Path(os.environ.get("SDCKIT_WORDNET", "/usr/share/wordnet"))
+    if not (directory / "data.noun").exists():
+        pytest.skip("WordNet (Debian wordnet-base) is not installed: scripts/test-services.sh")
+    wordnet = WordNetTaxonomy(directory)
+    assert wordnet.terms("new york hotels") == [("new", "york"), ("hotel",)]
+    dog = wordnet.classify([("dog",)])[0]
+    assert dog[0][0] == "animal" and dog[0][-1] == "dog" and "mammal" in dog[0]
+    assert len(dog) <= 5
+    assert wordnet.classify([("qwxzv",)]) == [()]
+    log = read_log(small_log())
+    classification = classification_matrices(
+        log, classifier=QueryClassifier(wordnet, levels=2, categories_per_term=1)
+    )
+    assert classification.classified_share[0] > 0.5

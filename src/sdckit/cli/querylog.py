@@ -14,7 +14,7 @@ from sdckit.cli._common import check_outputs, console, err_console
 from sdckit.errors import DataError, ParameterError
 from sdckit.io import write_table
 from sdckit.querylog import evaluate, load_taxonomy, protect, read_log
-from sdckit.querylog.taxonomy import ODP239Taxonomy, Taxonomy
+from sdckit.querylog.taxonomy import ODP239Taxonomy, Taxonomy, WordNetTaxonomy
 
 
 @contextmanager
@@ -39,17 +39,22 @@ def _stages(quiet: bool) -> Iterator[Callable[[str, int, int], None] | None]:
         yield update
 
 
-def _taxonomy(spec: str, odp239_path: Path | None) -> Taxonomy:
+def _taxonomy(spec: str, odp239_path: Path | None, wordnet_path: Path | None) -> Taxonomy:
+    if odp239_path is not None and spec.lower() != "odp239":
+        raise ParameterError("--odp239-path only goes with --taxonomy odp239")
+    if wordnet_path is not None and spec.lower() != "wordnet":
+        raise ParameterError("--wordnet-path only goes with --taxonomy wordnet")
     if spec.lower() == "odp239":
         return ODP239Taxonomy(odp239_path)
-    if odp239_path is not None:
-        raise ParameterError("--odp239-path only goes with --taxonomy odp239")
+    if spec.lower() == "wordnet":
+        return WordNetTaxonomy(wordnet_path)
     return load_taxonomy(Path(spec))
 
 
 _TAXONOMY_HELP = (
     "odp239 (the ODP239 file: --odp239-path, else $SDCKIT_ODP239, else "
-    "../shared/data/odp239_taxonomy.csv) or a CSV of term,category_path rows "
+    "../shared/data/odp239_taxonomy.csv), wordnet (Debian's wordnet-base: --wordnet-path, "
+    "else $SDCKIT_WORDNET, else /usr/share/wordnet) or a CSV of term,category_path rows "
     "(levels separated by '/')."
 )
 
@@ -63,6 +68,9 @@ def protect_command(
     taxonomy: str = typer.Option("odp239", "--taxonomy", help=_TAXONOMY_HELP),
     odp239_path: Path | None = typer.Option(
         None, "--odp239-path", help="Where the ODP239 taxonomy CSV is installed."
+    ),
+    wordnet_path: Path | None = typer.Option(
+        None, "--wordnet-path", help="The WordNet dictionary directory (data.noun, index.noun)."
     ),
     levels: int = typer.Option(2, "--levels", help="Depth L: category levels 1..L compared."),
     categories: int = typer.Option(
@@ -94,7 +102,7 @@ def protect_command(
 ) -> None:
     """Release a search log with user-level k-anonymity (Erola et al. 2011)."""
     check_outputs(output, key, inputs=[log_path])
-    tax = _taxonomy(taxonomy, odp239_path)
+    tax = _taxonomy(taxonomy, odp239_path, wordnet_path)
     with _stages(quiet) as progress:
         result = protect(
             log_path,
@@ -133,6 +141,9 @@ def evaluate_command(
     odp239_path: Path | None = typer.Option(
         None, "--odp239-path", help="Where the ODP239 taxonomy CSV is installed."
     ),
+    wordnet_path: Path | None = typer.Option(
+        None, "--wordnet-path", help="The WordNet dictionary directory (data.noun, index.noun)."
+    ),
     levels: int = typer.Option(2, "--levels", help="SRP at levels 1..L."),
     categories: int = typer.Option(
         1, "--categories-per-term", help="A term's ranked categories used."
@@ -146,7 +157,7 @@ def evaluate_command(
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """SRP by level beside 1/k and a random partition, the privacy check, a linkage attack."""
-    tax = _taxonomy(taxonomy, odp239_path)
+    tax = _taxonomy(taxonomy, odp239_path, wordnet_path)
     membership = None
     if key is not None:
         try:

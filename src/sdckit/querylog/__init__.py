@@ -24,7 +24,13 @@ from sdckit.querylog.similarity import (
     classification_matrices,
     incidence_matrix,
 )
-from sdckit.querylog.taxonomy import ODP239Taxonomy, TableTaxonomy, Taxonomy, load_taxonomy
+from sdckit.querylog.taxonomy import (
+    ODP239Taxonomy,
+    TableTaxonomy,
+    Taxonomy,
+    WordNetTaxonomy,
+    load_taxonomy,
+)
 
 __all__ = [
     "Classification",
@@ -36,6 +42,7 @@ __all__ = [
     "QueryLog",
     "TableTaxonomy",
     "Taxonomy",
+    "WordNetTaxonomy",
     "classification_matrices",
     "evaluate",
     "incidence_matrix",

@@ -9,6 +9,8 @@ behind one interface (:class:`Taxonomy`):
   2009: 14 top categories, 239 topics, 2,285 subtopics), read from the CSV
   where it is installed (never copied into sdckit); a term is matched to the
   category names and to the words of the names;
+* :class:`WordNetTaxonomy` - WordNet's noun hierarchy (Miller, 1995), read
+  from the dictionary files Debian's ``wordnet-base`` package installs;
 * :class:`TableTaxonomy` - a user's own term -> category-path table (CSV),
   e.g. a statistical office's classification.
 
@@ -32,9 +34,11 @@ from sdckit.errors import DataError, ParameterError, SchemaError
 
 __all__ = [
     "ODP239_ENV",
+    "WORDNET_ENV",
     "ODP239Taxonomy",
     "TableTaxonomy",
     "Taxonomy",
+    "WordNetTaxonomy",
     "load_taxonomy",
     "normalize_word",
 ]
@@ -105,6 +109,9 @@ class Taxonomy(ABC):
             self.entries[term] = (*known, path)
         self.max_term_words = max(self.max_term_words, len(term))
 
+    def _knows(self, term: tuple[str, ...]) -> bool:
+        return term in self.entries
+
     def terms(self, query: str) -> list[tuple[str, ...]]:
         """Split a query into terms: the longest known word sequences, else single words.
 
@@ -124,7 +131,7 @@ class Taxonomy(ABC):
         while i < len(words):
             for size in range(min(self.max_term_words, len(words) - i), 0, -1):
                 candidate = tuple(words[i : i + size])
-                if size == 1 or candidate in self.entries:
+                if size == 1 or self._knows(candidate):
                     out.append(candidate)
                     i += size
                     break
@@ -319,6 +326,209 @@ class TableTaxonomy(Taxonomy):
         return f"table ({self.path})"
 
 
+#: Environment variable naming the WordNet dictionary directory.
+WORDNET_ENV = "SDCKIT_WORDNET"
+
+#: Where Debian's ``wordnet-base`` package installs the WordNet 3.0 files.
+WORDNET_DEBIAN_DIR = Path("/usr/share/wordnet")
+
+# WordNet's noun lexicographer files (lexnames(5WN)), numbered 03..28: the
+# 25 broad noun classes ("supersenses") plus noun.Tops, the top of the tree.
+_NOUN_LEXFILES = {
+    3: "Tops",
+    4: "act",
+    5: "animal",
+    6: "artifact",
+    7: "attribute",
+    8: "body",
+    9: "cognition",
+    10: "communication",
+    11: "event",
+    12: "feeling",
+    13: "food",
+    14: "group",
+    15: "location",
+    16: "motive",
+    17: "object",
+    18: "person",
+    19: "phenomenon",
+    20: "plant",
+    21: "possession",
+    22: "process",
+    23: "quantity",
+    24: "relation",
+    25: "shape",
+    26: "state",
+    27: "substance",
+    28: "time",
+}
+
+
+class WordNetTaxonomy(Taxonomy):
+    """WordNet's noun hierarchy (Miller, 1995), read from its installed dictionary files.
+
+    A term is a WordNet noun (a lemma of ``index.noun``; several words for a
+    compound such as "new york"); its category paths are those of its senses,
+    most frequent sense first (the order of ``index.noun``). A sense's path
+    is its noun class (the lexicographer file: ``animal``, ``food``,
+    ``location``...) at level 1, then its hypernym chain from the top down,
+    leaving out the generic top of the tree (the synsets of ``noun.Tops``:
+    entity, physical entity, object...) and following the first hypernym
+    where there are several; each synset is named by its first word. So
+    "dog" is ``animal/chordate/vertebrate/mammal/placental/carnivore/canine/dog``.
+    Only the first five senses of a term are kept.
+
+    Parameters
+    ----------
+    path : path, optional
+        The WordNet dictionary directory (holding ``data.noun`` and
+        ``index.noun``). Default: ``$SDCKIT_WORDNET``, else
+        ``/usr/share/wordnet``, where Debian's ``wordnet-base`` installs it.
+    """
+
+    name = "wordnet"
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        super().__init__()
+        self.path = _wordnet_dir(path)
+        self._synsets = self._read_data(self.path / "data.noun")
+        self._chains: dict[str, tuple[str, ...]] = {}
+        self._senses: dict[tuple[str, ...], list[str]] = {}
+        self._paths: dict[tuple[str, ...], tuple[CategoryPath, ...]] = {}
+        index = self.path / "index.noun"
+        try:
+            with open(index, encoding="utf-8") as handle:
+                for line in handle:
+                    if line.startswith(" "):
+                        continue
+                    fields = line.split()
+                    if len(fields) < 4:
+                        continue
+                    n_synsets = int(fields[2])
+                    term = tuple(_words(fields[0]))
+                    if term:
+                        senses = self._senses.setdefault(term, [])
+                        senses.extend(o for o in fields[-n_synsets:] if o not in senses)
+                        self.max_term_words = max(self.max_term_words, len(term))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise DataError(f"cannot read the WordNet index {str(index)!r}: {exc}") from exc
+        if not self._senses:
+            raise DataError(f"the WordNet files in {str(self.path)!r} hold no noun")
+
+    def _knows(self, term: tuple[str, ...]) -> bool:
+        return term in self._senses
+
+    def _chain(self, offset: str) -> tuple[str, ...]:
+        """The synset's hypernym chain from the top down, without noun.Tops synsets."""
+        known = self._chains.get(offset)
+        if known is not None:
+            return known
+        pending: list[str] = []
+        current: str | None = offset
+        while current is not None and current in self._synsets and current not in self._chains:
+            if current in pending:  # a cycle: never in WordNet 3.0, but do not loop
+                break
+            pending.append(current)
+            current = self._synsets[current][2]
+        base = self._chains.get(current, ()) if current is not None else ()
+        for synset in reversed(pending):
+            file_number, word, _ = self._synsets[synset]
+            base = (*base, word) if file_number != 3 else base
+            self._chains[synset] = base
+        return self._chains.get(offset, ())
+
+    def classify(self, terms: Sequence[tuple[str, ...]]) -> list[tuple[CategoryPath, ...]]:
+        """The ranked category paths of each term (its senses, most frequent first).
+
+        Parameters
+        ----------
+        terms : sequence of tuple of str
+            Terms as returned by :meth:`terms`.
+
+        Returns
+        -------
+        list of tuple of category paths
+            For each term the paths of its first five senses (noun class, then
+            hypernyms below noun.Tops); empty for a word WordNet lacks.
+        """
+        out = []
+        for term in terms:
+            paths = self._paths.get(term)
+            if paths is None:
+                found: list[CategoryPath] = []
+                for offset in self._senses.get(term, [])[:5]:
+                    file_number = self._synsets.get(offset, (3, "", None))[0]
+                    if file_number == 3 or file_number not in _NOUN_LEXFILES:
+                        continue
+                    path = (_NOUN_LEXFILES[file_number], *self._chain(offset))
+                    if path not in found:
+                        found.append(path)
+                paths = self._paths[term] = tuple(found)
+            out.append(paths)
+        return out
+
+    @property
+    def depth(self) -> int:
+        """The deepest level of any category path.
+
+        Returns
+        -------
+        int
+            One more than the longest hypernym chain below noun.Tops.
+        """
+        return 1 + max(len(self._chain(offset)) for offset in self._synsets)
+
+    @staticmethod
+    def _read_data(path: Path) -> dict[str, tuple[int, str, str | None]]:
+        synsets: dict[str, tuple[int, str, str | None]] = {}
+        try:
+            with open(path, encoding="utf-8") as handle:
+                for line in handle:
+                    if line.startswith(" "):
+                        continue  # the licence at the head of the file
+                    fields = line.split(" ")
+                    n_words = int(fields[3], 16)
+                    word = fields[4].replace("_", " ")
+                    at = 4 + 2 * n_words
+                    n_pointers = int(fields[at])
+                    hypernym = None
+                    for i in range(n_pointers):
+                        symbol = fields[at + 1 + 4 * i]
+                        if symbol in ("@", "@i"):
+                            hypernym = fields[at + 2 + 4 * i]
+                            break
+                    synsets[fields[0]] = (int(fields[1]), word, hypernym)
+        except (OSError, UnicodeDecodeError, ValueError, IndexError) as exc:
+            raise DataError(f"cannot read the WordNet data file {str(path)!r}: {exc}") from exc
+        return synsets
+
+    def describe(self) -> str:
+        """Where the taxonomy was read from.
+
+        Returns
+        -------
+        str
+            ``wordnet (<directory>)``.
+        """
+        return f"wordnet ({self.path})"
+
+
+def _wordnet_dir(path: str | os.PathLike[str] | None) -> Path:
+    if path is not None:
+        directory = Path(path)
+    elif os.environ.get(WORDNET_ENV):
+        directory = Path(os.environ[WORDNET_ENV])
+    else:
+        directory = WORDNET_DEBIAN_DIR
+    if not (directory / "data.noun").exists() or not (directory / "index.noun").exists():
+        raise DataError(
+            f"WordNet is not installed in {str(directory)!r} (no data.noun / index.noun): install "
+            f"Debian's wordnet-base package (apt-get install wordnet-base), or give the "
+            f"directory (--wordnet-path) or set {WORDNET_ENV}"
+        )
+    return directory
+
+
 def load_taxonomy(spec: str | os.PathLike[str] | Taxonomy) -> Taxonomy:
     """A taxonomy from a name or a file.
 
@@ -326,7 +536,7 @@ def load_taxonomy(spec: str | os.PathLike[str] | Taxonomy) -> Taxonomy:
     ----------
     spec : str, path or Taxonomy
         ``"odp239"`` (the installed ODP239 file, see :class:`ODP239Taxonomy`),
-        a path to a term -> category-path CSV (:class:`TableTaxonomy`), or a
+        ``"wordnet"`` (the installed WordNet, see :class:`WordNetTaxonomy`), a path to a term -> category-path CSV (:class:`TableTaxonomy`), or a
         taxonomy object, returned as is.
 
     Returns
@@ -339,8 +549,5 @@ def load_taxonomy(spec: str | os.PathLike[str] | Taxonomy) -> Taxonomy:
     if str(spec).lower() == "odp239":
         return ODP239Taxonomy()
     if str(spec).lower() == "wordnet":
-        raise ParameterError(
-            "taxonomy 'wordnet' is not available in this version of sdckit; use odp239 or a "
-            "term -> category-path CSV file"
-        )
+        return WordNetTaxonomy()
     return TableTaxonomy(spec)
