@@ -1,7 +1,8 @@
 """Validation: semantic microaggregation of the AOL sample (Erola et al. 2011, §4.2).
 
 On ``../shared/data/aol_query_log_sample.csv`` (128 users, 20,000 lines) with
-the ODP239 taxonomy (``../shared/data/odp239_taxonomy.csv``, three levels):
+the ODP239 taxonomy (``../shared/data/odp239_taxonomy.csv``, three levels) and
+WordNet (Debian's wordnet-base, if installed), levels 1..3:
 
 1. the share of queries classified down to each level (the paper's Figure 2);
 2. SRP by level for k = 2..10, semantic partition vs a random partition
@@ -10,7 +11,7 @@ the ODP239 taxonomy (``../shared/data/odp239_taxonomy.csv``, three levels):
 3. the time with five categories over the time with one (Figure 4), and
    the time against the number of queries (the first 32, 64, 128 users);
 4. the linkage attack's re-identification probability against 1/k;
-5. exact (one block) vs blocked mode (blocks of at most 32 users).
+5. exact (one block) vs blocked mode (blocks of at most 32 users), ODP239.
 
     .venv/bin/python examples/validation/querylog_srp.py
 """
@@ -23,10 +24,14 @@ from pathlib import Path
 
 import numpy as np
 
+from sdckit.errors import SDCError
 from sdckit.querylog import (
     LogEvaluation,
     ODP239Taxonomy,
     ProtectedLog,
+    QueryLog,
+    Taxonomy,
+    WordNetTaxonomy,
     evaluate,
     protect,
     read_log,
@@ -43,9 +48,31 @@ def main() -> None:
     if not LOG.exists() or not ODP.exists():
         sys.exit(f"needs {LOG} and {ODP}")
     log = read_log(LOG)
-    taxonomy = ODP239Taxonomy(ODP)
     print(log.summary())
     print()
+    taxonomies: list[tuple[str, Taxonomy]] = [("ODP239", ODP239Taxonomy(ODP))]
+    try:
+        taxonomies.append(("WordNet", WordNetTaxonomy()))
+    except SDCError as exc:
+        print(f"WordNet skipped: {exc}")
+    for name, taxonomy in taxonomies:
+        print(f"=== taxonomy {name}: {taxonomy.describe()}")
+        print()
+        run(log, taxonomy)
+    odp = taxonomies[0][1]
+    print("5. Exact (one block) vs blocked (blocks of at most 32 users), ODP239, k = 5")
+    for label, block in (("exact", None), ("blocked", 32)):
+        result = protect(log, k=5, taxonomy=odp, levels=LEVELS, block_size=block, random_state=5)
+        report = evaluate(result, taxonomy=odp, levels=LEVELS, random_state=105)
+        srp = ", ".join(f"L{lv} {v:.3f}" for lv, v in enumerate(report.srp, start=1))
+        print(
+            f"   {label}: {result.stats['n_blocks']} block(s), smallest group "
+            f"{result.stats['smallest_group']}; SRP {srp}"
+        )
+
+
+def run(log: QueryLog, taxonomy: Taxonomy) -> None:
+    """Sections 1-4 for one taxonomy."""
     rows: dict[tuple[int, int], tuple[ProtectedLog, LogEvaluation]] = {}
     seconds: dict[int, float] = {1: 0.0, 5: 0.0}
     for categories in (1, 5):
@@ -145,18 +172,6 @@ def main() -> None:
             f"{pseudo.reidentification_mean:.3f} |"
         )
     print()
-
-    print("5. Exact (one block) vs blocked (blocks of at most 32 users), k = 5, one category")
-    for label, block in (("exact", None), ("blocked", 32)):
-        result = protect(
-            log, k=5, taxonomy=taxonomy, levels=LEVELS, block_size=block, random_state=5
-        )
-        report = evaluate(result, taxonomy=taxonomy, levels=LEVELS, random_state=105)
-        srp = ", ".join(f"L{lv} {v:.3f}" for lv, v in enumerate(report.srp, start=1))
-        print(
-            f"   {label}: {result.stats['n_blocks']} block(s), smallest group "
-            f"{result.stats['smallest_group']}; SRP {srp}"
-        )
 
 
 if __name__ == "__main__":
