@@ -14,6 +14,7 @@ from sdckit.cli._common import check_outputs, console, err_console
 from sdckit.errors import DataError, ParameterError
 from sdckit.io import write_table
 from sdckit.querylog import evaluate, load_taxonomy, protect, read_log
+from sdckit.querylog.report import write_evaluation_html
 from sdckit.querylog.taxonomy import ODP239Taxonomy, Taxonomy, WordNetTaxonomy
 
 
@@ -130,6 +131,9 @@ def evaluate_command(
     protected_path: Path = typer.Argument(
         ..., metavar="PROTECTED", help="The protected log written by 'querylog protect'."
     ),
+    report_path: Path | None = typer.Option(
+        None, "--output", "-o", help="Also write the report as a self-contained HTML page."
+    ),
     key: Path | None = typer.Option(
         None,
         "--key",
@@ -157,6 +161,7 @@ def evaluate_command(
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """SRP by level beside 1/k and a random partition, the privacy check, a linkage attack."""
+    check_outputs(reports=[report_path], inputs=[log_path, protected_path, key])
     tax = _taxonomy(taxonomy, odp239_path, wordnet_path)
     membership = None
     if key is not None:
@@ -196,6 +201,9 @@ def evaluate_command(
         console.print(
             f"  {row.original:>6.1%} -> {row.released:<6.1%} {row.category}", highlight=False
         )
+    if report_path is not None:
+        write_evaluation_html(report, report_path, title=f"Protected search log {protected_path}")
+        console.print(f"wrote {report_path}")
 
 
 def register(app: typer.Typer) -> None:

@@ -18,6 +18,7 @@ from sdckit.querylog.evaluate import (
 from sdckit.querylog.partition import random_partition, semantic_clusters, semantic_partition
 from sdckit.querylog.protect import ProtectedLog, protect
 from sdckit.querylog.reading import QueryLog, read_log
+from sdckit.querylog.report import evaluation_html, write_evaluation_html
 from sdckit.querylog.similarity import (
     Classification,
     QueryClassifier,
@@ -45,6 +46,7 @@ __all__ = [
     "WordNetTaxonomy",
     "classification_matrices",
     "evaluate",
+    "evaluation_html",
     "incidence_matrix",
     "linkage_attack",
     "load_taxonomy",
@@ -54,4 +56,5 @@ __all__ = [
     "semantic_clusters",
     "semantic_partition",
     "semantic_remain_percentage",
+    "write_evaluation_html",
 ]
