@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Install (Debian packages) and start what the test suite talks to for real:
 #   - headless Chromium + ChromeDriver, for the browser tests of reports and the server's web page;
-#   - a PostgreSQL server on a local port, for the server's storage tests.
+#   - a PostgreSQL server on a local port, for the server's storage tests;
+#   - WordNet (Debian wordnet-base), the offline taxonomy of `sdckit querylog --taxonomy wordnet`.
 # Writes the environment the tests read to the file named by $1 (default .test-services.env):
 #   SDCKIT_CHROMIUM=/usr/bin/chromium
 #   SDCKIT_TEST_POSTGRES_URL=postgresql+psycopg://postgres@127.0.0.1:PORT/sdckit_test
+#   SDCKIT_WORDNET=/usr/share/wordnet
 # Anything that cannot be installed is reported here and the tests that need it skip with that reason.
 set -u
 ENV_FILE=${1:-.test-services.env}
@@ -35,6 +37,15 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 if [ -x /usr/bin/chromium ]; then
   echo "SDCKIT_CHROMIUM=/usr/bin/chromium" >> "$ENV_FILE"
+fi
+
+# --- WordNet (sdckit querylog --taxonomy wordnet) --------------------------------
+if [ ! -f /usr/share/wordnet/data.noun ]; then
+  note "installing Debian wordnet-base"
+  apt_install wordnet-base || note "could not install wordnet-base: the WordNet tests will skip"
+fi
+if [ -f /usr/share/wordnet/data.noun ]; then
+  echo "SDCKIT_WORDNET=/usr/share/wordnet" >> "$ENV_FILE"
 fi
 
 # --- PostgreSQL ---------------------------------------------------------------

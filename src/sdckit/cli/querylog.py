@@ -1,0 +1,218 @@
+"""``sdckit querylog``: protect a search log by semantic microaggregation (Erola et al. 2011)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from sdckit.cli._common import check_outputs, console, err_console
+from sdckit.errors import DataError, ParameterError
+from sdckit.io import write_table
+from sdckit.querylog import evaluate, load_taxonomy, protect, read_log
+from sdckit.querylog.report import write_evaluation_html
+from sdckit.querylog.taxonomy import ODP239Taxonomy, Taxonomy, WordNetTaxonomy
+
+
+@contextmanager
+def _stages(quiet: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A progress bar whose label follows the stage (reading, classifying, grouping...)."""
+    if quiet:
+        yield None
+        return
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("reading", total=None)
+
+        def update(stage: str, done: int, total: int) -> None:
+            bar.update(task, description=stage, completed=done, total=max(total, 1))
+
+        yield update
+
+
+def _taxonomy(spec: str, odp239_path: Path | None, wordnet_path: Path | None) -> Taxonomy:
+    if odp239_path is not None and spec.lower() != "odp239":
+        raise ParameterError("--odp239-path only goes with --taxonomy odp239")
+    if wordnet_path is not None and spec.lower() != "wordnet":
+        raise ParameterError("--wordnet-path only goes with --taxonomy wordnet")
+    if spec.lower() == "odp239":
+        return ODP239Taxonomy(odp239_path)
+    if spec.lower() == "wordnet":
+        return WordNetTaxonomy(wordnet_path)
+    return load_taxonomy(Path(spec))
+
+
+_TAXONOMY_HELP = (
+    "odp239 (the ODP239 file: --odp239-path, else $SDCKIT_ODP239, else "
+    "../shared/data/odp239_taxonomy.csv), wordnet (Debian's wordnet-base: --wordnet-path, "
+    "else $SDCKIT_WORDNET, else /usr/share/wordnet) or a CSV of term,category_path rows "
+    "(levels separated by '/')."
+)
+
+
+def protect_command(
+    log_path: Path = typer.Argument(
+        ..., metavar="LOG", help="The search log: AOL format (tab- or comma-separated)."
+    ),
+    output: Path = typer.Option(..., "--output", "-o", help="The protected log (.csv/.parquet)."),
+    k: int = typer.Option(5, "--k", help="Each released user stands for at least k users."),
+    taxonomy: str = typer.Option("odp239", "--taxonomy", help=_TAXONOMY_HELP),
+    odp239_path: Path | None = typer.Option(
+        None, "--odp239-path", help="Where the ODP239 taxonomy CSV is installed."
+    ),
+    wordnet_path: Path | None = typer.Option(
+        None, "--wordnet-path", help="The WordNet dictionary directory (data.noun, index.noun)."
+    ),
+    levels: int = typer.Option(2, "--levels", help="Depth L: category levels 1..L compared."),
+    categories: int = typer.Option(
+        1, "--categories-per-term", help="A term's ranked categories used (the paper: 1 or 5)."
+    ),
+    min_level_share: float = typer.Option(
+        0.5,
+        "--min-level-share",
+        help="A level beyond 1 is used only if this share of classified terms reaches it.",
+    ),
+    block_size: int = typer.Option(
+        1000,
+        "--block-size",
+        help="Largest block of users grouped together (memory grows as its square).",
+    ),
+    exact: bool = typer.Option(
+        False, "--exact", help="No blocks: the paper's algorithm on the whole log (small logs)."
+    ),
+    key: Path | None = typer.Option(
+        None,
+        "--key",
+        help="Also write the CONFIDENTIAL table original user -> released user (for "
+        "'querylog evaluate'); keep it with the original log, never publish it.",
+    ),
+    user_column: str = typer.Option("AnonID", "--user-column", help="The user-id column."),
+    query_column: str = typer.Option("Query", "--query-column", help="The query column."),
+    seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same output)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Release a search log with user-level k-anonymity (Erola et al. 2011)."""
+    check_outputs(output, key, inputs=[log_path])
+    tax = _taxonomy(taxonomy, odp239_path, wordnet_path)
+    with _stages(quiet) as progress:
+        result = protect(
+            log_path,
+            k=k,
+            taxonomy=tax,
+            levels=levels,
+            categories_per_term=categories,
+            min_level_share=min_level_share,
+            block_size=None if exact else block_size,
+            user_column=user_column,
+            query_column=query_column,
+            random_state=seed,
+            progress=progress,
+        )
+    write_table(result.data, output)
+    if key is not None:
+        write_table(result.membership, key)
+    console.print(result.summary(), highlight=False)
+    console.print(result.log.summary(), highlight=False)
+    console.print(f"wrote {output}" + (f" and the confidential key {key}" if key else ""))
+
+
+def evaluate_command(
+    log_path: Path = typer.Argument(..., metavar="LOG", help="The original search log."),
+    protected_path: Path = typer.Argument(
+        ..., metavar="PROTECTED", help="The protected log written by 'querylog protect'."
+    ),
+    report_path: Path | None = typer.Option(
+        None, "--output", "-o", help="Also write the report as a self-contained HTML page."
+    ),
+    key: Path | None = typer.Option(
+        None,
+        "--key",
+        help="The confidential key written by 'protect --key'; without it each user is "
+        "assigned to the released user sharing most of her queries.",
+    ),
+    k: int | None = typer.Option(None, "--k", help="The k to check (default: the smallest group)."),
+    taxonomy: str = typer.Option("odp239", "--taxonomy", help=_TAXONOMY_HELP),
+    odp239_path: Path | None = typer.Option(
+        None, "--odp239-path", help="Where the ODP239 taxonomy CSV is installed."
+    ),
+    wordnet_path: Path | None = typer.Option(
+        None, "--wordnet-path", help="The WordNet dictionary directory (data.noun, index.noun)."
+    ),
+    levels: int = typer.Option(2, "--levels", help="SRP at levels 1..L."),
+    categories: int = typer.Option(
+        1, "--categories-per-term", help="A term's ranked categories used."
+    ),
+    repeats: int = typer.Option(
+        5, "--random-repeats", help="Random partitions averaged for the baseline."
+    ),
+    user_column: str = typer.Option("AnonID", "--user-column", help="The user-id column."),
+    query_column: str = typer.Option("Query", "--query-column", help="The query column."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of the random baseline."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """SRP by level beside 1/k and a random partition, the privacy check, a linkage attack."""
+    check_outputs(reports=[report_path], inputs=[log_path, protected_path, key])
+    tax = _taxonomy(taxonomy, odp239_path, wordnet_path)
+    membership = None
+    if key is not None:
+        try:
+            membership = pd.read_csv(key, dtype=str, keep_default_na=False)
+        except (OSError, ValueError) as exc:
+            raise DataError(f"cannot read the key {str(key)!r}: {exc}") from exc
+    with _stages(quiet) as progress:
+        original = read_log(log_path, user_column=user_column, query_column=query_column)
+        released = read_log(protected_path, user_column=user_column, query_column=query_column)
+        report = evaluate(
+            original,
+            released=released.to_frame(),
+            membership=membership,
+            k=k,
+            taxonomy=tax,
+            levels=levels,
+            categories_per_term=categories,
+            user_column=user_column,
+            query_column=query_column,
+            random_repeats=repeats,
+            random_state=seed,
+            progress=progress,
+        )
+    console.print(report.summary(), highlight=False)
+    if membership is None:
+        console.print(
+            "  (no --key: each original user was assigned to the released user sharing most of "
+            "her queries)",
+            highlight=False,
+        )
+    console.print("top queries (original -> released):", highlight=False)
+    for row in report.top_queries.itertuples(index=False):
+        console.print(f"  {row.original:>6} -> {row.released:<6} {row.query}", highlight=False)
+    console.print("level-1 categories (share of classified terms, original -> released):")
+    for row in report.categories.head(14).itertuples(index=False):
+        console.print(
+            f"  {row.original:>6.1%} -> {row.released:<6.1%} {row.category}", highlight=False
+        )
+    if report_path is not None:
+        write_evaluation_html(report, report_path, title=f"Protected search log {protected_path}")
+        console.print(f"wrote {report_path}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sdckit querylog`` to the command line."""
+    group = typer.Typer(
+        help="Protect search logs: user-level k-anonymity by semantic microaggregation "
+        "(Erola et al. 2011).",
+        no_args_is_help=True,
+    )
+    group.command("protect")(protect_command)
+    group.command("evaluate")(evaluate_command)
+    app.add_typer(group, name="querylog")

@@ -1,0 +1,122 @@
+"""``sdckit querylog protect`` and ``evaluate``: the release, the report, bad input."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sdckit.cli.main import main
+
+LOG = pd.DataFrame(
+    {
+        "AnonID": [1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6],
+        "Query": [
+            "soccer scores",
+            "soccer",
+            "tennis",
+            "football",
+            "tennis shoes",
+            "guitar chords",
+            "piano",
+            "guitar",
+            "painting",
+            "python snake",
+            "weather",
+            "python tutorial",
+        ],
+        "QueryTime": ["2006-03-01 10:00:00"] * 12,
+    }
+)
+TAXONOMY = "term,category_path\nsoccer,Sports/Soccer\nfootball,Sports/Soccer\ntennis,Sports/Tennis\nguitar,Arts/Music\npiano,Arts/Music\npainting,Arts/Painting\npython,Computers/Programming\n"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    log = tmp_path / "log.csv"
+    LOG.to_csv(log, index=False)
+    taxonomy = tmp_path / "taxonomy.csv"
+    taxonomy.write_text(TAXONOMY, encoding="utf-8")
+    return log, taxonomy
+
+
+def test_protect_then_evaluate(files, tmp_path, capsys) -> None:
+    log, taxonomy = files
+    digest = hashlib.sha256(log.read_bytes()).hexdigest()
+    out, key = tmp_path / "protected.csv", tmp_path / "key.csv"
+    code = main(
+        [
+            "querylog",
+            "protect",
+            str(log),
+            "-o",
+            str(out),
+            "--k",
+            "2",
+            "--taxonomy",
+            str(taxonomy),
+            "--key",
+            str(key),
+            "--seed",
+            "3",
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("3 released users, each standing for at least 2")
+    released = pd.read_csv(out, dtype=str)
+    assert list(released.columns) == ["AnonID", "Query"]
+    assert not set(released["AnonID"]).intersection(LOG["AnonID"].astype(str))
+    assert hashlib.sha256(log.read_bytes()).hexdigest() == digest
+    code = main(
+        [
+            "querylog",
+            "evaluate",
+            str(log),
+            str(out),
+            "--key",
+            str(key),
+            "--taxonomy",
+            str(taxonomy),
+            "--quiet",
+            "--seed",
+            "1",
+        ]
+    )
+    assert code == 0
+    report = capsys.readouterr().out
+    assert report.startswith("privacy check passed: each of the 3 released users")
+    assert "linkage attack" in report
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("missing column", "no column 'AnonID'"),
+        ("empty log", "holds no query"),
+        ("k too large", "larger than the number of users"),
+        ("bad taxonomy", "cannot read the taxonomy table"),
+    ],
+)
+def test_bad_input_one_line_exit_2_no_output(files, tmp_path, capsys, change, message) -> None:
+    log, taxonomy = files
+    args = ["--k", "2", "--taxonomy", str(taxonomy)]
+    if change == "missing column":
+        LOG.rename(columns={"AnonID": "user"}).to_csv(log, index=False)
+    elif change == "empty log":
+        log.write_text("AnonID,Query,QueryTime\n", encoding="utf-8")
+    elif change == "k too large":
+        args = ["--k", "9", "--taxonomy", str(taxonomy)]
+    else:
+        args = ["--k", "2", "--taxonomy", str(tmp_path / "absent.csv")]
+    out = tmp_path / "protected.csv"
+    code = main(["querylog", "protect", str(log), "-o", str(out), "--quiet", *args])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert not out.exists()
+    assert not list(tmp_path.glob(".protected.csv.*"))
