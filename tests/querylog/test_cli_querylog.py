@@ -45,7 +45,12 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
 def test_protect_then_evaluate(files, tmp_path, capsys) -> None:
     log, taxonomy = files
     digest = hashlib.sha256(log.read_bytes()).hexdigest()
-    out, key = tmp_path / "protected.csv", tmp_path / "key.csv"
+    out, key = tmp_path / "protected.csv", tmp_path / "key_confidential.csv"
+    # the key links original users to released ones: a name that looks like a release is refused
+    args = ["querylog", "protect", str(log), "-o", str(out), "--k", "2", "--quiet"]
+    assert main([*args, "--taxonomy", str(taxonomy), "--key", str(tmp_path / "key.csv")]) == 2
+    assert "must contain 'internal' or 'confidential'" in capsys.readouterr().err
+    assert not out.exists()
     code = main(
         [
             "querylog",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -103,6 +104,12 @@ def protect_command(
 ) -> None:
     """Release a search log with user-level k-anonymity (Erola et al. 2011)."""
     check_outputs(output, key, inputs=[log_path])
+    if key is not None and not re.search(r"internal|confidential", key.name, re.IGNORECASE):
+        raise ParameterError(
+            f"--key {key.name!r} links every original user to a released one: name it so it "
+            "cannot be mistaken for a release (the name must contain 'internal' or "
+            "'confidential', e.g. log_key_confidential.csv)"
+        )
     tax = _taxonomy(taxonomy, odp239_path, wordnet_path)
     with _stages(quiet) as progress:
         result = protect(
