@@ -7,6 +7,7 @@ analysis server and masked files (:mod:`sdckit.attacks.regression`,
 record and one-to-one optimal assignment (:mod:`sdckit.attacks.linkage`).
 """
 
+from sdckit.attacks.linkage import LinkageAttackResult, linkage_attack
 from sdckit.attacks.regression import (
     DEFAULT_QUANTILES,
     RECOVERY_TOLERANCE,
@@ -43,6 +44,7 @@ __all__ = [
     "Answer",
     "ArtificialOutlier",
     "LibraryServer",
+    "LinkageAttackResult",
     "MaskedRelease",
     "NaiveServer",
     "Refused",
@@ -56,6 +58,7 @@ __all__ = [
     "dummy_mean_isolates",
     "dummy_variance_isolates",
     "isolated_dummy_variance",
+    "linkage_attack",
     "outlier_distance",
     "quantile_subsets",
     "recover_value",
