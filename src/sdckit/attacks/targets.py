@@ -58,6 +58,7 @@ __all__ = [
     "LibraryServer",
     "MaskedRelease",
     "NaiveServer",
+    "PublicMetadata",
     "Refused",
     "RegressionQuery",
     "StrategicDummy",
@@ -265,33 +266,96 @@ def _format_number(value: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def universe_text(metadata: Any, universe: Mapping[str, Any]) -> str:
+class PublicMetadata:
+    """What an analyst sees of a server's metadata: each variable's kind and inner cutpoints.
+
+    Built from the public form (``AnalysisServer.public_metadata()`` or the
+    service's ``GET /api/metadata``); the intruder translates her knowledge
+    into universes with it and with nothing else.
+
+    Parameters
+    ----------
+    public : mapping
+        The public metadata, ``{"variables": {name: {...}}}``.
+    """
+
+    def __init__(self, public: Mapping[str, Any]) -> None:
+        variables = public.get("variables")
+        if not isinstance(variables, Mapping):
+            raise ParameterError("public metadata must hold a 'variables' mapping")
+        self.variables: dict[str, Mapping[str, Any]] = dict(variables)
+
+    def is_categorical(self, name: str) -> bool:
+        """Whether ``name`` is categorical.
+
+        Parameters
+        ----------
+        name : str
+            A variable the server offers.
+
+        Returns
+        -------
+        bool
+        """
+        return self.variables[name].get("kind") == "categorical"
+
+    def bin_of(self, name: str, value: float) -> int:
+        """The cutpoint bin holding ``value`` (bins are ``[e_j, e_{j+1})``, numbered from 0).
+
+        Parameters
+        ----------
+        name : str
+            A continuous variable.
+        value : float
+            A value of it.
+
+        Returns
+        -------
+        int
+        """
+        edges = np.asarray(self.variables[name]["cutpoints"]["inner_edges"], dtype=float)
+        return int(np.searchsorted(edges, float(value), side="right"))
+
+    def n_bins(self, name: str) -> int:
+        """Number of cutpoint bins of a continuous variable.
+
+        Parameters
+        ----------
+        name : str
+            A continuous variable.
+
+        Returns
+        -------
+        int
+        """
+        return len(self.variables[name]["cutpoints"]["inner_edges"]) + 1
+
+
+def universe_text(metadata: PublicMetadata, universe: Mapping[str, Any]) -> str:
     """A universe in sdckit's universe language: levels, and the cutpoint bins overlapping a range.
 
     Parameters
     ----------
-    metadata : sdckit.server.Metadata
-        The server's public metadata (its interior cutpoints are public).
+    metadata : PublicMetadata
+        The server's public metadata (its inner cutpoints are public).
     universe : mapping
         Column -> ``(low, high)`` or a tuple of levels, as in :class:`RegressionQuery`.
 
     Returns
     -------
     str
-        ``"ALL"`` or a conjunction such as ``"STATE = CA AND TOTSALES in bins 7, 8"``.
+        ``"ALL"`` or a conjunction such as ``"STATE in {CA} AND TOTSALES in bins 7, 8"``.
     """
     parts = []
     for column, condition in universe.items():
-        variable = metadata.variables[column]
-        if variable.is_categorical:
+        if metadata.is_categorical(column):
             levels = ", ".join(_quote(str(plain_value(v))) for v in condition)
             parts.append(f"{column} in {{{levels}}}")
         else:
             low, high = condition
-            n_bins = variable.binning.n_bins
-            first = 0 if low is None else int(variable.encode(pd.Series([float(low)]))[0])
-            last = n_bins - 1 if high is None else int(variable.encode(pd.Series([float(high)]))[0])
-            bins = ", ".join(str(b) for b in range(max(first, 0), max(last, first, 0) + 1))
+            first = 0 if low is None else metadata.bin_of(column, low)
+            last = metadata.n_bins(column) - 1 if high is None else metadata.bin_of(column, high)
+            bins = ", ".join(str(b) for b in range(first, max(last, first) + 1))
             parts.append(f"{column} in bins {bins}")
     return " AND ".join(parts) if parts else "ALL"
 
@@ -301,7 +365,7 @@ def _quote(level: str) -> str:
 
 
 def _translate(
-    query: RegressionQuery, metadata: Any
+    query: RegressionQuery, metadata: PublicMetadata
 ) -> tuple[str | None, str, list[tuple[str, Regressor]]]:
     """(formula or None when not expressible, universe text, [(term, regressor)])."""
     universe = dict(query.universe)
@@ -321,8 +385,7 @@ def _translate(
         else:
             # The dummy's subset as a universe (see the module docstring).
             for column, value in regressor.known.items():
-                variable = metadata.variables[column]
-                if variable.is_categorical:
+                if metadata.is_categorical(column):
                     universe[column] = (value,)
                     continue
                 x = float(value)
@@ -357,7 +420,7 @@ class LibraryServer:
 
     def __init__(self, server: Any, *, name: str = "sdckit AnalysisServer") -> None:
         self.server = server
-        self.metadata = server.metadata
+        self.metadata = PublicMetadata(server.public_metadata())
         self.name = name
 
     def fit(self, query: RegressionQuery) -> Answer | Refused:
