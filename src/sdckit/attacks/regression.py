@@ -401,8 +401,10 @@ class RegressionAttackResult(FrozenResult):
         identified), ``delta_all`` and ``delta_identified`` (Δ of eq. 5 over
         all targets and over the uniquely identified ones; NaN when there
         are none), ``recovered`` (share of targets whose ``ŷ_m`` is within
-        1% of ``y_m``), ``answered`` (share of targets the server answered)
-        and ``targets`` (targets evaluated: all N, or a sample).
+        1% of ``y_m``), ``answered`` (share of targets the server answered),
+        ``targets`` (targets evaluated: all N, or a sample) and ``min_units``
+        (for a server attacked query by query, the smallest number of units
+        an answer reported using; NaN otherwise or when nothing was answered).
     target : str
         What was attacked ("naive server", "sdckit AnalysisServer", a masked release...).
     params : mapping
@@ -466,6 +468,7 @@ def _row(
     identified: np.ndarray,
     errors: np.ndarray,
     answered: np.ndarray,
+    min_units: float = float("nan"),
 ) -> dict[str, Any]:
     finite = np.isfinite(errors)
     chosen = identified & finite
@@ -482,6 +485,7 @@ def _row(
         else float("nan"),
         "answered": float(answered.mean()) if len(answered) else float("nan"),
         "targets": len(identified),
+        "min_units": min_units,
     }
 
 

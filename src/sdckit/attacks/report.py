@@ -27,6 +27,7 @@ _COLUMNS = {
     "recovered": f"recovered within {RECOVERY_TOLERANCE:.0%}",
     "answered": "answered",
     "targets": "targets",
+    "min_units": "fewest units in an answer",
 }
 
 

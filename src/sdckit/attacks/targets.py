@@ -643,6 +643,7 @@ def attack(
                 predicted = np.full(len(chosen_positions), np.nan)
                 answered = np.zeros(len(chosen_positions), dtype=bool)
                 isolated = np.zeros(len(chosen_positions), dtype=bool)
+                units = np.full(len(chosen_positions), np.nan)
                 for t, position in enumerate(chosen_positions):
                     known = {c: plain_value(data[c].iloc[position]) for c in bg}
                     subset_known = {c: known[c] for c in columns}
@@ -677,9 +678,13 @@ def attack(
                         else:
                             predicted[t] = _prediction(answer, query, known)
                         isolated[t] = _isolated(answer, attack_name)
+                        units[t] = answer.n_obs
                 errors = _relative_errors(predicted, truth_all[chosen_positions])
                 name = "artificial outlier" if attack_name == "outlier" else "strategic dummy"
-                rows.append(_row(q, name, label, len(positions), isolated, errors, answered))
+                smallest = float(np.nanmin(units)) if answered.any() else float("nan")
+                rows.append(
+                    _row(q, name, label, len(positions), isolated, errors, answered, smallest)
+                )
         if progress is not None:
             progress(done + 1, total)
     params = {
