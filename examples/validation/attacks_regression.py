@@ -107,8 +107,11 @@ def fmt(v: float) -> str:
 
 
 def markdown(result, *, paper: bool) -> str:
-    head = "| quantile | attack | indicators | N | identified | Δ all | Δ identified | recovered within 1% |"
-    sep = "|---|---|---|---|---|---|---|---|"
+    head = (
+        "| quantile | attack | indicators | N | identified | Δ all | Δ identified "
+        "| identified and within 1% | predicted within 1% |"
+    )
+    sep = "|---|---|---|---|---|---|---|---|---|"
     if paper:
         head += " paper: identified | paper: Δ all | paper: Δ identified |"
         sep += "---|---|---|"
@@ -126,6 +129,7 @@ def markdown(result, *, paper: bool) -> str:
             fmt(r["identified"]),
             fmt(r["delta_all"]),
             fmt(r["delta_identified"]),
+            fmt(r["identified_recovered"]),
             fmt(r["recovered"]),
         ]
         if paper:

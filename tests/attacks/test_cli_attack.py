@@ -41,8 +41,8 @@ def test_naive_attack_prints_table_and_writes_report(firm_file, tmp_path, capsys
     out = capsys.readouterr().out
     first = out.splitlines()[0]
     written = pd.read_csv(table)
-    assert (written["recovered"] > 0).any()
-    assert first.startswith("naive server: the attack recovers sensitive values")
+    assert (written["identified_recovered"] > 0).any()
+    assert first.startswith("naive server: the attack isolates targets and recovers")
     # Exact size identifies the records whose size is unique in the subset.
     counts = data["size"].value_counts()
     unique_share = float((data["size"].map(counts) == 1).mean())
@@ -64,7 +64,7 @@ def test_library_target_recovers_nothing(firm_file, capsys):
     )  # fmt: skip
     assert code == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0] == "sdckit AnalysisServer: no target's value was recovered within 1%"
+    assert out.splitlines()[0].startswith("sdckit AnalysisServer: no target was isolated;")
 
 
 @pytest.mark.parametrize(

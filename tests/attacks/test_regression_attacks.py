@@ -139,7 +139,8 @@ def test_table_exact_answers(firms):
     assert outlier["identified"] == pytest.approx(58 / 60)
     assert outlier["delta_identified"] < 1e-3
     assert dummy["N"] == 60
-    assert "recovers sensitive values" in result.summary().splitlines()[0]
+    assert "isolates targets and recovers" in result.summary().splitlines()[0]
+    assert dummy["identified_recovered"] == pytest.approx(58 / 60)
 
 
 def test_fast_fits_equal_one_query_per_target(firms):

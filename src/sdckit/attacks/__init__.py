@@ -26,6 +26,7 @@ from sdckit.attacks.regression import (
 from sdckit.attacks.targets import (
     Answer,
     ArtificialOutlier,
+    Factor,
     LibraryServer,
     MaskedRelease,
     NaiveServer,
@@ -43,6 +44,7 @@ __all__ = [
     "RECOVERY_TOLERANCE",
     "Answer",
     "ArtificialOutlier",
+    "Factor",
     "LibraryServer",
     "LinkageAttackResult",
     "MaskedRelease",

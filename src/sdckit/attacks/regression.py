@@ -401,7 +401,11 @@ class RegressionAttackResult(FrozenResult):
         identified), ``delta_all`` and ``delta_identified`` (Δ of eq. 5 over
         all targets and over the uniquely identified ones; NaN when there
         are none), ``recovered`` (share of targets whose ``ŷ_m`` is within
-        1% of ``y_m``), ``answered`` (share of targets the server answered),
+        1% of ``y_m``, whether or not identified: a good model of the
+        background predicts some records that well without isolating them),
+        ``identified_recovered`` (share of targets both uniquely identified
+        and recovered within 1%: the disclosures), ``answered`` (share of
+        targets the server answered),
         ``targets`` (targets evaluated: all N, or a sample) and ``min_units``
         (for a server attacked query by query, the smallest number of units
         an answer reported using; NaN otherwise or when nothing was answered).
@@ -421,11 +425,14 @@ class RegressionAttackResult(FrozenResult):
         Returns
         -------
         dict
-            ``max_identified`` and ``max_recovered``: the largest share of
-            targets uniquely identified and recovered within 1%.
+            ``max_identified``, ``max_disclosed`` and ``max_recovered``: the
+            largest share, over the rows, of targets uniquely identified, of
+            targets identified and recovered within 1%, and of targets
+            predicted within 1% whether identified or not.
         """
         return {
             "max_identified": float(self.table["identified"].max()),
+            "max_disclosed": float(self.table["identified_recovered"].max()),
             "max_recovered": float(self.table["recovered"].max()),
         }
 
@@ -438,13 +445,22 @@ class RegressionAttackResult(FrozenResult):
             Plain text.
         """
         head = self.headline()
-        if head["max_recovered"] > 0:
+        if head["max_disclosed"] > 0:
             verdict = (
-                f"{self.target}: the attack recovers sensitive values — up to "
-                f"{head['max_recovered']:.1%} of the targets of a subset within 1%"
+                f"{self.target}: the attack isolates targets and recovers their sensitive values — "
+                f"up to {head['max_disclosed']:.1%} of the targets of a subset within 1%"
+            )
+        elif head["max_identified"] > 0:
+            verdict = (
+                f"{self.target}: the attack isolates up to {head['max_identified']:.1%} of the "
+                "targets of a subset, but recovers none of their values within 1%"
             )
         else:
-            verdict = f"{self.target}: no target's value was recovered within 1%"
+            verdict = (
+                f"{self.target}: no target was isolated; up to {head['max_recovered']:.1%} of the "
+                "targets of a subset were predicted within 1% without being singled out, as a "
+                "regression on the background variables predicts them"
+            )
         shown = self.table.copy()
         shown["quantile"] = [_quantile_label(q) for q in shown["quantile"]]
         return verdict + "\n" + shown.to_string(index=False, float_format=lambda v: f"{v:.4g}")
@@ -481,6 +497,9 @@ def _row(
         "delta_all": float(errors[finite].mean()) if finite.any() else float("nan"),
         "delta_identified": float(errors[chosen].mean()) if chosen.any() else float("nan"),
         "recovered": float((finite & (errors <= RECOVERY_TOLERANCE)).mean())
+        if len(errors)
+        else float("nan"),
+        "identified_recovered": float((chosen & (errors <= RECOVERY_TOLERANCE)).mean())
         if len(errors)
         else float("nan"),
         "answered": float(answered.mean()) if len(answered) else float("nan"),

@@ -24,7 +24,8 @@ _COLUMNS = {
     "identified": "prop. uniquely identified",
     "delta_all": "Δ all records",
     "delta_identified": "Δ uniquely identified",
-    "recovered": f"recovered within {RECOVERY_TOLERANCE:.0%}",
+    "recovered": f"predicted within {RECOVERY_TOLERANCE:.0%}",
+    "identified_recovered": f"identified and recovered within {RECOVERY_TOLERANCE:.0%}",
     "answered": "answered",
     "targets": "targets",
     "min_units": "fewest units in an answer",
@@ -41,7 +42,7 @@ def _curves(result: RegressionAttackResult, number: int) -> _Figure:
     fig = _figure(10, 3.6, wspace=0.3)
     table = result.table
     labels = ["all" if q == 0 else f"{q:g}" for q in sorted(table["quantile"].unique())]
-    for i, column in enumerate(("identified", "recovered")):
+    for i, column in enumerate(("identified", "identified_recovered")):
         ax = fig.add_subplot(1, 2, i + 1)
         for (attack, indicators), rows in table.groupby(["attack", "indicators"], sort=False):
             rows = rows.sort_values("quantile")
@@ -57,7 +58,7 @@ def _curves(result: RegressionAttackResult, number: int) -> _Figure:
         ax.set_title(
             "share uniquely identified"
             if column == "identified"
-            else f"share recovered within {RECOVERY_TOLERANCE:.0%}"
+            else f"share identified and recovered within {RECOVERY_TOLERANCE:.0%}"
         )
         if i == 1:
             ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))

@@ -55,6 +55,7 @@ from sdckit.errors import ParameterError, SchemaError
 __all__ = [
     "Answer",
     "ArtificialOutlier",
+    "Factor",
     "LibraryServer",
     "MaskedRelease",
     "NaiveServer",
@@ -98,7 +99,19 @@ class StrategicDummy:
     delta: Mapping[str, float] = field(default_factory=dict)
 
 
-Regressor = Variable | ArtificialOutlier | StrategicDummy
+@dataclass(frozen=True)
+class Factor:
+    """A categorical variable as predictors: one dummy per level but the most common.
+
+    Terms are named ``"name[level]"``, as sdckit's server names them; a
+    level without a coefficient (the reference, or one the server absorbed)
+    contributes 0 to a prediction.
+    """
+
+    name: str
+
+
+Regressor = Variable | ArtificialOutlier | StrategicDummy | Factor
 
 
 @dataclass(frozen=True)
@@ -238,6 +251,12 @@ class NaiveServer:
             if isinstance(regressor, Variable):
                 columns.append(sub[regressor.name].to_numpy(dtype=float))
                 terms.append(regressor.name)
+            elif isinstance(regressor, Factor):
+                values = sub[regressor.name].astype(object)
+                counts = values.value_counts(sort=True)
+                for level in counts.index[1:]:
+                    columns.append((values == level).to_numpy(dtype=float))
+                    terms.append(f"{regressor.name}[{level}]")
             elif isinstance(regressor, ArtificialOutlier):
                 distance = outlier_distance(sub, known=regressor.known)
                 columns.append(artificial_outlier(distance, epsilon=regressor.epsilon))
@@ -372,7 +391,7 @@ def _translate(
     terms: list[str] = []
     mapping: list[tuple[str, Regressor]] = []
     for regressor in query.regressors:
-        if isinstance(regressor, Variable):
+        if isinstance(regressor, Variable | Factor):
             terms.append(regressor.name)
             mapping.append((regressor.name, regressor))
         elif isinstance(regressor, ArtificialOutlier):
@@ -492,6 +511,8 @@ def _prediction(answer: Answer, query: RegressionQuery, known: Mapping[str, Any]
     for i, regressor in enumerate(query.regressors):
         if isinstance(regressor, Variable):
             value += answer.coefficient(regressor.name) * float(known[regressor.name])
+        elif isinstance(regressor, Factor):
+            value += answer.coefficient(f"{regressor.name}[{known[regressor.name]}]")
         elif isinstance(regressor, ArtificialOutlier):
             value += answer.coefficient(f"z{i}") / regressor.epsilon
         else:
@@ -519,6 +540,78 @@ def _dummy_regressors(
     if for_library and not extra:
         return (regressor, Variable(next(iter(regressor.known))))
     return (regressor, *(Variable(c) for c in extra))
+
+
+def _query_row(
+    target: Target,
+    data: pd.DataFrame,
+    form: str,
+    label: str,
+    columns: list[str],
+    categorical: list[str],
+    tolerance: float | None,
+    bg: list[str],
+    extras: list[str],
+    sensitive: str,
+    approx_mode: str,
+    epsilon: float,
+    universe: dict[str, Any],
+    positions: np.ndarray,
+    truth: np.ndarray,
+    quantile: float,
+    n: int,
+    for_library: bool,
+) -> dict[str, Any]:
+    """One table row: one query per target through ``target.fit``.
+
+    ``form`` is "outlier", "dummy" (the strategic dummy; for a server its
+    subset as a universe) or "factors" (the dummy's numeric conditions as a
+    universe and its categorical ones as categorical predictors, whose
+    coefficient for the target's level carries the target's deviation).
+    """
+    predicted = np.full(len(positions), np.nan)
+    answered = np.zeros(len(positions), dtype=bool)
+    isolated = np.zeros(len(positions), dtype=bool)
+    units = np.full(len(positions), np.nan)
+    tolerances = {} if tolerance is None else {bg[0]: tolerance}
+    for t, position in enumerate(positions):
+        known = {c: plain_value(data[c].iloc[position]) for c in bg}
+        subset_known = {c: known[c] for c in columns}
+        regressors: tuple[Regressor, ...]
+        if form == "outlier":
+            regressors = (ArtificialOutlier(subset_known, epsilon), *(Variable(c) for c in extras))
+        else:
+            kept = subset_known
+            if form == "factors":
+                kept = {c: v for c, v in subset_known.items() if c not in categorical}
+            dummy = StrategicDummy(
+                kept,
+                gamma=tolerances if approx_mode == "additive" else {},
+                delta=tolerances if approx_mode == "multiplicative" else {},
+            )
+            regressors = _dummy_regressors(dummy, extras, for_library)
+            if form == "factors":
+                regressors = (*regressors, *(Factor(c) for c in categorical))
+        query = RegressionQuery(sensitive, regressors, universe)
+        answer = target.fit(query)
+        if not isinstance(answer, Answer):
+            continue
+        answered[t] = True
+        if for_library:
+            terms = tuple(r for r in regressors if not isinstance(r, StrategicDummy))
+            predicted[t] = _prediction(answer, RegressionQuery(sensitive, terms, universe), known)
+        else:
+            predicted[t] = _prediction(answer, query, known)
+        isolated[t] = _isolated(answer, "outlier" if form == "outlier" else "dummy")
+        units[t] = answer.n_obs
+    errors = _relative_errors(predicted, truth)
+    name = {
+        "outlier": "artificial outlier",
+        "dummy": "strategic dummy",
+        "factors": "strategic dummy as categorical predictors",
+    }[form]
+    smallest = float(np.nanmin(units)) if answered.any() else float("nan")
+    return _row(quantile, name, label, n, isolated, errors, answered, smallest)
 
 
 def attack(
@@ -640,51 +733,35 @@ def attack(
             universe[size_column] = (float(sizes[positions].min()), None)
         for attack_name in chosen:
             for label, columns, tolerance in _indicator_rows(bg, approx, attack_name):
-                predicted = np.full(len(chosen_positions), np.nan)
-                answered = np.zeros(len(chosen_positions), dtype=bool)
-                isolated = np.zeros(len(chosen_positions), dtype=bool)
-                units = np.full(len(chosen_positions), np.nan)
-                for t, position in enumerate(chosen_positions):
-                    known = {c: plain_value(data[c].iloc[position]) for c in bg}
-                    subset_known = {c: known[c] for c in columns}
-                    regressor: Regressor
-                    if attack_name == "outlier":
-                        regressor = ArtificialOutlier(subset_known, epsilon)
-                        regressors: tuple[Regressor, ...] = (
-                            regressor,
-                            *(Variable(c) for c in extras),
+                forms = [attack_name]
+                categorical = [
+                    c for c in columns if metadata is not None and metadata.is_categorical(c)
+                ]
+                if attack_name == "dummy" and categorical:
+                    forms.append("factors")
+                for form in forms:
+                    rows.append(
+                        _query_row(
+                            target,
+                            data,
+                            form,
+                            label,
+                            columns,
+                            categorical,
+                            tolerance,
+                            bg,
+                            extras,
+                            sensitive,
+                            approx_mode,
+                            epsilon,
+                            universe,
+                            chosen_positions,
+                            truth_all[chosen_positions],
+                            q,
+                            len(positions),
+                            for_library,
                         )
-                    else:
-                        tolerances = {} if tolerance is None else {bg[0]: tolerance}
-                        regressor = StrategicDummy(
-                            subset_known,
-                            gamma=tolerances if approx_mode == "additive" else {},
-                            delta=tolerances if approx_mode == "multiplicative" else {},
-                        )
-                        regressors = _dummy_regressors(regressor, extras, for_library)
-                    query = RegressionQuery(sensitive, regressors, universe)
-                    answer = target.fit(query)
-                    if isinstance(answer, Answer):
-                        answered[t] = True
-                        if for_library:
-                            formula_terms = [
-                                r for r in regressors if not isinstance(r, StrategicDummy)
-                            ]
-                            predicted[t] = _prediction(
-                                answer,
-                                RegressionQuery(sensitive, tuple(formula_terms), universe),
-                                known,
-                            )
-                        else:
-                            predicted[t] = _prediction(answer, query, known)
-                        isolated[t] = _isolated(answer, attack_name)
-                        units[t] = answer.n_obs
-                errors = _relative_errors(predicted, truth_all[chosen_positions])
-                name = "artificial outlier" if attack_name == "outlier" else "strategic dummy"
-                smallest = float(np.nanmin(units)) if answered.any() else float("nan")
-                rows.append(
-                    _row(q, name, label, len(positions), isolated, errors, answered, smallest)
-                )
+                    )
         if progress is not None:
             progress(done + 1, total)
     params = {
