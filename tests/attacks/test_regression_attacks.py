@@ -189,3 +189,23 @@ def test_bad_inputs_name_the_column(firms):
     before = firms.copy()
     regression_attack(firms, sensitive="turnover", background=["size"], quantiles=[0.0])
     pd.testing.assert_frame_equal(firms, before)
+
+
+def test_universe_levels_are_quoted_keywords_included():
+    from sdckit.attacks import PublicMetadata, universe_text
+    from sdckit.server import AnalysisServer, Metadata
+
+    data = pd.DataFrame(
+        {
+            "state": ["OR", "IN", "CA", "NY"] * 30,
+            "sales": np.arange(120.0),
+            "revenue": np.arange(120.0) * 2 + 1,
+        }
+    )
+    server = AnalysisServer(data, Metadata.infer(data, beta=10, categorical=["state"]))
+    public = PublicMetadata(server.public_metadata())
+    text = universe_text(public, {"state": ("OR", "IN"), "sales": (15.0, 35.0)})
+    assert text.startswith('state in {"OR", "IN"} AND sales in bins ')
+    answer = server.universe_check(text)
+    # Parsed (a refusal, if any, comes from the size rules, never the universe's syntax).
+    assert "universe_definition" not in getattr(answer, "rules", ())

@@ -380,7 +380,8 @@ def universe_text(metadata: PublicMetadata, universe: Mapping[str, Any]) -> str:
 
 
 def _quote(level: str) -> str:
-    return level if level.isidentifier() else '"' + level.replace('"', '\\"') + '"'
+    # Always quoted: a level may be a keyword of the universe language (Oregon is "OR").
+    return '"' + level.replace('"', '\\"') + '"'
 
 
 def _translate(
