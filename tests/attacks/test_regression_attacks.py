@@ -209,3 +209,13 @@ def test_universe_levels_are_quoted_keywords_included():
     answer = server.universe_check(text)
     # Parsed (a refusal, if any, comes from the size rules, never the universe's syntax).
     assert "universe_definition" not in getattr(answer, "rules", ())
+
+
+def test_subset_too_small_for_a_regression_stays_in_the_table(firms):
+    result = regression_attack(
+        firms, sensitive="turnover", background=["size"], quantiles=[0.0, 0.999]
+    )
+    top = result.table[result.table["quantile"] == 0.999]
+    assert len(top) == 2 and (top["N"] == 1).all() and (top["targets"] == 0).all()
+    assert top["identified"].isna().all()
+    assert "isolates targets" in result.summary().splitlines()[0]

@@ -855,10 +855,14 @@ def regression_attack(
     total = len(subsets)
     for done, (q, positions) in enumerate(subsets):
         if len(positions) < len(extras) + 3:
-            raise DataError(
-                f"the subset at quantile {q:g} of {size_column!r} holds {len(positions)} records, "
-                "too few for a regression; drop the quantile"
-            )
+            # Too few records for a regression (the top 0.1% of a small file): the rows
+            # stay in the table with N and no targets, their shares NaN.
+            empty = np.zeros(0, dtype=bool)
+            for attack in chosen:
+                for label, _, _ in _indicator_rows(bg, approx, attack):
+                    name = "artificial outlier" if attack == "outlier" else "strategic dummy"
+                    rows.append(_row(q, name, label, len(positions), empty, np.zeros(0), empty))
+            continue
         fit = _Released(released, positions, sensitive, extras)
         known = data.iloc[positions].reset_index(drop=True)
         truth = truth_all[positions]
