@@ -1,0 +1,73 @@
+"""The intruder's lab: attacks on what sdckit releases.
+
+Regression attacks through artificial outliers and strategic dummies
+(Bleninger, Drechsler & Ronning 2011) against a naive OLS server, sdckit's
+analysis server and masked files (:mod:`sdckit.attacks.regression`,
+:mod:`sdckit.attacks.targets`), and record linkage on masked files, nearest
+record and one-to-one optimal assignment (:mod:`sdckit.attacks.linkage`).
+"""
+
+from sdckit.attacks.linkage import LinkageAttackResult, linkage_attack
+from sdckit.attacks.regression import (
+    DEFAULT_QUANTILES,
+    RECOVERY_TOLERANCE,
+    RegressionAttackResult,
+    artificial_outlier,
+    dummy_mean_isolates,
+    dummy_variance_isolates,
+    isolated_dummy_variance,
+    outlier_distance,
+    quantile_subsets,
+    recover_value,
+    regression_attack,
+    strategic_dummy,
+    unique_maximum,
+)
+from sdckit.attacks.targets import (
+    Answer,
+    ArtificialOutlier,
+    Factor,
+    LibraryServer,
+    MaskedRelease,
+    NaiveServer,
+    PublicMetadata,
+    Refused,
+    RegressionQuery,
+    StrategicDummy,
+    Target,
+    Variable,
+    attack,
+    universe_text,
+)
+
+__all__ = [
+    "DEFAULT_QUANTILES",
+    "RECOVERY_TOLERANCE",
+    "Answer",
+    "ArtificialOutlier",
+    "Factor",
+    "LibraryServer",
+    "LinkageAttackResult",
+    "MaskedRelease",
+    "NaiveServer",
+    "PublicMetadata",
+    "Refused",
+    "RegressionAttackResult",
+    "RegressionQuery",
+    "StrategicDummy",
+    "Target",
+    "Variable",
+    "artificial_outlier",
+    "attack",
+    "dummy_mean_isolates",
+    "dummy_variance_isolates",
+    "isolated_dummy_variance",
+    "linkage_attack",
+    "outlier_distance",
+    "quantile_subsets",
+    "recover_value",
+    "regression_attack",
+    "strategic_dummy",
+    "unique_maximum",
+    "universe_text",
+]

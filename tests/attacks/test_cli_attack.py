@@ -1,0 +1,92 @@
+"""``sdckit attack regression``: the table, the report, and one-line errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdckit.cli.main import main
+
+
+@pytest.fixture
+def firm_file(tmp_path):
+    rng = np.random.default_rng(11)
+    n = 300
+    size = np.maximum(1, np.round(np.exp(rng.normal(3, 1.2, size=n))))
+    data = pd.DataFrame(
+        {
+            "size": size,
+            "state": rng.choice(["north", "south", "east", "west"], size=n),
+            "turnover": size * np.exp(rng.normal(10, 0.5, size=n)),
+        }
+    )
+    path = tmp_path / "firms.csv"
+    data.to_csv(path, index=False)
+    return path, data
+
+
+def test_naive_attack_prints_table_and_writes_report(firm_file, tmp_path, capsys):
+    path, data = firm_file
+    report = tmp_path / "attack.html"
+    table = tmp_path / "table.csv"
+    code = main(
+        [
+            "attack", "regression", str(path), "--sensitive", "turnover",
+            "--background", "size,state", "--approx", "0.025", "--quantiles", "0,0.9",
+            "-o", str(report), "--table", str(table), "-q",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    written = pd.read_csv(table)
+    assert (written["identified_recovered"] > 0).any()
+    assert first.startswith("naive server: the attack isolates targets and recovers")
+    # Exact size identifies the records whose size is unique in the subset.
+    counts = data["size"].value_counts()
+    unique_share = float((data["size"].map(counts) == 1).mean())
+    row = written[(written["quantile"] == 0) & (written["indicators"] == "exact size")]
+    assert row["identified"].iloc[0] == pytest.approx(unique_share)
+    page = report.read_text()
+    assert "Δ uniquely identified" in page and 'data-figure="attack_curves_1"' in page
+    assert "turnover" in page and str(round(data["turnover"].iloc[0], 2)) not in page
+
+
+def test_library_target_recovers_nothing(firm_file, capsys):
+    path, _ = firm_file
+    code = main(
+        [
+            "attack", "regression", str(path), "--sensitive", "turnover",
+            "--background", "size,state", "--approx", "0.025", "--quantiles", "0",
+            "--target", "library", "--max-targets", "15", "-q",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("sdckit AnalysisServer: no target was isolated;")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--background", "size,region"], "--background: column 'region' is not in"),
+        (
+            ["--background", "size", "--sensitive", "state"],
+            "--sensitive: column 'state' is not numeric",
+        ),
+        (
+            ["--background", "size", "--target", "http://127.0.0.1:9", "--token", "t"],
+            "does not answer",
+        ),
+        (["--background", "size", "--target", "http://127.0.0.1:9"], "--token is needed"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(firm_file, capsys, args, message):
+    path, _ = firm_file
+    base = ["attack", "regression", str(path), "--sensitive", "turnover", "-q"]
+    if "--sensitive" in args:
+        base = ["attack", "regression", str(path), "-q"]
+    assert main(base + args) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
