@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 import pandas as pd
@@ -340,3 +340,14 @@ def renamed_option(new: Any, old: Any, *, default: Any, new_flag: str, old_flag:
         highlight=False,
     )
     return old
+
+
+# The options most commands share, declared once (help texts as the commands always had).
+InputFile = Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")]
+SeedOption = Annotated[
+    int | None, typer.Option("--seed", help="Random seed (same seed, same output).")
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")]
+IdOption = Annotated[str | None, id_option()]
+WeightColumnOption = Annotated[str | None, weight_column_option()]
+NaValuesOption = Annotated[str | None, na_values_option()]

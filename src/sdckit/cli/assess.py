@@ -10,12 +10,14 @@ import pandas as pd
 import typer
 
 from sdckit.cli._common import (
+    InputFile,
+    NaValuesOption,
+    QuietOption,
     check_not_passthrough,
     check_outputs,
     column_roles,
     err_console,
     id_option,
-    na_values_option,
     parse_list,
     parse_range,
     progress_bar,
@@ -177,12 +179,12 @@ def assess_command(
     exclude: Annotated[str | None, _ASSESS_ROLE["exclude"]] = None,
     ids: Annotated[str | None, _ASSESS_ROLE["ids"]] = None,
     weight_column: Annotated[str | None, _ASSESS_ROLE["weight_column"]] = None,
-    na_values: Annotated[str | None, na_values_option()] = None,
+    na_values: NaValuesOption = None,
     seed: Annotated[
         int | None, typer.Option("--seed", help="Random seed for the prediction check.")
     ] = None,
     title: Annotated[str | None, typer.Option("--title", help="Title of the report.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Compare an original file with its masked release: utility, risk, and an HTML report."""
     # Imported here: statsmodels and matplotlib would slow every other command's start.
@@ -221,7 +223,7 @@ def assess_command(
 
 def sweep_command(
     method: Annotated[str, typer.Argument(help="Registered masking method, e.g. rwn.")],
-    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    input: InputFile,
     output: Annotated[Path, typer.Option("--output", "-o", help="HTML report to write.")],
     eps: Annotated[
         str | None, typer.Option("--eps", help="eps values, START:STOP:STEP or a list.")
@@ -268,12 +270,12 @@ def sweep_command(
     exclude: Annotated[str | None, _SWEEP_ROLE["exclude"]] = None,
     ids: Annotated[str | None, _SWEEP_ROLE["ids"]] = None,
     weight_column: Annotated[str | None, _SWEEP_ROLE["weight_column"]] = None,
-    na_values: Annotated[str | None, na_values_option()] = None,
+    na_values: NaValuesOption = None,
     seed: Annotated[
         int | None, typer.Option("--seed", help="Random seed (same seed, same sweep).")
     ] = None,
     title: Annotated[str | None, typer.Option("--title", help="Title of the report.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Run a masking method over a parameter grid and report utility and risk per setting."""
     from sdckit.assess import report, sweep

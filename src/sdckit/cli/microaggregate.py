@@ -8,11 +8,14 @@ from typing import Annotated
 import typer
 
 from sdckit.cli._common import (
+    IdOption,
+    InputFile,
+    NaValuesOption,
+    QuietOption,
+    WeightColumnOption,
     check_not_passthrough,
     check_outputs,
     column_roles,
-    id_option,
-    na_values_option,
     parse_assignments,
     parse_list,
     progress_bar,
@@ -20,7 +23,6 @@ from sdckit.cli._common import (
     refuse_suspect_columns,
     refuse_text_in_numbers,
     renamed_option,
-    weight_column_option,
     write_mask_result,
 )
 from sdckit.errors import ParameterError
@@ -29,7 +31,7 @@ from sdckit.schema import Kind, Schema
 
 
 def microaggregate_command(
-    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    input: InputFile,
     output: Annotated[Path, typer.Option("--output", "-o", help="Masked output file.")],
     group_size: Annotated[
         int,
@@ -66,8 +68,8 @@ def microaggregate_command(
             help="Survey-weight column: weighted group means (default: the --weight-column, if one).",
         ),
     ] = None,
-    ids: Annotated[str | None, id_option()] = None,
-    weight_column: Annotated[str | None, weight_column_option()] = None,
+    ids: IdOption = None,
+    weight_column: WeightColumnOption = None,
     block_size: Annotated[
         int,
         typer.Option(
@@ -81,8 +83,8 @@ def microaggregate_command(
     diagnostics: Annotated[
         Path | None, typer.Option("--diagnostics", help="Also write per-record groups here.")
     ] = None,
-    na_values: Annotated[str | None, na_values_option()] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
+    na_values: NaValuesOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Microaggregate: replace values by the means of groups of at least k similar records."""
     group_size = renamed_option(group_size, k, default=3, new_flag="--group-size", old_flag="--k")

@@ -10,12 +10,13 @@ import pandas as pd
 import typer
 
 from sdckit.cli._common import (
+    IdOption,
+    NaValuesOption,
+    WeightColumnOption,
     check_not_passthrough,
     check_outputs,
     column_roles,
     err_console,
-    id_option,
-    na_values_option,
     parse_assignments,
     parse_list,
     parse_range,
@@ -24,7 +25,6 @@ from sdckit.cli._common import (
     refuse_suspect_columns,
     refuse_text_in_numbers,
     renamed_option,
-    weight_column_option,
     write_mask_result,
 )
 from sdckit.errors import ParameterError
@@ -176,9 +176,9 @@ def additive_command(
     sample_weights: Annotated[str | None, _WEIGHTS] = None,
     seed: Annotated[int | None, _SEED] = None,
     diagnostics: Annotated[Path | None, _DIAG] = None,
-    ids: Annotated[str | None, id_option()] = None,
-    weight_column: Annotated[str | None, weight_column_option()] = None,
-    na_values: Annotated[str | None, na_values_option()] = None,
+    ids: IdOption = None,
+    weight_column: WeightColumnOption = None,
+    na_values: NaValuesOption = None,
     quiet: Annotated[bool, _QUIET] = False,
 ) -> None:
     """Additive correlated noise: X_m = mean + ((X - mean) + E)/sqrt(1+k), E ~ N(0, k Sigma)."""
@@ -287,9 +287,9 @@ def multiplicative_command(
     sample_weights: Annotated[str | None, _WEIGHTS] = None,
     seed: Annotated[int | None, _SEED] = None,
     diagnostics: Annotated[Path | None, _DIAG] = None,
-    ids: Annotated[str | None, id_option()] = None,
-    weight_column: Annotated[str | None, weight_column_option()] = None,
-    na_values: Annotated[str | None, na_values_option()] = None,
+    ids: IdOption = None,
+    weight_column: WeightColumnOption = None,
+    na_values: NaValuesOption = None,
     quiet: Annotated[bool, _QUIET] = False,
 ) -> None:
     """Multiplicative noise keeping positivity, inequalities, means and covariances."""

@@ -8,17 +8,20 @@ from typing import Annotated
 import typer
 
 from sdckit.cli._common import (
+    IdOption,
+    InputFile,
+    NaValuesOption,
+    QuietOption,
+    SeedOption,
+    WeightColumnOption,
     check_not_passthrough,
     check_outputs,
     column_roles,
-    id_option,
-    na_values_option,
     parse_list,
     progress_bar,
     read_input,
     refuse_suspect_columns,
     refuse_text_in_numbers,
-    weight_column_option,
     write_mask_result,
 )
 from sdckit.microdata.rankswap import rank_swap
@@ -26,7 +29,7 @@ from sdckit.schema import Kind, Schema
 
 
 def rankswap_command(
-    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    input: InputFile,
     output: Annotated[Path, typer.Option("--output", "-o", help="Masked output file.")],
     p: Annotated[
         float,
@@ -40,16 +43,14 @@ def rankswap_command(
             "--columns", help="Comma-separated numeric or ordinal columns (default: all of them)."
         ),
     ] = None,
-    ids: Annotated[str | None, id_option()] = None,
-    weight_column: Annotated[str | None, weight_column_option()] = None,
-    seed: Annotated[
-        int | None, typer.Option("--seed", help="Random seed (same seed, same output).")
-    ] = None,
+    ids: IdOption = None,
+    weight_column: WeightColumnOption = None,
+    seed: SeedOption = None,
     diagnostics: Annotated[
         Path | None, typer.Option("--diagnostics", help="Also write per-record rank shifts here.")
     ] = None,
-    na_values: Annotated[str | None, na_values_option()] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
+    na_values: NaValuesOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Rank swapping: values move at most p percent of the records in rank."""
     check_outputs(output, diagnostics, inputs=[input])

@@ -9,18 +9,21 @@ import pandas as pd
 import typer
 
 from sdckit.cli._common import (
+    IdOption,
+    InputFile,
+    NaValuesOption,
+    QuietOption,
+    SeedOption,
+    WeightColumnOption,
     check_not_passthrough,
     check_outputs,
     column_roles,
-    id_option,
-    na_values_option,
     parse_assignments,
     parse_list,
     progress_bar,
     read_input,
     refuse_suspect_columns,
     refuse_text_in_numbers,
-    weight_column_option,
     write_mask_result,
 )
 from sdckit.errors import ParameterError
@@ -34,7 +37,7 @@ def _is_temporal(series: pd.Series) -> bool:
 
 
 def rwn_command(
-    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    input: InputFile,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Masked output file (.csv or .parquet).")
     ],
@@ -66,8 +69,8 @@ def rwn_command(
         str | None,
         typer.Option("--exclude", help="Comma-separated columns passed through unchanged."),
     ] = None,
-    ids: Annotated[str | None, id_option()] = None,
-    weight_column: Annotated[str | None, weight_column_option()] = None,
+    ids: IdOption = None,
+    weight_column: WeightColumnOption = None,
     categorical: Annotated[
         str | None,
         typer.Option(
@@ -96,14 +99,12 @@ def rwn_command(
             "--impute", help="Compute distances on an imputed copy when values are missing."
         ),
     ] = False,
-    seed: Annotated[
-        int | None, typer.Option("--seed", help="Random seed (same seed, same output).")
-    ] = None,
+    seed: SeedOption = None,
     diagnostics: Annotated[
         Path | None, typer.Option("--diagnostics", help="Also write per-record diagnostics here.")
     ] = None,
-    na_values: Annotated[str | None, na_values_option()] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
+    na_values: NaValuesOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Mask microdata by Randomization Within Neighborhoods (Perry, Matloff & Tendick 2022)."""
     if scale not in ("minmax", "standard", "none"):

@@ -8,14 +8,16 @@ from typing import Annotated
 import typer
 
 from sdckit.cli._common import (
+    IdOption,
+    InputFile,
+    NaValuesOption,
+    SeedOption,
+    WeightColumnOption,
     check_not_passthrough,
     check_outputs,
     column_roles,
-    id_option,
-    na_values_option,
     parse_list,
     read_input,
-    weight_column_option,
     write_mask_result,
 )
 from sdckit.errors import ParameterError
@@ -23,7 +25,7 @@ from sdckit.microdata.swap import swap
 
 
 def swap_command(
-    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    input: InputFile,
     output: Annotated[Path, typer.Option("--output", "-o", help="Swapped output file.")],
     swap_attribute: Annotated[
         str,
@@ -41,18 +43,16 @@ def swap_command(
         str | None,
         typer.Option("--strata", help="Comma-separated key columns; swaps stay within equal keys."),
     ] = None,
-    ids: Annotated[str | None, id_option()] = None,
-    weight_column: Annotated[str | None, weight_column_option()] = None,
-    seed: Annotated[
-        int | None, typer.Option("--seed", help="Random seed (same seed, same output).")
-    ] = None,
+    ids: IdOption = None,
+    weight_column: WeightColumnOption = None,
+    seed: SeedOption = None,
     diagnostics: Annotated[
         Path | None,
         typer.Option(
             "--diagnostics", help="Also write per-record diagnostics (swapped, partner, changed)."
         ),
     ] = None,
-    na_values: Annotated[str | None, na_values_option()] = None,
+    na_values: NaValuesOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No summary.")] = False,
 ) -> None:
     """Swap the values of the swap attribute(s) between random pairs of records."""

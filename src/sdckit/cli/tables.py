@@ -9,6 +9,7 @@ import typer
 import yaml
 
 from sdckit.cli._common import (
+    InputFile,
     check_outputs,
     console,
     err_console,
@@ -146,7 +147,7 @@ def _write_protected(
 
 @tables_app.command("add-keys")
 def add_keys_command(
-    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    input: InputFile,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Microdata with a record-key column.")
     ],
@@ -170,7 +171,7 @@ def add_keys_command(
 
 @tables_app.command("tabulate")
 def tabulate_command(
-    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    input: InputFile,
     output: Annotated[Path, typer.Option("--output", "-o", help="Tidy table, one row per cell.")],
     dims: Annotated[str, typer.Option("--dims", help="Comma-separated classifying variables.")],
     weights: Annotated[
@@ -465,7 +466,7 @@ def restore_linked_command(
 
 @tables_app.command("safe")
 def safe_command(
-    input: Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")],
+    input: InputFile,
     output: Annotated[Path, typer.Option("--output", "-o", help="Protected microdata.")],
     tables: Annotated[
         str,
