@@ -12,12 +12,26 @@ partition masked by :func:`sdckit.microdata.rwn`.
 
 from sdckit.distributed._io import ParquetSource, read_parquet, write_parquet
 from sdckit.distributed.cluster import SCHEDULER_ENV, dask_client, scheduler_address
+from sdckit.distributed.risk import DistributedKeyRisk, key_risk_by_partition
+from sdckit.distributed.rwn import PartitionedRWNResult, rwn_by_partition
+from sdckit.distributed.tables import (
+    add_record_keys_by_partition,
+    cell_key_perturb_by_partition,
+    tabulate_by_partition,
+)
 
 __all__ = [
     "SCHEDULER_ENV",
+    "DistributedKeyRisk",
     "ParquetSource",
+    "PartitionedRWNResult",
+    "add_record_keys_by_partition",
+    "cell_key_perturb_by_partition",
     "dask_client",
+    "key_risk_by_partition",
     "read_parquet",
+    "rwn_by_partition",
     "scheduler_address",
+    "tabulate_by_partition",
     "write_parquet",
 ]
