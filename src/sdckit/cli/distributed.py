@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import typer
 
@@ -67,23 +68,23 @@ def _cluster(
                 yield
 
 
-def _scheduler_option() -> typer.models.OptionInfo:
+def _scheduler_option() -> Any:
     return typer.Option(None, "--scheduler", help=_SCHEDULER_HELP)
 
 
-def _workers_option() -> typer.models.OptionInfo:
+def _workers_option() -> Any:
     return typer.Option(2, "--workers", help="Workers of the local cluster.")
 
 
-def _memory_option() -> typer.models.OptionInfo:
+def _memory_option() -> Any:
     return typer.Option("4GB", "--memory-limit", help="Memory limit per local worker.")
 
 
-def _threads_option() -> typer.models.OptionInfo:
+def _threads_option() -> Any:
     return typer.Option(1, "--threads", help="Threads per local worker.")
 
 
-def _processes_option() -> typer.models.OptionInfo:
+def _processes_option() -> Any:
     return typer.Option(
         True, "--processes/--no-processes", help="Local workers as processes (or as threads)."
     )
