@@ -375,10 +375,9 @@ def rwn_by_partition(
             cuts,
             meta=_deal_spatial(positioned._meta, numeric, low, span, axis, cuts),
         )
-    # a task shuffle: u is small, and it needs no scheduler plugin
-    shuffled = dealt.shuffle(
-        on=_GROUP, npartitions=max(1, min(u, frame.npartitions)), shuffle_method="tasks"
-    )
+    # one shuffled partition per RWN partition where the hash allows; a task shuffle:
+    # u is small, and it needs no scheduler plugin
+    shuffled = dealt.shuffle(on=_GROUP, npartitions=u, shuffle_method="tasks")
     work = [
         dask.delayed(_mask_groups, nout=2)(piece, seed, rwn_params, all_columns)
         for piece in shuffled.to_delayed()
