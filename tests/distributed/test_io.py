@@ -95,3 +95,50 @@ def test_failed_write_leaves_nothing(census, client, tmp_path):
         write_parquet(source.frame, tmp_path / "out", inputs=source.files)
     assert not (tmp_path / "out").exists()
     assert not [p for p in os.listdir(tmp_path) if p.startswith(".out")]
+
+
+_KILLED_WRITER = """
+import sys, time
+from pathlib import Path
+import dask
+from sdckit.distributed import read_parquet, write_parquet
+
+source, out, marker = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+
+def slow(part, partition_info=None):
+    if partition_info and partition_info["number"] == 1:
+        marker.write_text("writing")
+        time.sleep(60)
+    return part
+
+frame = read_parquet(source).frame
+with dask.config.set(scheduler="threads", num_workers=1):
+    write_parquet(frame.map_partitions(slow, meta=frame._meta), out)
+"""
+
+
+@pytest.mark.slow
+def test_killed_run_leaves_nothing_that_looks_complete(census, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    _, directory = census
+    script = tmp_path / "writer.py"
+    script.write_text(_KILLED_WRITER)
+    out, marker = tmp_path / "masked", tmp_path / "started"
+    process = subprocess.Popen([sys.executable, str(script), str(directory), str(out), str(marker)])
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert marker.exists(), "the writer did not reach its second partition"
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert not out.exists()
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".masked.tmp-")]
+    assert len(leftovers) == 1  # hidden, and named as temporary
