@@ -20,6 +20,7 @@ from typing import Any
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sdckit.errors import DataError, ParameterError
@@ -266,8 +267,6 @@ def read_parquet(
     batches = first.iter_batches(batch_size=max(int(sample_rows), 1), columns=cols)
     try:
         sample_batch = next(batches)
-        import pyarrow as pa
-
         sample = _to_pandas(pa.Table.from_batches([sample_batch]))
     except StopIteration:
         sample = _to_pandas(first.schema_arrow.empty_table())

@@ -48,7 +48,6 @@ from sdckit.distributed._partitions import (
     as_source,
     check_seed,
     frame_of,
-    partition_names,
     stream,
 )
 from sdckit.errors import DataError, ParameterError
@@ -207,7 +206,7 @@ def _mask_groups(
 
 
 def _spatial_axis(
-    frame: dd.DataFrame, numeric: list[str], names: list[str]
+    frame: dd.DataFrame, numeric: list[str]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Min, range, first principal axis of the scaled variables, and one sample per file."""
     low, high = dask.compute(frame[numeric].min(), frame[numeric].max())
@@ -304,7 +303,6 @@ def rwn_by_partition(
     seed = check_seed(random_state)
     source = as_source(data)
     frame = frame_of(source)
-    names = partition_names(source)
     all_columns = [str(c) for c in frame.columns]
     clash = [c for c in all_columns if c in _INTERNAL]
     if clash:
@@ -364,7 +362,7 @@ def rwn_by_partition(
                 "partitioning='spatial' sorts on the numeric distance variables, and there are "
                 "none; use partitioning='random'"
             )
-        low, span, axis, sample = _spatial_axis(positioned, numeric, names)
+        low, span, axis, sample = _spatial_axis(positioned, numeric)
         cuts = np.quantile(sample, np.arange(1, u) / u) if u > 1 else np.zeros(0)
         dealt = positioned.map_partitions(
             _deal_spatial,
