@@ -1,0 +1,257 @@
+"""``sdckit distributed ...``: the work that outgrows one machine, on Dask.
+
+Every command reads a directory (or glob) of Parquet files, one Dask
+partition per file, and runs on a local cluster (``--workers``,
+``--memory-limit``) or on an existing one (``--scheduler ADDRESS`` or
+``$DASK_SCHEDULER_ADDRESS``); the dashboard address is printed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import typer
+
+from sdckit.cli._common import check_outputs, err_console, parse_list, write_output
+from sdckit.cli.tables import _hierarchies
+from sdckit.errors import ParameterError
+from sdckit.tables import check_release, design_ptable, read_ptable
+
+distributed_app = typer.Typer(
+    help="Parquet directories on Dask: RWN by partitions, tables and key risk as map-reduce.",
+    no_args_is_help=True,
+)
+
+_SCHEDULER_HELP = "Address of an existing Dask scheduler (default: $DASK_SCHEDULER_ADDRESS, else a local cluster)."
+
+
+def _lib() -> ModuleType:
+    """sdckit.distributed, imported when a command runs (Dask is an optional extra)."""
+    try:
+        import sdckit.distributed as lib
+    except ImportError as exc:
+        raise ParameterError(
+            f"the distributed commands need Dask ({exc}); install sdckit[distributed]"
+        ) from exc
+    return lib
+
+
+@contextmanager
+def _cluster(
+    scheduler: str | None,
+    workers: int,
+    memory_limit: str,
+    threads: int,
+    quiet: bool,
+    processes: bool = True,
+) -> Iterator[None]:
+    lib = _lib()
+    address = lib.scheduler_address(scheduler)
+    with lib.dask_client(
+        scheduler=address,
+        n_workers=workers,
+        memory_limit=memory_limit,
+        threads_per_worker=threads,
+        processes=processes,
+    ) as client:
+        if not quiet:
+            where = f"scheduler {address}" if address else f"local cluster of {workers} worker(s)"
+            err_console.print(f"Dask {where}; dashboard: {client.dashboard_link}", highlight=False)
+        if quiet:
+            yield
+        else:
+            with err_console.status("computing on Dask (progress on the dashboard) ..."):
+                yield
+
+
+def _scheduler_option() -> Any:
+    return typer.Option(None, "--scheduler", help=_SCHEDULER_HELP)
+
+
+def _workers_option() -> Any:
+    return typer.Option(2, "--workers", help="Workers of the local cluster.")
+
+
+def _memory_option() -> Any:
+    return typer.Option("4GB", "--memory-limit", help="Memory limit per local worker.")
+
+
+def _threads_option() -> Any:
+    return typer.Option(1, "--threads", help="Threads per local worker.")
+
+
+def _processes_option() -> Any:
+    return typer.Option(
+        True, "--processes/--no-processes", help="Local workers as processes (or as threads)."
+    )
+
+
+@distributed_app.command("rwn")
+def rwn_command(
+    input: Path = typer.Argument(..., help="Directory (or glob) of Parquet files."),
+    output: Path = typer.Option(..., "--output", "-o", help="Output directory to create."),
+    partitions: int = typer.Option(..., "--partitions", help="u, the number of partitions."),
+    partitioning: str = typer.Option("random", "--partitioning", help="random or spatial."),
+    k: int = typer.Option(5, "--k", help="Nearest other records in every neighbourhood."),
+    eps: float | None = typer.Option(None, "--eps", help="Neighbourhood radius (scaled space)."),
+    q: float = typer.Option(1.0, "--q", help="Probability that each cell is modified."),
+    columns: str | None = typer.Option(None, "--columns", help="Columns to mask (default: all)."),
+    seed: int = typer.Option(0, "--seed", help="The one seed of every partition's stream."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the output directory."),
+    scheduler: str | None = _scheduler_option(),
+    workers: int = _workers_option(),
+    memory_limit: str = _memory_option(),
+    threads: int = _threads_option(),
+    processes: bool = _processes_option(),
+    quiet: bool = typer.Option(False, "--quiet", help="No summary."),
+) -> None:
+    """RWN by partitions (Perry, Matloff & Tendick 2022, §11.3): each partition masked alone."""
+    source = _lib().read_parquet(input)
+    with _cluster(scheduler, workers, memory_limit, threads, quiet, processes):
+        result = _lib().rwn_by_partition(
+            source,
+            n_partitions=partitions,
+            partitioning=partitioning,
+            output=output,
+            overwrite=overwrite,
+            k=k,
+            eps=eps,
+            q=q,
+            columns=parse_list(columns),
+            random_state=seed,
+        )
+    if not quiet:
+        err_console.print(result.summary(), highlight=False)
+
+
+@distributed_app.command("add-keys")
+def add_keys_command(
+    input: Path = typer.Argument(..., help="Directory (or glob) of Parquet files."),
+    output: Path = typer.Option(..., "--output", "-o", help="Output directory to create."),
+    seed: int = typer.Option(..., "--seed", help="The one seed of every partition's keys."),
+    kind: str = typer.Option("integer", "--kind", help="integer or uniform."),
+    column: str = typer.Option("record_key", "--column", help="Name of the key column."),
+    key_range: int | None = typer.Option(None, "--key-range", help="Integer keys 0..R-1."),
+    scheduler: str | None = _scheduler_option(),
+    workers: int = _workers_option(),
+    memory_limit: str = _memory_option(),
+    threads: int = _threads_option(),
+    processes: bool = _processes_option(),
+    quiet: bool = typer.Option(False, "--quiet", help="No messages."),
+) -> None:
+    """Add record keys partition by partition (drawn once, kept with the data)."""
+    source = _lib().read_parquet(input)
+    with _cluster(scheduler, workers, memory_limit, threads, quiet, processes):
+        keyed = _lib().add_record_keys_by_partition(
+            source, seed=seed, kind=kind, column=column, key_range=key_range
+        )
+        _lib().write_parquet(keyed, output, inputs=source.files)
+    if not quiet:
+        err_console.print(
+            f"wrote {source.n_records} records with {column!r} to {output}/", highlight=False
+        )
+
+
+@distributed_app.command("tabulate")
+def tabulate_command(
+    input: Path = typer.Argument(..., help="Directory (or glob) of Parquet files."),
+    output: Path = typer.Option(..., "--output", "-o", help="Table file (.csv or .parquet)."),
+    dims: str = typer.Option(..., "--dims", help="Comma-separated classifying variables."),
+    record_key: str | None = typer.Option(None, "--record-key", help="Record-key column."),
+    weights: str | None = typer.Option(None, "--weights", help="Record weights."),
+    hierarchies: Path | None = typer.Option(None, "--hierarchies", help="As `tables tabulate`."),
+    scheduler: str | None = _scheduler_option(),
+    workers: int = _workers_option(),
+    memory_limit: str = _memory_option(),
+    threads: int = _threads_option(),
+    processes: bool = _processes_option(),
+    quiet: bool = typer.Option(False, "--quiet", help="No messages."),
+) -> None:
+    """Frequency table with margins as map-reduce; writes the TRUE counts (internal, the input to perturb)."""
+    check_outputs(output, inputs=[])
+    dim_list = parse_list(dims) or []
+    with _cluster(scheduler, workers, memory_limit, threads, quiet, processes):
+        table = _lib().tabulate_by_partition(
+            input,
+            dim_list,
+            hierarchies=_hierarchies(hierarchies),
+            weights=weights,
+            record_key=record_key,
+        )
+    write_output(table, output)
+    if not quiet:
+        err_console.print(
+            "this table holds the true counts: it is internal, not a release "
+            "(perturb it before publishing)",
+            highlight=False,
+        )
+
+
+@distributed_app.command("perturb")
+def perturb_command(
+    input: Path = typer.Argument(
+        ..., help="Directory (or glob) of Parquet files with record keys."
+    ),
+    output: Path = typer.Option(..., "--output", "-o", help="Protected table (.csv or .parquet)."),
+    dims: str = typer.Option(..., "--dims", help="Comma-separated classifying variables."),
+    ptable: Path | None = typer.Option(None, "--ptable", help="Perturbation table file."),
+    D: int = typer.Option(3, "--D", help="Without --ptable: design one with this D."),
+    V: float = typer.Option(2.01, "--V", help="Without --ptable: design one with this V."),
+    record_key: str = typer.Option("record_key", "--record-key", help="Record-key column."),
+    threshold: int | None = typer.Option(None, "--threshold", help="Suppress counts below this."),
+    weights: str | None = typer.Option(None, "--weights", help="Record weights."),
+    hierarchies: Path | None = typer.Option(None, "--hierarchies", help="As `tables perturb`."),
+    scheduler: str | None = _scheduler_option(),
+    workers: int = _workers_option(),
+    memory_limit: str = _memory_option(),
+    threads: int = _threads_option(),
+    processes: bool = _processes_option(),
+    quiet: bool = typer.Option(False, "--quiet", help="No summary."),
+) -> None:
+    """Cell key perturbation as map-reduce; the output holds the dimensions and perturbed values only."""
+    check_outputs(output, inputs=[p for p in (ptable,) if p is not None])
+    table = read_ptable(ptable) if ptable is not None else design_ptable(D, V)
+    with _cluster(scheduler, workers, memory_limit, threads, quiet, processes):
+        result = _lib().cell_key_perturb_by_partition(
+            input,
+            table,
+            dims=parse_list(dims) or [],
+            record_key=record_key,
+            threshold=threshold,
+            hierarchies=_hierarchies(hierarchies),
+            weights=weights,
+        )
+    check_release(result.table, what="perturbed table")
+    write_output(result.table, output)
+    if not quiet:
+        err_console.print(result.summary(), highlight=False)
+
+
+@distributed_app.command("keys")
+def keys_command(
+    input: Path = typer.Argument(..., help="Directory (or glob) of Parquet files."),
+    keys: str = typer.Option(..., "--keys", help="Comma-separated key variables."),
+    sensitive: str | None = typer.Option(None, "--sensitive", help="Sensitive variable."),
+    scheduler: str | None = _scheduler_option(),
+    workers: int = _workers_option(),
+    memory_limit: str = _memory_option(),
+    threads: int = _threads_option(),
+    processes: bool = _processes_option(),
+    quiet: bool = typer.Option(False, "--quiet", help="No cluster messages."),
+) -> None:
+    """Key risk as map-reduce: sample uniques, k-anonymity, l-diversity."""
+    key_list = parse_list(keys)
+    if not key_list:
+        raise ParameterError("--keys: give at least one key variable")
+    with _cluster(scheduler, workers, memory_limit, threads, quiet, processes):
+        result = _lib().key_risk_by_partition(input, key_list, sensitive=sensitive)
+    typer.echo(result.summary())
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sdckit distributed ...`` to the command line."""
+    app.add_typer(distributed_app, name="distributed")

@@ -1,0 +1,375 @@
+"""Parquet directories in and out, with a schema inferred on a sample and enforced per file.
+
+Every input file is one Dask partition (``dask.dataframe.from_map``), so a
+partition is always named by its file in error messages and its position in
+the sorted file list is a stable partition index, whatever the number of
+workers: the per-partition random streams are keyed by it.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from sdckit.errors import DataError, ParameterError
+
+__all__ = ["ParquetSource", "read_parquet", "write_parquet"]
+
+#: Rows of the first file read to infer the schema.
+SAMPLE_ROWS = 10_000
+
+
+@dataclass(frozen=True)
+class ParquetSource:
+    """A Parquet dataset read partition by partition (one partition per file).
+
+    Attributes
+    ----------
+    files : tuple of str
+        The input files, sorted; partition ``i`` is ``files[i]``.
+    rows : tuple of int
+        Number of records of each file (from the Parquet footers).
+    frame : dask.dataframe.DataFrame
+        The records; reading a partition enforces the schema.
+    dtypes : mapping
+        The schema: the pandas dtype of every column, inferred on a sample
+        of the first file.
+    """
+
+    files: tuple[str, ...]
+    rows: tuple[int, ...]
+    frame: dd.DataFrame
+    dtypes: dict[str, Any]
+
+    @property
+    def n_records(self) -> int:
+        """Total number of records."""
+        return int(sum(self.rows))
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Global position of the first record of every file."""
+        return np.concatenate([[0], np.cumsum(self.rows)]).astype(np.int64)
+
+    def summary(self) -> str:
+        """Files, records and columns, for a person.
+
+        Returns
+        -------
+        str
+            One line.
+        """
+        return (
+            f"{len(self.files)} Parquet file(s), {self.n_records} records, "
+            f"{len(self.dtypes)} columns"
+        )
+
+
+def _list_files(path: str | os.PathLike) -> list[str]:
+    text = os.fspath(path)
+    if any(ch in text for ch in "*?["):
+        files = sorted(f for f in glob.glob(text) if os.path.isfile(f))
+    elif os.path.isdir(text):
+        files = sorted(
+            str(p)
+            for p in Path(text).rglob("*.parquet")
+            if p.is_file() and not any(part.startswith((".", "_")) for part in p.parts[-1:])
+        )
+    elif os.path.isfile(text):
+        files = [text]
+    else:
+        raise ParameterError(f"input {text!r} is neither a Parquet file, a directory nor a glob")
+    if not files:
+        raise DataError(f"input {text!r} holds no Parquet files")
+    return files
+
+
+def _to_pandas(table: Any) -> pd.DataFrame:
+    frame = table.to_pandas()
+    # categories are a file's own; across partitions a dimension's categories are
+    # the distinct values of all files, so dictionary columns are read as values
+    for name in frame.columns:
+        if isinstance(frame[name].dtype, pd.CategoricalDtype):
+            frame[name] = frame[name].astype(object)
+    return frame
+
+
+def _first_bad(values: pd.Series, converted: pd.Series) -> int:
+    bad = converted.isna().to_numpy() & values.notna().to_numpy()
+    return int(np.flatnonzero(bad)[0])
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        return str(int(value))
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def enforce_schema(frame: pd.DataFrame, dtypes: dict[str, Any], where: str) -> pd.DataFrame:
+    """Give ``frame`` the schema ``dtypes``, or raise naming the file, the column and the row.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        One partition.
+    dtypes : mapping
+        Expected pandas dtype of every column.
+    where : str
+        The partition's file, for messages.
+
+    Returns
+    -------
+    DataFrame
+        The partition with the expected columns, in order, and dtypes.
+    """
+    missing = [c for c in dtypes if c not in frame.columns]
+    extra = [c for c in frame.columns if c not in dtypes]
+    if missing or extra:
+        raise DataError(
+            f"partition file {where!r} does not have the sample's columns: "
+            + ", ".join(
+                part
+                for part in (
+                    f"missing {missing}" if missing else "",
+                    f"unexpected {extra}" if extra else "",
+                )
+                if part
+            )
+        )
+    out = {}
+    for name, want in dtypes.items():
+        column = frame[name]
+        have = column.dtype
+        if have == want:
+            out[name] = column
+            continue
+        want_kind = want.kind if isinstance(want, np.dtype) else ""
+        have_text = pd.api.types.is_object_dtype(have) or pd.api.types.is_string_dtype(have)
+        if want_kind and want_kind in "iuf" and have.kind in "iuf":
+            values = column.to_numpy()
+            if want_kind in "iu":
+                if np.isnan(values).any() if values.dtype.kind == "f" else False:
+                    row = int(np.flatnonzero(np.isnan(values))[0]) + 1
+                    raise DataError(
+                        f"partition file {where!r}, column {name!r}: row {row} is missing, but "
+                        f"the schema (inferred on a sample) has whole numbers without missing values"
+                    )
+                if values.dtype.kind == "f" and (values != np.round(values)).any():
+                    row = int(np.flatnonzero(values != np.round(values))[0]) + 1
+                    raise DataError(
+                        f"partition file {where!r}, column {name!r}: row {row} has "
+                        f"{_shown(values[row - 1])}, but the schema (inferred on a sample) has "
+                        "whole numbers"
+                    )
+            out[name] = column.astype(want)
+            continue
+        if want_kind and want_kind in "iuf" and have_text:
+            converted = pd.to_numeric(column, errors="coerce")
+            if (converted.isna() & column.notna()).any():
+                k = _first_bad(column, converted)
+                raise DataError(
+                    f"partition file {where!r}, column {name!r}: row {k + 1} has "
+                    f"{_shown(column.iloc[k])}, not a number as the schema (inferred on a "
+                    "sample) requires"
+                )
+            frame_one = pd.DataFrame({name: converted})
+            out[name] = enforce_schema(frame_one, {name: want}, where)[name]
+            continue
+        if pd.api.types.is_string_dtype(want) and have_text:
+            not_text = column.notna().to_numpy() & ~column.map(
+                lambda v: isinstance(v, str), na_action="ignore"
+            ).fillna(True).to_numpy(bool)
+            if not_text.any():
+                k = int(np.flatnonzero(not_text)[0])
+                raise DataError(
+                    f"partition file {where!r}, column {name!r}: row {k + 1} has "
+                    f"{_shown(column.iloc[k])}, not text as the schema (inferred on a sample) has"
+                )
+            out[name] = column.astype(want)
+            continue
+        raise DataError(
+            f"partition file {where!r}, column {name!r}: values of type {have} where the schema "
+            f"(inferred on a sample) has {want}"
+        )
+    return pd.DataFrame(out, index=frame.index)
+
+
+def _read_file(path: str, dtypes: dict[str, Any], columns: list[str] | None) -> pd.DataFrame:
+    # Dask pushes the columns a computation needs down to the reader (projection)
+    wanted = {c: dtypes[c] for c in columns} if columns is not None else dtypes
+    try:
+        names = pq.ParquetFile(path).schema_arrow.names
+    except Exception as exc:  # pyarrow raises its own types for unreadable files
+        raise DataError(f"partition file {path!r} cannot be read as Parquet: {exc}") from exc
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        raise DataError(
+            f"partition file {path!r} does not have the sample's columns: missing {missing}"
+        )
+    table = pq.read_table(path, columns=list(wanted))
+    return enforce_schema(_to_pandas(table), wanted, path)
+
+
+def read_parquet(
+    path: str | os.PathLike,
+    *,
+    columns: Sequence[str] | None = None,
+    sample_rows: int = SAMPLE_ROWS,
+) -> ParquetSource:
+    """Read a directory of Parquet files (or a glob) as a Dask DataFrame, one partition per file.
+
+    The schema (the pandas dtype of every column) is inferred on the first
+    ``sample_rows`` records of the first file and enforced on every
+    partition when it is read: whole numbers are widened, numbers written as
+    text converted, and anything else (text in a numeric column, a missing or
+    fractional value in a whole-number column, a missing column) raises a
+    :class:`~sdckit.errors.DataError` naming the partition file, the column
+    and the row. Dictionary-encoded (categorical) columns are read as their
+    values. Files are never modified.
+
+    Parameters
+    ----------
+    path : str or path
+        A directory (every ``*.parquet`` below it, hidden and ``_``-prefixed
+        files skipped), a glob, or one file.
+    columns : list of str, optional
+        Read only these columns.
+    sample_rows : int, default 10000
+        Records of the first file used to infer the schema.
+
+    Returns
+    -------
+    ParquetSource
+        The files, their record counts, the schema and the Dask DataFrame.
+    """
+    files = _list_files(path)
+    cols = list(columns) if columns is not None else None
+    first = pq.ParquetFile(files[0])
+    if cols is not None:
+        names = first.schema_arrow.names
+        unknown = [c for c in cols if c not in names]
+        if unknown:
+            raise ParameterError(f"columns: {unknown} are not in {files[0]!r} (it has {names})")
+    batches = first.iter_batches(batch_size=max(int(sample_rows), 1), columns=cols)
+    try:
+        sample_batch = next(batches)
+        sample = _to_pandas(pa.Table.from_batches([sample_batch]))
+    except StopIteration:
+        sample = _to_pandas(first.schema_arrow.empty_table())
+        if cols is not None:
+            sample = sample[cols]
+    dtypes = {str(c): sample[c].dtype for c in sample.columns}
+    rows = tuple(int(pq.ParquetFile(f).metadata.num_rows) for f in files)
+    meta = sample.iloc[:0].reset_index(drop=True)
+    frame = dd.from_map(
+        _read_file,
+        files,
+        dtypes=dtypes,
+        columns=cols,
+        meta=meta,
+        divisions=[None] * (len(files) + 1),
+        enforce_metadata=False,
+        label="read-parquet-sdckit",
+    )
+    return ParquetSource(tuple(files), rows, frame, dtypes)
+
+
+def _check_output(output: Path, inputs: Sequence[str], overwrite: bool) -> None:
+    resolved = output.resolve()
+    for f in inputs:
+        fp = Path(f).resolve()
+        if fp == resolved or resolved in fp.parents:
+            raise ParameterError(
+                f"output {str(output)!r} would replace or hold the input {f!r}; choose another directory"
+            )
+    if output.exists() and not overwrite:
+        raise ParameterError(f"output {str(output)!r} exists; remove it or pass overwrite=True")
+    if output.exists() and not output.is_dir():
+        raise ParameterError(f"output {str(output)!r} exists and is not a directory")
+    if not output.parent.is_dir():
+        raise DataError(f"output directory {str(output.parent)!r} does not exist")
+
+
+def write_parquet(
+    frame: dd.DataFrame,
+    output: str | os.PathLike,
+    *,
+    inputs: Sequence[str] = (),
+    overwrite: bool = False,
+    write_index: bool = False,
+    compute: Callable[[Any], Any] | None = None,
+) -> Path:
+    """Write a Dask DataFrame as a directory of Parquet files, atomically.
+
+    The files are written into a hidden temporary directory beside
+    ``output`` (``.NAME.tmp-*``) and the directory is renamed to ``output``
+    only when every partition is written: a run killed halfway leaves no
+    directory named ``output``, and a failed run removes its temporary
+    directory.
+
+    Parameters
+    ----------
+    frame : dask.dataframe.DataFrame
+        The records; partition ``i`` becomes ``part.i.parquet``.
+    output : str or path
+        The directory to create.
+    inputs : list of str
+        Input files, which the output may not replace or contain.
+    overwrite : bool, default False
+        Replace an existing ``output`` directory (only once the new one is
+        complete).
+    write_index : bool, default False
+        Store the DataFrame index.
+    compute : callable, optional
+        Runs the write (receives the delayed write); default ``dask.compute``.
+
+    Returns
+    -------
+    Path
+        ``output``.
+    """
+    out = Path(output)
+    _check_output(out, inputs, overwrite)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        os.chmod(tmp, 0o777 & ~_umask())
+        job = frame.to_parquet(
+            str(tmp), write_index=write_index, compute=False, write_metadata_file=False
+        )
+        if compute is None:
+            import dask
+
+            dask.compute(job)
+        else:
+            compute(job)
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.replace(out, old / out.name)
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
