@@ -799,7 +799,8 @@ def restore_additivity(
             "be recomputed exactly from the published cells once the table is additive (a "
             "margin minus its other cells): restoring additivity would undo their suppression. "
             "Publish the perturbed table without restoring it, or suppress more cells in those "
-            "relations first (allow_recoverable=True gives the restoration for internal use)"
+            "relations first (the library's allow_recoverable=True gives the restoration for "
+            "internal use)"
         )
     table = frame.copy()
     table["restored"] = y[positions]  # the producer's copy keeps the hidden cells' values
