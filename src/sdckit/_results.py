@@ -12,7 +12,8 @@ A subclass is an ordinary ``@dataclass(frozen=True)``; it gets, for free:
 * every field whose value is a ``dict`` (or any mutable mapping) at
   construction replaced by a read-only ``MappingProxyType`` copy, so neither
   the caller's dict nor the result can be changed afterwards;
-* :meth:`FrozenResult.summary`, which a subclass must override;
+* :meth:`FrozenResult.summary`, a plain default (the result's name and its
+  scalar fields) that a subclass overrides with text in its field's words;
 * pickling, which ``MappingProxyType`` alone does not support (results cross
   process boundaries in parallel and distributed runs).
 """
@@ -65,12 +66,20 @@ class FrozenResult:
     def summary(self) -> str:
         """A short report of the result for a person.
 
+        The default names the result and lists its scalar fields (numbers,
+        text, booleans); results override it with a report in their own words.
+
         Returns
         -------
         str
-            Plain text, several lines.
+            Plain text.
         """
-        raise NotImplementedError(f"{type(self).__name__} must define summary()")
+        shown = []
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, bool | int | float | str) or value is None:
+                shown.append(f"{item.name}={value!r}")
+        return f"{type(self).__name__}" + (": " + ", ".join(shown) if shown else "")
 
     def __reduce__(self) -> tuple[Any, ...]:
         # MappingProxyType cannot be pickled: rebuild from plain dicts, and

@@ -41,13 +41,15 @@ def test_results_pickle_and_stay_frozen() -> None:
         again.params["k"] = 5  # type: ignore[index]
 
 
-def test_summary_must_be_defined() -> None:
+def test_default_summary_names_the_result_and_its_scalar_fields() -> None:
     @dataclass(frozen=True)
     class Bare(FrozenResult):
         x: int = 0
+        label: str = "a"
+        params: Mapping[str, Any] = field(default_factory=dict)
 
-    with pytest.raises(NotImplementedError, match="Bare must define summary"):
-        Bare().summary()
+    assert Bare(x=3).summary() == "Bare: x=3, label='a'"
+    assert _Example("a").summary() == "example a"  # a subclass's own summary wins
 
 
 def test_freeze_none_is_empty() -> None:
