@@ -22,6 +22,10 @@ mean error |alpha_hat - alpha| / N, and how many of the confident runs
 (``estimated`` or ``no_evidence``) have the truth inside their 95% interval.
 
     .venv/bin/python examples/validation/swaprate_figure5.py --runs 50
+
+``--settings``, ``--first-run`` and ``--out`` split the work over several
+processes (each run appended to the CSV as it ends); ``--summarise A.csv B.csv``
+prints the table from their files.
 """
 
 from __future__ import annotations
@@ -106,31 +110,11 @@ def markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=50, help="runs per setting and alpha/N")
-    parser.add_argument("--out", type=Path, help="write every run to this CSV")
-    args = parser.parse_args()
-    adult = load_adult()
-    settings = ("semi-synthetic Adult, rL", "semi-synthetic Adult, six", "gaussian (Section 5.1)")
-    print(
-        f"adult.data rows without missing attributes: N = {len(adult)}; {args.runs} run(s) per point\n"
-    )
-    rows = []
-    for setting in settings:
-        for rate in RATES:
-            for k in range(args.runs):
-                row = one_run(adult, setting, rate, seed=10_000 * k + int(10_000 * rate))
-                rows.append(row)
-                print(
-                    f"  {setting:<28} alpha/N {rate:<6g} {row['code']:<14} error/N "
-                    f"{row['error/N']:.4f} covers {row['covers']} ({row['seconds']:.1f} s) "
-                    f"{row['reason'][:120]}",
-                    flush=True,
-                )
-    runs = pd.DataFrame(rows)
-    if args.out:
-        runs.to_csv(args.out, index=False)
+SETTINGS = ("semi-synthetic Adult, rL", "semi-synthetic Adult, six", "gaussian (Section 5.1)")
+
+
+def summarise(runs: pd.DataFrame) -> None:
+    """Print the table of Figure 5 from the runs (one row a run)."""
     table = (
         runs.groupby(["setting", "alpha/N"], sort=False)
         .agg(
@@ -145,7 +129,60 @@ def main() -> None:
     )
     print("\n## Figure 5 (semi-synthetic Adult) and Section 5.1 (Gaussian), with the verdict\n")
     print(markdown(table))
-    print(f"\nmedian seconds per run: {runs['seconds'].median():.1f}")
+    confident = runs["covers"].dropna().astype(bool)
+    print(
+        f"\n{len(runs)} runs; confident verdicts {len(confident)}, truth inside the 95% interval "
+        f"in {int(confident.sum())} ({confident.mean():.1%})"
+        if len(confident)
+        else f"\n{len(runs)} runs; no confident verdict"
+    )
+    print(f"median seconds per run: {runs['seconds'].median():.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=50, help="runs per setting and alpha/N")
+    parser.add_argument(
+        "--first-run", type=int, default=0, help="index of the first run (seeds follow it)"
+    )
+    parser.add_argument(
+        "--settings",
+        default=";".join(SETTINGS),
+        help="settings to run, separated by ';' (default: all three)",
+    )
+    parser.add_argument("--out", type=Path, help="append every run to this CSV as it finishes")
+    parser.add_argument(
+        "--summarise", type=Path, nargs="+", help="print the table from earlier --out files only"
+    )
+    args = parser.parse_args()
+    if args.summarise:
+        summarise(pd.concat([pd.read_csv(p) for p in args.summarise], ignore_index=True))
+        return
+    settings = [s.strip() for s in args.settings.split(";") if s.strip()]
+    unknown = sorted(set(settings) - set(SETTINGS))
+    if unknown:
+        parser.error(f"unknown setting(s) {unknown}; choose from {list(SETTINGS)}")
+    adult = load_adult()
+    print(
+        f"adult.data rows without missing attributes: N = {len(adult)}; {args.runs} run(s) per point\n"
+    )
+    rows = []
+    for setting in settings:
+        for rate in RATES:
+            for k in range(args.first_run, args.first_run + args.runs):
+                row = one_run(adult, setting, rate, seed=10_000 * k + int(10_000 * rate))
+                rows.append(row)
+                print(
+                    f"  {setting:<28} alpha/N {rate:<6g} {row['code']:<14} error/N "
+                    f"{row['error/N']:.4f} covers {row['covers']} ({row['seconds']:.1f} s) "
+                    f"{row['reason'][:120]}",
+                    flush=True,
+                )
+                if args.out:
+                    pd.DataFrame([row]).to_csv(
+                        args.out, mode="a", header=not args.out.exists(), index=False
+                    )
+    summarise(pd.DataFrame(rows))
 
 
 if __name__ == "__main__":
