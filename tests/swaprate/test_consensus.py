@@ -9,7 +9,11 @@ from scipy.optimize import fsolve
 
 from sdckit import InfeasibleError, ParameterError
 from sdckit.swaprate import consensus_swap_count, swap_group_count
-from sdckit.swaprate.consensus import agreement_sums, consensus_closed_form
+from sdckit.swaprate.consensus import (
+    agreement_sums,
+    consensus_closed_form,
+    correlation_sensitivity,
+)
 
 
 def _observed(p: float, lc: float, rc: float, n: float) -> np.ndarray:
@@ -82,3 +86,51 @@ def test_bad_splits_are_refused():
         consensus_swap_count(data, "s", ["x0", "x1"], ["x1", "x2"], calibrate=False)
     with pytest.raises(ParameterError, match="swap attribute"):
         consensus_swap_count(data, "s", ["x0", "s"], ["x2"], calibrate=False)
+
+
+# --- Lemma 4.4: correlated halves -------------------------------------------------
+
+
+def _correlated_halves(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Fixed class probabilities of two halves sharing a latent factor, and the truth."""
+    rng = np.random.default_rng(seed)
+    s = (rng.random(n) < 0.4).astype(int)
+    shared = rng.normal(size=n)
+
+    def probabilities() -> np.ndarray:
+        score = 3.0 * (s - 0.5) + 1.2 * shared + 0.7 * rng.normal(size=n)
+        p1 = 1.0 / (1.0 + np.exp(-score))
+        return np.column_stack([1.0 - p1, p1])
+
+    left, right = probabilities(), probabilities()
+    rows = np.arange(n)
+    lr, rr = left[rows, s], right[rows, s]
+    beta = float((lr * rr).mean() - lr.mean() * rr.mean())
+    return s, left, right, beta
+
+
+def test_lemma_4_4_recovers_the_swap_when_the_correlation_is_known() -> None:
+    n, alpha = 400_000, 20_000
+    s, left, right, beta = _correlated_halves(n, seed=0)
+    rng = np.random.default_rng(1)
+    released = s.copy()
+    released[rng.choice(np.flatnonzero(s == 1), alpha, replace=False)] = 0
+    released[rng.choice(np.flatnonzero(s == 0), alpha, replace=False)] = 1
+    sums = agreement_sums(left, right, released)
+    sensitivity = correlation_sensitivity(sums, n)
+    assert beta > 0.02  # the halves are correlated
+    # Consensus (beta = 0) is far off; the lemma at the true beta is right.
+    assert consensus_closed_form(*sums, n) > 1.5 * alpha
+    assert sensitivity.alpha_at(0.0) == pytest.approx(consensus_closed_form(*sums, n))
+    assert sensitivity.alpha_at(beta) == pytest.approx(alpha, rel=0.02)
+    assert sensitivity.beta_for(alpha) == pytest.approx(beta, abs=0.001)
+    assert sensitivity.alpha_at(sensitivity.beta_no_swap) == pytest.approx(0.0, abs=1e-6)
+    assert np.isnan(sensitivity.alpha_at(sensitivity.beta_no_swap + 0.01))
+
+
+def test_lemma_4_4_without_correlation_is_lemma_4_3() -> None:
+    sums = (620.0, 130.0, 150.0, 100.0)
+    sensitivity = correlation_sensitivity(sums, 1000, half_estimates={"left": 40.0})
+    assert sensitivity.alpha_at(0.0) == pytest.approx(consensus_closed_form(*sums, 1000))
+    assert sensitivity.alpha_at(sensitivity.reconciling["left"]) == pytest.approx(40.0)
+    assert "Lemma 4.4" in sensitivity.summary()

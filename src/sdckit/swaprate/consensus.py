@@ -18,6 +18,26 @@ agreements) and 18-21 (independence) give (A D - B C) / (N (A + D - B - C))
 is Lemma 4.3::
 
     alpha = N/4 (1 - sqrt(1 - 4 (A D - B C) / (N (A + D - B - C))))
+
+Lemma 4.4 (correlated halves). Its printed statement is garbled; derived
+again here from eqs. 13-16, with a, b the two models' mean probability of a
+record's true class on the original data and beta the per-record correlation
+of their predictions (mean of M_L(s) M_R(s) = a b + beta), the swapped data's
+agreement sums per record satisfy::
+
+    (A + D - B - C) / N = gamma/N^2 + 4 beta,    gamma/N^2 = (2a - 1)(2b - 1)
+    (A D - B C) / N^2   = p (1 - p) gamma/N^2 + beta
+
+so the Consensus estimate equals the true alpha when beta = 0 and is biased
+otherwise, as the Lemma says. Solved for the swap: with
+Q = ((A - D)^2 - (B - C)^2) / N^2, which equals gamma/N^2 (1 - 2p)^2 whatever
+beta is, ``alpha(beta) = N/4 (1 - sqrt(Q / ((A + D - B - C)/N - 4 beta)))``.
+The four sums (which add up to N) determine only Q and gamma/N^2 + 4 beta:
+beta and the swap cannot be told apart from the released data alone, so no
+verdict can correct for it. :func:`correlation_sensitivity` shows instead
+what alpha each beta implies, the beta that would explain the agreement with
+no swap at all, and the beta that would reconcile Consensus with each half's
+own Algorithm 1 estimate.
 """
 
 from __future__ import annotations
@@ -50,7 +70,14 @@ from sdckit.swaprate.gsc import (
 from sdckit.swaprate.models import RecordModel, make_model
 from sdckit.swaprate.verdict import SwapVerdict, judge_swap_estimate
 
-__all__ = ["ConsensusEstimate", "agreement_sums", "consensus_closed_form", "consensus_swap_count"]
+__all__ = [
+    "ConsensusEstimate",
+    "CorrelationSensitivity",
+    "agreement_sums",
+    "consensus_closed_form",
+    "consensus_swap_count",
+    "correlation_sensitivity",
+]
 
 
 def agreement_sums(
@@ -133,6 +160,137 @@ def consensus_closed_form(a: float, b: float, c: float, d: float, n: int) -> flo
 
 
 @dataclass(frozen=True)
+class CorrelationSensitivity(FrozenResult):
+    """Kifer (2015), Lemma 4.4 solved for alpha: what each correlation implies.
+
+    Attributes
+    ----------
+    n : int
+        Number of records N.
+    signal : float
+        (A + D - B - C) / N = gamma/N^2 + 4 beta.
+    q : float
+        ((A - D)^2 - (B - C)^2) / N^2 = gamma/N^2 (1 - 2p)^2.
+    beta_no_swap : float
+        The correlation that explains all of the agreement with no swap
+        (alpha = 0); any larger beta is inconsistent with the data.
+    reconciling : mapping
+        For each half's own Algorithm 1 estimate (``"left"``, ``"right"``),
+        the beta under which Consensus agrees with it (NaN when none does).
+    """
+
+    n: int
+    signal: float
+    q: float
+    beta_no_swap: float
+    reconciling: dict[str, float]
+
+    def alpha_at(self, beta: float) -> float:
+        """The swap count the observed agreement implies if the correlation is ``beta``.
+
+        Parameters
+        ----------
+        beta : float
+            Per-record correlation of the two halves' predictions on the
+            original data (0: the Consensus assumption, eq. 17).
+
+        Returns
+        -------
+        float
+            alpha(beta); NaN when beta exceeds :attr:`beta_no_swap` or makes
+            gamma/N^2 = signal - 4 beta non-positive.
+        """
+        margin = self.signal - 4.0 * float(beta)
+        if margin <= 0 or self.q < 0 or self.q > margin * (1 + 1e-12):
+            return float("nan")
+        return float(self.n / 4.0 * (1.0 - np.sqrt(min(self.q / margin, 1.0))))
+
+    def beta_for(self, alpha: float) -> float:
+        """The correlation under which Consensus would be right if alpha were ``alpha``.
+
+        Parameters
+        ----------
+        alpha : float
+            A swap count, 0 <= alpha < N/4.
+
+        Returns
+        -------
+        float
+            beta = (signal - Q / (1 - 4 alpha / N)^2) / 4; NaN outside the range.
+        """
+        return _beta_for(self.signal, self.q, self.n, alpha)
+
+    def summary(self) -> str:
+        """What the estimate would be under a few correlations.
+
+        Returns
+        -------
+        str
+            Two or three lines.
+        """
+        steps = [b for b in (-0.01, -0.005, 0.0, 0.005, 0.01) if b < self.beta_no_swap]
+        shown = ", ".join(f"beta {b:+.3f}: {self.alpha_at(b):,.0f}" for b in steps)
+        lines = [
+            "  Lemma 4.4 (Kifer 2015): Consensus assumes the halves' predictions are "
+            "uncorrelated (beta = 0); the released data cannot tell a correlation from a swap",
+            f"    alpha if the correlation is {shown}; beta {self.beta_no_swap:+.4f} would "
+            "explain the agreement with no swap",
+        ]
+        parts = [
+            f"the {name} half's own estimate needs beta {value:+.4f}"
+            for name, value in self.reconciling.items()
+            if np.isfinite(value)
+        ]
+        if parts:
+            lines.append("    to agree with Algorithm 1: " + "; ".join(parts))
+        return "\n".join(lines)
+
+
+def correlation_sensitivity(
+    agreement: tuple[float, float, float, float],
+    n: int,
+    *,
+    half_estimates: dict[str, float] | None = None,
+) -> CorrelationSensitivity:
+    """Lemma 4.4 of Kifer (2015) for the data at hand (module docstring).
+
+    Parameters
+    ----------
+    agreement : (A, B, C, D)
+        The agreement sums of :func:`agreement_sums`.
+    n : int
+        Number of records N.
+    half_estimates : mapping, optional
+        Other estimates of alpha (e.g. each half's Algorithm 1 estimate), by
+        name, to find the beta that reconciles Consensus with each.
+
+    Returns
+    -------
+    CorrelationSensitivity
+        alpha as a function of beta, and the betas of interest.
+    """
+    a, b, c, d = (float(x) / n for x in agreement)
+    signal = a + d - b - c
+    q = (a - d) ** 2 - (b - c) ** 2
+    return CorrelationSensitivity(
+        n=int(n),
+        signal=signal,
+        q=q,
+        beta_no_swap=(signal - q) / 4.0,
+        reconciling={
+            name: _beta_for(signal, q, n, value) for name, value in (half_estimates or {}).items()
+        },
+    )
+
+
+def _beta_for(signal: float, q: float, n: int, alpha: float) -> float:
+    p = 2.0 * float(alpha) / n
+    if not 0.0 <= p < 0.5:
+        return float("nan")
+    return float((signal - q / (1.0 - 2.0 * p) ** 2) / 4.0)
+
+
+@dataclass(frozen=True)
 class ConsensusEstimate(GroupSwapCountAliases, FrozenResult):
     """Result of :func:`consensus_swap_count` (Kifer 2015, Algorithm 2).
 
@@ -159,6 +317,8 @@ class ConsensusEstimate(GroupSwapCountAliases, FrozenResult):
     calibration : SwapCalibration or None
         The re-swap calibration of the Consensus estimate (Sections 4.3.2,
         5.4; None when skipped).
+    sensitivity : CorrelationSensitivity or None
+        Lemma 4.4: the alpha each correlation between the halves implies.
     verdict : SwapVerdict
         What may be said (``verdict.code``); read it first.
     """
@@ -178,6 +338,7 @@ class ConsensusEstimate(GroupSwapCountAliases, FrozenResult):
     verdict: SwapVerdict
     standard_error: float = float("nan")
     calibration: SwapCalibration | None = None
+    sensitivity: CorrelationSensitivity | None = None
 
     @property
     def identified(self) -> bool:
@@ -231,6 +392,8 @@ class ConsensusEstimate(GroupSwapCountAliases, FrozenResult):
             )
         if self.calibration is not None:
             lines.append(self.calibration.summary())
+        if self.sensitivity is not None:
+            lines.append(self.sensitivity.summary())
         return "\n".join(lines)
 
 
@@ -415,6 +578,9 @@ def consensus_swap_count(
         right_attributes=tuple(right_cols),
         standard_error=se,
         calibration=calibration,
+        sensitivity=correlation_sensitivity(
+            (a, b, c, d), n, half_estimates={"left": left_fit.alpha, "right": right_fit.alpha}
+        ),
         verdict=verdict,
     )
 
