@@ -46,6 +46,14 @@ __all__ = ["PlantedAttack", "planted_query_attack"]
 _SYBIL = "sybil-"
 
 
+def _sybil_prefix(log: QueryLog) -> str:
+    """A prefix for the fake users that no real user id starts with."""
+    prefix = _SYBIL
+    while any(str(u).startswith(prefix) for u in log.user_ids):
+        prefix = "x" + prefix
+    return prefix
+
+
 @dataclass(frozen=True)
 class PlantedAttack(FrozenResult):
     """What a planted-query attacker learned about one target.
@@ -224,10 +232,11 @@ def _attack_microaggregation(
     options: dict[str, Any],
 ) -> PlantedAttack:
     ucol, qcol = log.user_column, log.query_column
+    prefix = _sybil_prefix(log)
     planted_queries = [log.queries[q] for q in known for _ in range(int(repeats[q]))]
     sybils = pd.DataFrame(
         {
-            ucol: [f"{_SYBIL}{i}" for i in range(1, k) for _ in planted_queries],
+            ucol: [f"{prefix}{i}" for i in range(1, k) for _ in planted_queries],
             qcol: planted_queries * (k - 1),
         }
     )
@@ -262,7 +271,7 @@ def _attack_microaggregation(
         baseline=len(hidden_text & others) / len(others) if others else 0.0,
         grouped_with_sybils=bool(
             (group == target).sum() == 1
-            and group.astype(str).str.startswith(_SYBIL).sum() == len(group) - 1
+            and group.astype(str).str.startswith(prefix).sum() == len(group) - 1
         ),
         params={"k": k, "known_share": len(known) / (len(known) + len(hidden))},
     )
@@ -306,8 +315,12 @@ def _attack_zealous(
     slots = np.repeat(np.arange(len(tested)), per_query)
     sybil_of_slot = np.tile(np.arange(per_query), len(tested)) + per_query * (slots // m)
     n_sybils = per_query * math.ceil(len(tested) / m)
+    prefix = _sybil_prefix(log)
     sybils = pd.DataFrame(
-        {ucol: [f"{_SYBIL}{i}" for i in sybil_of_slot], qcol: [tested[i] for i in slots]}
+        {
+            ucol: [f"{prefix}{i}" for i in sybil_of_slot],
+            qcol: [tested[i] for i in slots],
+        }
     )
     release = zealous(
         pd.concat([frame, sybils], ignore_index=True),
