@@ -1,4 +1,4 @@
-"""The planted-query attack on a protected search log (Götz et al. 2012, §3).
+"""The planted-query attack on a protected search log (Götz et al. 2012).
 
 Götz, Machanavajjhala, Wang, Xiao & Gehrke (2012) show that k-anonymity of a
 search log falls to an *active* attacker who adds fake users ("sybils") to

@@ -26,8 +26,8 @@ released with probability ``exp(-(tau_prime - tau) / lambda) / 2``, and over
 her at most ``m`` queries this is at most ``delta`` when ``tau_prime = tau +
 lambda * ln(m / (2 delta))``. This gives (epsilon, delta)-differential
 privacy, which implies the (epsilon, delta)-probabilistic differential
-privacy of Götz et al.; their own parameter theorem (their §5) was not
-checked against the paper's text here, so the derivation above is the one
+privacy of Götz et al.; their own parameter theorem was not
+checked here (the paper's body was not available), so the derivation above is the one
 sdckit relies on. A user may ask for a larger ``lambda`` or ``tau_prime``
 (more noise, higher threshold), never a smaller one.
 
