@@ -4,9 +4,18 @@ Regression attacks through artificial outliers and strategic dummies
 (Bleninger, Drechsler & Ronning 2011) against a naive OLS server, sdckit's
 analysis server and masked files (:mod:`sdckit.attacks.regression`,
 :mod:`sdckit.attacks.targets`), and record linkage on masked files, nearest
-record and one-to-one optimal assignment (:mod:`sdckit.attacks.linkage`).
+record and one-to-one optimal assignment (:mod:`sdckit.attacks.linkage`),
+and differencing and padding between universes of an analysis server
+(Lucero et al. 2011; :mod:`sdckit.attacks.differencing`).
 """
 
+from sdckit.attacks.differencing import (
+    PADDING_QUERY_COUNTS,
+    CellTarget,
+    ServerAttackResult,
+    find_cell_targets,
+    server_attack,
+)
 from sdckit.attacks.linkage import LinkageAttackResult, linkage_attack
 from sdckit.attacks.regression import (
     DEFAULT_QUANTILES,
@@ -42,9 +51,11 @@ from sdckit.attacks.targets import (
 
 __all__ = [
     "DEFAULT_QUANTILES",
+    "PADDING_QUERY_COUNTS",
     "RECOVERY_TOLERANCE",
     "Answer",
     "ArtificialOutlier",
+    "CellTarget",
     "Factor",
     "LibraryServer",
     "LinkageAttackResult",
@@ -54,6 +65,7 @@ __all__ = [
     "Refused",
     "RegressionAttackResult",
     "RegressionQuery",
+    "ServerAttackResult",
     "StrategicDummy",
     "Target",
     "Variable",
@@ -61,12 +73,14 @@ __all__ = [
     "attack",
     "dummy_mean_isolates",
     "dummy_variance_isolates",
+    "find_cell_targets",
     "isolated_dummy_variance",
     "linkage_attack",
     "outlier_distance",
     "quantile_subsets",
     "recover_value",
     "regression_attack",
+    "server_attack",
     "strategic_dummy",
     "unique_maximum",
     "universe_text",
