@@ -6,7 +6,8 @@ analysis server and masked files (:mod:`sdckit.attacks.regression`,
 :mod:`sdckit.attacks.targets`), and record linkage on masked files, nearest
 record and one-to-one optimal assignment (:mod:`sdckit.attacks.linkage`),
 and differencing and padding between universes of an analysis server
-(Lucero et al. 2011; :mod:`sdckit.attacks.differencing`).
+(Lucero et al. 2011; :mod:`sdckit.attacks.differencing`), and attacks on
+cell-key tables (Giessing & Höhne 2011, §5; :mod:`sdckit.attacks.tables`).
 """
 
 from sdckit.attacks.differencing import (
@@ -32,6 +33,15 @@ from sdckit.attacks.regression import (
     strategic_dummy,
     unique_maximum,
 )
+from sdckit.attacks.tables import (
+    AveragingAttackResult,
+    IntervalAttackResult,
+    OverlapAttackResult,
+    averaging_attack,
+    interval_attack,
+    overlap_differencing_attack,
+    shared_cells,
+)
 from sdckit.attacks.targets import (
     Answer,
     ArtificialOutlier,
@@ -55,12 +65,15 @@ __all__ = [
     "RECOVERY_TOLERANCE",
     "Answer",
     "ArtificialOutlier",
+    "AveragingAttackResult",
     "CellTarget",
     "Factor",
+    "IntervalAttackResult",
     "LibraryServer",
     "LinkageAttackResult",
     "MaskedRelease",
     "NaiveServer",
+    "OverlapAttackResult",
     "PublicMetadata",
     "Refused",
     "RegressionAttackResult",
@@ -71,16 +84,20 @@ __all__ = [
     "Variable",
     "artificial_outlier",
     "attack",
+    "averaging_attack",
     "dummy_mean_isolates",
     "dummy_variance_isolates",
     "find_cell_targets",
+    "interval_attack",
     "isolated_dummy_variance",
     "linkage_attack",
     "outlier_distance",
+    "overlap_differencing_attack",
     "quantile_subsets",
     "recover_value",
     "regression_attack",
     "server_attack",
+    "shared_cells",
     "strategic_dummy",
     "unique_maximum",
     "universe_text",

@@ -185,6 +185,7 @@ class _Cell:
     t: CellTarget
     levels: tuple[Any, ...]
     n_bins: int
+    padding_level: Any
 
     @property
     def level(self) -> str:
@@ -310,7 +311,6 @@ def _padding(
     rng: np.random.Generator,
 ) -> list[float]:
     """Estimates of ``n_pairs`` padded pairs, padding and other bins drawn afresh each time."""
-    pad_levels = [v for v in cell.levels if str(v) != str(cell.t.level)]
     others = cell.other_bins()
     estimates = []
     for _ in range(n_pairs):
@@ -319,7 +319,7 @@ def _padding(
             int(b) for b in rng.choice(cell.n_bins, max(1, cell.n_bins // 2), replace=False)
         )
         pad = (
-            f"{cell.t.category} in {_levels(pad_levels)} AND "
+            f"{cell.t.category} in {_levels([cell.padding_level])} AND "
             f"{cell.t.numeric} in bins {_bin_list(pad_bins)}"
         )
         estimates += _pair_estimate(
@@ -461,10 +461,14 @@ def server_attack(
     errors: dict[str, list[float]] = {name: [] for name in _ATTACKS}
     curve = np.zeros(len(PADDING_QUERY_COUNTS))
     for done, t in enumerate(targets):
+        # The padding: the commonest other level, as an intruder who knows the population picks it.
+        common = data[t.category].astype(object).value_counts()
+        common = common[[str(v) != str(t.level) for v in common.index]]
         cell = _Cell(
             t,
             tuple(metadata.variables[t.category]["levels"]),
             metadata.n_bins(t.numeric),
+            plain_value(common.index[0]),
         )
         level, cat = cell.level, t.category
         others = [v for v in cell.levels if str(v) != str(t.level)]
