@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -16,18 +15,10 @@ from sdckit.errors import ParameterError, SchemaError
 from sdckit.tables import add_record_keys, design_ptable
 
 
-@pytest.fixture(scope="module")
-def people() -> pd.DataFrame:
-    rng = np.random.default_rng(3)
-    n = 3000
-    data = pd.DataFrame(
-        {
-            "sex": rng.choice(["f", "m"], n),
-            "region": rng.choice(["n", "s", "e", "w"], n, p=[0.4, 0.3, 0.2, 0.1]),
-            "job": rng.choice(list("abcdefgh"), n, p=[0.3, 0.2, 0.15, 0.1, 0.1, 0.1, 0.04, 0.01]),
-        }
-    )
-    return add_record_keys(data, seed=4)
+@pytest.fixture
+def people(mixed_data) -> pd.DataFrame:
+    """The shared 200 records, with record keys: region, smoker and children as dimensions."""
+    return add_record_keys(mixed_data[["region", "smoker", "children"]], seed=4)
 
 
 def test_the_papers_example_is_pinned_down():
@@ -53,9 +44,13 @@ def test_an_additive_table_within_d_is_not_narrowed():
 def test_bounds_hold_the_truth_of_a_cell_key_table(people):
     from sdckit.tables import cell_key_perturb
 
-    released = cell_key_perturb(people, design_ptable(3, 1.5), dims=["sex", "region", "job"])
+    released = cell_key_perturb(
+        people, design_ptable(3, 1.5), dims=["region", "smoker", "children"]
+    )
     table = released.table.assign(count=released.internal["count"].to_numpy())
-    result = interval_attack(table, max_deviation=3, dims=["sex", "region", "job"], truth="count")
+    result = interval_attack(
+        table, max_deviation=3, dims=["region", "smoker", "children"], truth="count"
+    )
     assert result.stats["outside_bounds"] == 0
     # Differencing of margins: the least-squares additive table is closer than the release.
     assert result.stats["rmse_additive"] < result.stats["rmse_published"]
@@ -73,7 +68,12 @@ def test_consistent_keys_defeat_averaging(people):
     result = averaging_attack(
         people,
         design_ptable(3, 1.5),
-        tables=[["sex", "region"], ["sex", "job"], ["region", "job"], ["sex", "region", "job"]],
+        tables=[
+            ["region", "smoker"],
+            ["region", "children"],
+            ["smoker", "children"],
+            ["region", "smoker", "children"],
+        ],
         random_state=0,
     )
     table = result.table.set_index("keys")
@@ -97,7 +97,7 @@ def test_shared_cells_intersects_intervals():
 
 def test_differencing_tables_one_record_apart_locates_it(people):
     result = overlap_differencing_attack(
-        people, design_ptable(3, 1.5), dims=["sex", "region"], n_targets=20, random_state=1
+        people, design_ptable(3, 1.5), dims=["region", "smoker"], n_targets=20, random_state=1
     )
     # Only the cells holding the target change key, so a change points at its cell.
     assert result.stats["located"] >= 0.5

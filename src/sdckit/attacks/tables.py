@@ -43,6 +43,7 @@ from sdckit._validation import check_dataframe, check_int, check_random_state
 from sdckit.errors import ParameterError, SchemaError
 from sdckit.tables import PTable, add_record_keys, cell_key_perturb
 from sdckit.tables.additivity import _highs
+from sdckit.tables.linked import _cell_identities
 from sdckit.tables.tabulate import TableStructure
 
 __all__ = [
@@ -265,12 +266,10 @@ def interval_attack(
 
 
 def _cell_identity(frame: pd.DataFrame, dims: Sequence[str], total_label: str) -> list[tuple]:
-    """Each cell as the sorted (dimension, label) pairs of its non-total coordinates."""
-    labels = frame[list(dims)].astype(str).to_numpy()
-    return [
-        tuple(sorted((dim, v) for dim, v in zip(dims, row, strict=True) if v != str(total_label)))
-        for row in labels
-    ]
+    """Each row's cell as its non-total coordinates, as :func:`sdckit.tables.restore_linked` matches them."""
+    structure = TableStructure.from_table(frame, dims, total_label=total_label)
+    identities = _cell_identities(structure)
+    return [identities[p] for p in structure.cell_positions(frame)]
 
 
 def shared_cells(
@@ -474,6 +473,8 @@ class OverlapAttackResult(FrozenResult):
 
     Attributes
     ----------
+    dims : tuple of str
+        The table's dimensions.
     stats : mapping
         ``trials``; ``located`` (share of trials where the only inner cells
         that changed are the target's: the intruder learns its categories);
@@ -482,6 +483,7 @@ class OverlapAttackResult(FrozenResult):
         changed: nothing learned).
     """
 
+    dims: tuple[str, ...]
     stats: Mapping[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
@@ -490,10 +492,12 @@ class OverlapAttackResult(FrozenResult):
         Returns
         -------
         str
+            One sentence.
         """
         s = self.stats
         return (
-            f"Over {s['trials']} targets, the difference of two tables whose populations differ by "
+            f"Over {s['trials']} targets, the difference of two tables of {' x '.join(self.dims)} "
+            "whose populations differ by "
             f"the target located its cell in {s['located']:.0%} of trials (its count fell by "
             f"exactly 1 in {s['clean_one']:.0%}); nothing changed in {s['unchanged']:.0%}."
         )
@@ -556,10 +560,11 @@ def overlap_differencing_attack(
             clean += merged["perturbed"].iloc[i] - after[i] == 1
     total = len(targets)
     return OverlapAttackResult(
+        tuple(dims),
         {
             "trials": total,
             "located": located / total,
             "clean_one": clean / total,
             "unchanged": unchanged / total,
-        }
+        },
     )
