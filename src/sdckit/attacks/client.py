@@ -8,6 +8,7 @@ for the public metadata, ``POST /api/regression`` for each query, with
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -114,6 +115,31 @@ class ServiceTarget:
                     f"{response.status_code}: {message}"
                 )
             return payload
+
+    def ask(self, analysis: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Any analysis through its route (``POST /api/<analysis>``), as an analyst sends it.
+
+        Parameters
+        ----------
+        analysis : {"crosstab", "regression", "correlation", "universe_check"}
+            The analysis.
+        body : mapping
+            The request body.
+
+        Returns
+        -------
+        dict
+            The service's JSON answer: ``status`` "ok" or "refused".
+        """
+        routes = {
+            "crosstab": "/api/crosstab",
+            "regression": "/api/regression",
+            "correlation": "/api/correlation",
+            "universe_check": "/api/universe/check",
+        }
+        if analysis not in routes:
+            raise ParameterError(f"analysis must be one of {sorted(routes)}, got {analysis!r}")
+        return dict(self._request("POST", routes[analysis], dict(body)))
 
     def fit(self, query: RegressionQuery) -> Answer | Refused:
         """Send the translated query (see :mod:`sdckit.attacks.targets`) to ``POST /api/regression``.

@@ -470,6 +470,40 @@ class LibraryServer:
             int(result.n_obs),
         )
 
+    def ask(self, analysis: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Any analysis, answered as the service answers it (``to_dict()`` of the result).
+
+        Parameters
+        ----------
+        analysis : {"crosstab", "regression", "correlation", "universe_check"}
+            The analysis, named as the service's route.
+        body : mapping
+            The request body the service takes (``universe``, ``rows``,
+            ``mean_of``, ``formula``, ``variables``...).
+
+        Returns
+        -------
+        dict
+            ``status`` "ok" with the released numbers, or "refused" with ``refusals``.
+        """
+        universe = body.get("universe")
+        if analysis == "crosstab":
+            result = self.server.crosstab(
+                universe, body["rows"], body.get("cols"), mean_of=body.get("mean_of")
+            )
+        elif analysis == "regression":
+            result = self.server.regress(universe, body["formula"], body.get("family", "ols"))
+        elif analysis == "correlation":
+            result = self.server.correlation(universe, list(body["variables"]))
+        elif analysis == "universe_check":
+            result = self.server.universe_check(universe)
+        else:
+            raise ParameterError(
+                f"analysis must be crosstab, regression, correlation or universe_check, "
+                f"got {analysis!r}"
+            )
+        return dict(result.to_dict())
+
 
 class MaskedRelease:
     """A masked file the intruder holds whole: she fits any regression on it.

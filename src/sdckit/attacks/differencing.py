@@ -1,0 +1,562 @@
+"""Differencing and padding attacks on an analysis server (Lucero et al. 2011, §3.1-§4).
+
+The intruder knows, for a target unit ``t``, the level ``c`` of a
+categorical variable ``X`` and the cutpoint bin ``j`` of a continuous
+variable ``Z`` (both public in the server's metadata), and that ``t`` is the
+only unit of the whole file in that cell (:func:`find_cell_targets` finds
+such units in the confidential file, which the intruder would know from a
+public register). She never reads the server's data: every query goes
+through ``target.ask`` (:class:`~sdckit.attacks.targets.LibraryServer` or
+:class:`~sdckit.attacks.client.ServiceTarget`), as an analyst's would.
+
+The battery (:func:`server_attack`), each attack a pair or a triple of
+universes whose difference is the target's cell:
+
+* *narrow condition*: ``X = c`` against ``X = c AND Z in bins (all but j)``;
+* *complementary conditions*: everyone against the complement of the cell,
+  ``X in (other levels) OR Z in bins (all but j)``;
+* *third universe*: ``X = c``, ``Z in bin j`` and their union, whose
+  inclusion-exclusion gives the cell's total;
+* *regression intercept*: the narrow pair through ``sensitive ~ Z``, whose
+  fit passes through the means (``ȳ = b0 + b1 z̄``, ``z̄`` from a table of
+  means of ``Z``) and reports its number of units;
+* *padding* (Lucero et al. 2011, §3.1.2 and §4, the attack Drop q does
+  not stop): the narrow pair, each universe joined with the same large
+  piece of other units, the padding and the other bins varied from pair to
+  pair so that Drop q mostly removes padding; the intruder takes the value
+  on which most of her estimates agree (within 0.5%) after 1, 2, 5, ...
+  pairs — the success rate as a function of the number of queries;
+* *repeated queries*: the same universe asked again and rewritten in
+  equivalent forms; averaging helps only if the answers differ.
+
+From a pair she takes ``n1 m1 - n2 m2`` of the row ``X = c`` of a
+cross-tabulation with the mean of the sensitive variable (the cell's total,
+``y_t``), and ``n1 - n2`` (the cell's count, 1: she learns the target is
+there). An attack *learns* a value when its estimate is within 1% of
+``y_t``, and a count when a released count is 1 or 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit._results import FrozenResult
+from sdckit._validation import check_dataframe, check_random_state, plain_value
+from sdckit.attacks.regression import RECOVERY_TOLERANCE
+from sdckit.attacks.targets import PublicMetadata, _quote
+from sdckit.errors import DataError, ParameterError, SchemaError
+
+__all__ = [
+    "PADDING_QUERY_COUNTS",
+    "CellTarget",
+    "ServerAttackResult",
+    "find_cell_targets",
+    "server_attack",
+]
+
+#: Numbers of padded pairs after which the padding attack's success is measured.
+PADDING_QUERY_COUNTS = (1, 2, 5, 10, 20, 40)
+
+_ATTACKS = (
+    "narrow condition",
+    "complementary conditions",
+    "third universe",
+    "regression intercept",
+    "padding",
+    "repeated queries",
+)
+
+#: Two estimates of a padding attack agree when within this share of each other.
+_AGREEMENT = 0.005
+
+
+@dataclass(frozen=True)
+class CellTarget:
+    """A unit alone in its cell of a categorical variable by a continuous variable's cutpoint bin.
+
+    ``position`` is the unit's 0-based row position in the confidential file
+    (``row`` the 1-based row a spreadsheet shows); ``value`` its sensitive
+    value, the truth the attacks are scored against.
+    """
+
+    position: int
+    category: str
+    level: Any
+    numeric: str
+    bin: int
+    value: float
+
+    @property
+    def row(self) -> int:
+        """The target's row as a spreadsheet shows it (1-based)."""
+        return self.position + 1
+
+
+def _bins(metadata: PublicMetadata, name: str, values: np.ndarray) -> np.ndarray:
+    edges = np.asarray(metadata.variables[name]["cutpoints"]["inner_edges"], dtype=float)
+    out = np.searchsorted(edges, values, side="right")
+    return np.where(np.isnan(values), -1, out)
+
+
+def find_cell_targets(
+    data: pd.DataFrame,
+    metadata: PublicMetadata,
+    *,
+    sensitive: str,
+    max_targets: int = 6,
+    random_state: Any = None,
+) -> list[CellTarget]:
+    """Units alone in a cell (level of a categorical variable x bin of a continuous one).
+
+    The cells come from the public metadata only (levels and inner
+    cutpoints); the counts from the confidential file, as an intruder who
+    knows the population would know them. Cells whose row (the level) is
+    largest come first: their universes pass the size rules most easily.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The confidential file.
+    metadata : PublicMetadata
+        The server's public metadata.
+    sensitive : str
+        The numeric variable whose value the attacks try to learn.
+    max_targets : int, default 6
+        Most targets returned.
+    random_state : None, int or numpy.random.Generator
+        Breaks ties between equally good candidates.
+
+    Returns
+    -------
+    list of CellTarget
+        Possibly empty (no unit is alone in any such cell).
+    """
+    check_dataframe(data, "data")
+    if sensitive not in data.columns:
+        raise SchemaError(f"sensitive: column {sensitive!r} is not in the data")
+    if not pd.api.types.is_numeric_dtype(data[sensitive].dtype):
+        raise DataError(f"sensitive: column {sensitive!r} is not numeric")
+    if isinstance(max_targets, bool) or int(max_targets) < 1:
+        raise ParameterError(f"max_targets must be a positive integer, got {max_targets!r}")
+    rng = check_random_state(random_state)
+    y = data[sensitive].to_numpy(dtype=float)
+    usable = [v for v in metadata.variables if v in data.columns and v != sensitive]
+    categorical = [v for v in usable if metadata.is_categorical(v)]
+    continuous = [v for v in usable if not metadata.is_categorical(v)]
+    candidates: list[tuple[int, float, CellTarget]] = []
+    for x in categorical:
+        levels = data[x].astype(object)
+        for z in continuous:
+            bins = _bins(metadata, z, data[z].to_numpy(dtype=float))
+            frame = pd.DataFrame({"level": levels, "bin": bins, "pos": np.arange(len(data))})
+            frame = frame[(frame["bin"] >= 0) & frame["level"].notna()]
+            counts = frame.groupby(["level", "bin"], sort=False)["pos"].agg(["size", "first"])
+            rows = frame.groupby("level", sort=False).size()
+            for (level, b), (size, first) in counts.iterrows():
+                if size != 1 or not np.isfinite(y[first]) or y[first] == 0:
+                    continue
+                target = CellTarget(int(first), x, plain_value(level), z, int(b), float(y[first]))
+                candidates.append((int(rows[level]), float(rng.random()), target))
+    candidates.sort(key=lambda c: (-c[0], c[1]))
+    chosen = [t for _, _, t in candidates[: int(max_targets)]]
+    return chosen
+
+
+# ---------------------------------------------------------------------------
+# Universes in the server's language
+# ---------------------------------------------------------------------------
+
+
+def _levels(values: Sequence[Any]) -> str:
+    return "{" + ", ".join(_quote(str(plain_value(v))) for v in values) + "}"
+
+
+def _bin_list(bins: Sequence[int]) -> str:
+    return ", ".join(str(b) for b in bins)
+
+
+@dataclass(frozen=True)
+class _Cell:
+    t: CellTarget
+    levels: tuple[Any, ...]
+    n_bins: int
+    padding_level: Any
+
+    @property
+    def level(self) -> str:
+        return f"{self.t.category} in {_levels([self.t.level])}"
+
+    def other_bins(self) -> list[int]:
+        return [b for b in range(self.n_bins) if b != self.t.bin]
+
+    def without(self, bins: Sequence[int] | None = None) -> str:
+        chosen = self.other_bins() if bins is None else bins
+        return f"{self.level} AND {self.t.numeric} in bins {_bin_list(chosen)}"
+
+
+# ---------------------------------------------------------------------------
+# Reading answers
+# ---------------------------------------------------------------------------
+
+
+def _row_index(answer: Mapping[str, Any], level: Any) -> int | None:
+    labels = [str(v) for v in answer.get("row_labels", [])]
+    text = str(plain_value(level))
+    return labels.index(text) if text in labels else None
+
+
+def _row_total(answer: Mapping[str, Any], level: Any) -> tuple[float, float] | None:
+    """(count, mean) of the row of ``level``: None when refused, suppressed or absent."""
+    if answer.get("status") != "ok":
+        return None
+    i = _row_index(answer, level)
+    if i is None:
+        return (0.0, 0.0)
+    n = answer["row_totals"][i]
+    mean = answer.get("row_means", [None] * (i + 1))[i]
+    if n is None or (mean is None and n):
+        return None
+    return float(n), float(mean or 0.0)
+
+
+def _counts(answer: Mapping[str, Any]) -> list[float]:
+    if answer.get("status") != "ok":
+        return []
+    if "row_totals" in answer:
+        out = [c for row in answer["counts"] for c in row]
+        out += [*answer["row_totals"], *answer["col_totals"], answer["total"]]
+        return [float(c) for c in out if c is not None]
+    return [float(answer["n_obs"])] if answer.get("n_obs") is not None else []
+
+
+# ---------------------------------------------------------------------------
+# The battery
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Tally:
+    queries: int = 0
+    answered: int = 0
+    estimates: list[float] = field(default_factory=list)
+    count_differences: list[float] = field(default_factory=list)
+    small_counts: int = 0
+    reasons: set[str] = field(default_factory=set)
+
+    def take(self, answer: Mapping[str, Any]) -> Mapping[str, Any]:
+        self.queries += 1
+        if answer.get("status") == "ok":
+            self.answered += 1
+            self.small_counts += sum(1 for c in _counts(answer) if c in (1.0, 2.0))
+        else:
+            for r in answer.get("refusals", []):
+                self.reasons.add(str(r.get("rule")))
+        return answer
+
+
+def _crosstab(ask: Callable[..., Any], tally: _Tally, universe: str, rows: str, mean_of: str):
+    return tally.take(ask("crosstab", {"universe": universe, "rows": rows, "mean_of": mean_of}))
+
+
+def _pair_estimate(
+    ask: Callable[..., Any], tally: _Tally, cell: _Cell, sensitive: str, u1: str, u2: str
+) -> list[float]:
+    """``[n1 m1 - n2 m2]`` of the target's row, or ``[]`` when either answer is missing."""
+    a = _row_total(_crosstab(ask, tally, u1, cell.t.category, sensitive), cell.t.level)
+    b = _row_total(_crosstab(ask, tally, u2, cell.t.category, sensitive), cell.t.level)
+    if a is None or b is None:
+        return []
+    tally.estimates.append(a[0] * a[1] - b[0] * b[1])
+    tally.count_differences.append(a[0] - b[0])
+    return tally.estimates[-1:]
+
+
+def _regression_mean(
+    ask: Callable[..., Any], tally: _Tally, cell: _Cell, sensitive: str, universe: str
+) -> tuple[float, float] | None:
+    fit = tally.take(
+        ask("regression", {"universe": universe, "formula": f"{sensitive} ~ {cell.t.numeric}"})
+    )
+    table = _row_total(
+        _crosstab(ask, tally, universe, cell.t.category, cell.t.numeric), cell.t.level
+    )
+    if fit.get("status") != "ok" or table is None:
+        return None
+    beta = {c["term"]: float(c["estimate"]) for c in fit["coefficients"]}
+    mean = beta.get("Intercept", 0.0) + beta.get(cell.t.numeric, 0.0) * table[1]
+    return float(fit["n_obs"]), mean
+
+
+def _densest(values: Sequence[float]) -> float:
+    v = np.asarray(values, dtype=float)
+    support = [(np.abs(v - x) <= _AGREEMENT * abs(x)).sum() for x in v]
+    return float(v[int(np.argmax(support))])
+
+
+def _close(estimate: float, truth: float) -> bool:
+    return bool(abs(estimate - truth) <= RECOVERY_TOLERANCE * abs(truth))
+
+
+def _padding(
+    ask: Callable[..., Any],
+    tally: _Tally,
+    cell: _Cell,
+    sensitive: str,
+    n_pairs: int,
+    rng: np.random.Generator,
+) -> list[float]:
+    """Estimates of ``n_pairs`` padded pairs, padding and other bins drawn afresh each time."""
+    others = cell.other_bins()
+    estimates = []
+    for _ in range(n_pairs):
+        keep = sorted(int(b) for b in rng.choice(others, max(1, len(others) - 2), replace=False))
+        pad_bins = sorted(
+            int(b) for b in rng.choice(cell.n_bins, max(1, cell.n_bins // 2), replace=False)
+        )
+        pad = (
+            f"{cell.t.category} in {_levels([cell.padding_level])} AND "
+            f"{cell.t.numeric} in bins {_bin_list(pad_bins)}"
+        )
+        estimates += _pair_estimate(
+            ask,
+            tally,
+            cell,
+            sensitive,
+            f"{cell.without(sorted([*keep, cell.t.bin]))} OR {pad}",
+            f"{cell.without(keep)} OR {pad}",
+        )
+    return estimates
+
+
+@dataclass(frozen=True)
+class ServerAttackResult(FrozenResult):
+    """What the differencing and padding battery learned from one server.
+
+    ``table`` has one row per attack: ``queries`` sent, ``answered`` (share),
+    ``targets``, ``recovered`` (share of targets whose estimate of the
+    sensitive value came within 1%), ``presence`` (share of single pairs
+    whose count difference was exactly 1, the target's cell count),
+    ``small_counts`` (released counts of 1 or 2), ``median_error``
+    (median relative error of the estimates) and ``refused_by`` (the rules
+    that refused). ``padding_curve`` has, for each number of padded pairs,
+    the share of targets recovered within 1% by the value most estimates
+    agree on.
+    """
+
+    table: pd.DataFrame
+    padding_curve: pd.DataFrame
+    targets: tuple[CellTarget, ...]
+    target: str
+
+    @property
+    def learned(self) -> pd.DataFrame:
+        """The rows of attacks that learned a value (within 1%) or a count of 1 or 2."""
+        t = self.table
+        return t[(t["recovered"] > 0) | (t["small_counts"] > 0)]
+
+    def summary(self) -> str:
+        """The verdict first, then the table and the padding curve.
+
+        Returns
+        -------
+        str
+        """
+        learned = self.learned
+        n = len(self.targets)
+        if learned.empty:
+            first = (
+                f"No differencing or padding attack learned a confidential value or a count "
+                f"of 1 or 2 units from the {self.target} ({n} targets alone in their cells)."
+            )
+        else:
+            first = (
+                f"{len(learned)} of {len(self.table)} attacks learned from the {self.target}: "
+                + "; ".join(
+                    f"{r.attack} recovered {r.recovered:.0%} of {n} targets' values"
+                    + (f" and released {r.small_counts} counts of 1 or 2" if r.small_counts else "")
+                    for r in learned.itertuples()
+                )
+                + "."
+            )
+        with pd.option_context("display.width", 160, "display.max_columns", 20):
+            return "\n".join(
+                [
+                    first,
+                    "",
+                    self.table.to_string(index=False),
+                    "",
+                    "padding: share of targets recovered within 1% after k pairs",
+                    self.padding_curve.to_string(index=False),
+                ]
+            )
+
+
+def server_attack(
+    data: pd.DataFrame,
+    *,
+    target: Any,
+    sensitive: str,
+    targets: Sequence[CellTarget] | None = None,
+    max_targets: int = 6,
+    padding_pairs: int = 40,
+    repeats: int = 5,
+    random_state: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ServerAttackResult:
+    """Run the differencing and padding battery (module docstring) against a server.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The confidential file: the intruder's background knowledge (which
+        units are alone in which cell) and the truth answers are scored
+        against. The server never sees it through this function.
+    target : LibraryServer or ServiceTarget
+        The server, reached through its ``ask(analysis, body)`` door.
+    sensitive : str
+        A continuous variable of the server's metadata.
+    targets : sequence of CellTarget, optional
+        The units attacked (default :func:`find_cell_targets`).
+    max_targets : int, default 6
+        Targets found when ``targets`` is not given.
+    padding_pairs : int, default 40
+        Padded pairs per target (the padding curve stops there).
+    repeats : int, default 5
+        Times the repeated-queries attack asks the same universe.
+    random_state : None, int or numpy.random.Generator
+        Draws the padding.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each target.
+
+    Returns
+    -------
+    ServerAttackResult
+    """
+    ask = getattr(target, "ask", None)
+    if not callable(ask):
+        raise ParameterError(
+            f"target must be a server with an ask(analysis, body) method "
+            f"(LibraryServer or ServiceTarget), got {type(target).__name__}"
+        )
+    metadata: PublicMetadata = target.metadata
+    if sensitive not in metadata.variables or metadata.is_categorical(sensitive):
+        raise SchemaError(
+            f"sensitive: {sensitive!r} is not a continuous variable the server offers"
+        )
+    for name, value in (("padding_pairs", padding_pairs), ("repeats", repeats)):
+        if isinstance(value, bool) or int(value) < 1:
+            raise ParameterError(f"{name} must be a positive integer, got {value!r}")
+    rng = check_random_state(random_state)
+    if targets is None:
+        targets = find_cell_targets(
+            data, metadata, sensitive=sensitive, max_targets=max_targets, random_state=rng
+        )
+    tallies = {name: _Tally() for name in _ATTACKS}
+    recovered = {name: 0 for name in _ATTACKS}
+    errors: dict[str, list[float]] = {name: [] for name in _ATTACKS}
+    curve = np.zeros(len(PADDING_QUERY_COUNTS))
+    for done, t in enumerate(targets):
+        # The padding: the commonest other level, as an intruder who knows the population picks it.
+        common = data[t.category].astype(object).value_counts()
+        common = common[[str(v) != str(t.level) for v in common.index]]
+        cell = _Cell(
+            t,
+            tuple(metadata.variables[t.category]["levels"]),
+            metadata.n_bins(t.numeric),
+            plain_value(common.index[0]),
+        )
+        level, cat = cell.level, t.category
+        others = [v for v in cell.levels if str(v) != str(t.level)]
+        attempts: dict[str, list[float]] = {}
+        tally = tallies["narrow condition"]
+        attempts["narrow condition"] = _pair_estimate(
+            ask, tally, cell, sensitive, level, cell.without()
+        )
+        tally = tallies["complementary conditions"]
+        complement = (
+            f"{cat} in {_levels(others)} OR {t.numeric} in bins {_bin_list(cell.other_bins())}"
+        )
+        attempts["complementary conditions"] = _pair_estimate(
+            ask, tally, cell, sensitive, "ALL", complement
+        )
+        tally = tallies["third universe"]
+        parts = [
+            _row_total(_crosstab(ask, tally, u, cat, sensitive), t.level)
+            for u in (
+                level,
+                f"{t.numeric} in bins {t.bin}",
+                f"{level} OR {t.numeric} in bins {t.bin}",
+            )
+        ]
+        attempts["third universe"] = []
+        if all(p is not None for p in parts):
+            (na, ma), (nb, mb), (nu, mu) = (p for p in parts if p is not None)
+            tally.estimates.append(na * ma + nb * mb - nu * mu)
+            tally.count_differences.append(na + nb - nu)
+            attempts["third universe"] = tally.estimates[-1:]
+        tally = tallies["regression intercept"]
+        first = _regression_mean(ask, tally, cell, sensitive, level)
+        second = _regression_mean(ask, tally, cell, sensitive, cell.without())
+        attempts["regression intercept"] = []
+        if first is not None and second is not None:
+            tally.estimates.append(first[0] * first[1] - second[0] * second[1])
+            tally.count_differences.append(first[0] - second[0])
+            attempts["regression intercept"] = tally.estimates[-1:]
+        tally = tallies["padding"]
+        padded = _padding(ask, tally, cell, sensitive, int(padding_pairs), rng)
+        attempts["padding"] = [_densest(padded)] if padded else []
+        for i, k in enumerate(PADDING_QUERY_COUNTS):
+            if len(padded) >= min(k, int(padding_pairs)) and padded:
+                curve[i] += _close(_densest(padded[:k]), t.value)
+        tally = tallies["repeated queries"]
+        rewrites = [level] * int(repeats) + [
+            f"{level} AND {t.numeric} in bins {_bin_list(range(cell.n_bins))}",
+            f"{level} AND {cat} in {_levels(cell.levels)}",
+        ]
+        answers = [_row_total(_crosstab(ask, tally, u, cat, sensitive), t.level) for u in rewrites]
+        distinct = {a for a in answers if a is not None}
+        # Averaging helps only when answers differ; the intruder's best is then their mean.
+        tally.count_differences.append(float(len(distinct)))
+        attempts["repeated queries"] = []
+        for name, values in attempts.items():
+            for v in values:
+                errors[name].append(abs(v - t.value) / abs(t.value))
+            recovered[name] += any(_close(v, t.value) for v in values)
+        if progress is not None:
+            progress(done + 1, len(targets))
+    n = max(len(targets), 1)
+    rows = []
+    for name in _ATTACKS:
+        tally = tallies[name]
+        diffs = np.asarray(tally.count_differences, dtype=float)
+        presence = (
+            float(np.mean(diffs == 1.0)) if name != "repeated queries" and diffs.size else 0.0
+        )
+        rows.append(
+            {
+                "attack": name,
+                "queries": tally.queries,
+                "answered": tally.answered / tally.queries if tally.queries else float("nan"),
+                "targets": len(targets),
+                "recovered": recovered[name] / n,
+                "presence": presence,
+                "small_counts": tally.small_counts,
+                "median_error": float(np.median(errors[name])) if errors[name] else float("nan"),
+                "distinct_answers": int(diffs.max())
+                if name == "repeated queries" and diffs.size
+                else None,
+                "refused_by": ", ".join(sorted(tally.reasons)),
+            }
+        )
+    padding_curve = pd.DataFrame(
+        {
+            "pairs": [min(k, int(padding_pairs)) for k in PADDING_QUERY_COUNTS],
+            "recovered": curve / n,
+        }
+    ).drop_duplicates("pairs")
+    return ServerAttackResult(pd.DataFrame(rows), padding_curve, tuple(targets), str(target.name))
