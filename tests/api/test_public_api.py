@@ -13,6 +13,7 @@ import pytest
 PACKAGES = [
     "sdckit",
     "sdckit.assess",
+    "sdckit.coprivacy",
     "sdckit.microdata",
     "sdckit.neighbors",
     "sdckit.server",
