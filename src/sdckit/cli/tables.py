@@ -10,6 +10,7 @@ import yaml
 
 from sdckit.cli._common import (
     InputFile,
+    QuietOption,
     check_outputs,
     console,
     err_console,
@@ -22,6 +23,7 @@ from sdckit.errors import DataError, ParameterError
 from sdckit.io import read_table
 from sdckit.tables import (
     add_record_keys,
+    audit_suppression,
     cell_key_perturb,
     design_ptable,
     information_loss,
@@ -560,6 +562,68 @@ def infoloss_command(
     console.print(loss.summary(), highlight=False)
     if output is not None:
         write_output(loss.distribution.reset_index(), output)
+
+
+_TableDims = Annotated[
+    str | None,
+    typer.Option("--dims", help="Comma-separated classifying variables (default: inferred)."),
+]
+_TrueValue = Annotated[str, typer.Option("--value", help="Column of true values in TABLE.")]
+
+
+@tables_app.command("audit")
+def audit_command(
+    table: Annotated[
+        Path, typer.Argument(help="The true table (all cells, margins included): internal.")
+    ],
+    published: Annotated[
+        Path | None,
+        typer.Argument(
+            help="The release to audit: suppressed cells empty (or a suppressed column)."
+        ),
+    ] = None,
+    dims: _TableDims = None,
+    value: _TrueValue = "count",
+    published_value: Annotated[
+        str, typer.Option("--published-value", help="Column of published values in PUBLISHED.")
+    ] = "published",
+    hierarchies: Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)] = None,
+    protection: Annotated[
+        float | None,
+        typer.Option(
+            "--protection",
+            help="Required protection as a share of each value (0.1 = 10%); default: the "
+            "upper_protection/lower_protection columns of TABLE, else exact disclosure only.",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write every suppressed cell's interval here (internal file)."
+        ),
+    ] = None,
+    quiet: QuietOption = False,
+) -> None:
+    """The attacker's interval of every suppressed cell (LP, HiGHS); exit code 1 when a cell is exposed."""
+    if output is not None:
+        _check_protected_outputs(output, True, table, published, hierarchies)
+    truth = from_internal_names(read_input(table))
+    release = read_input(published) if published is not None else None
+    with progress_bar("audit (HiGHS)", quiet=quiet):
+        result = audit_suppression(
+            truth,
+            release,
+            dims=_dims(dims) if dims is not None else None,
+            value=value,
+            published_value=published_value,
+            hierarchies=_hierarchies(hierarchies),
+            protection=protection,
+        )
+    console.print(result.summary(), highlight=False)
+    if output is not None:
+        write_output(result.cells, output)
+    if result.stats["exposed"]:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

@@ -6,6 +6,7 @@ This package never imports :mod:`sdckit.microdata`.
 
 from sdckit._moved import moved_names
 from sdckit.tables.additivity import AdditivityResult, restore_additivity
+from sdckit.tables.audit import AuditResult, audit_suppression
 from sdckit.tables.cellkey import CellKeyResult, cell_key_perturb
 from sdckit.tables.formats import (
     read_codelist_hierarchy,
@@ -32,11 +33,13 @@ from sdckit.tables.magnitude import (
 from sdckit.tables.ptable import PTable, design_ptable
 from sdckit.tables.recordkeys import add_record_keys
 from sdckit.tables.release import ConfidentialColumnError, check_release
+from sdckit.tables.rules_primary import PrimaryRule, parse_rule, primary_suppression
 from sdckit.tables.safe import SafeResult, safe_perturb
 from sdckit.tables.tabulate import TableStructure, tabulate
 
 __all__ = [
     "AdditivityResult",
+    "AuditResult",
     "CellKeyResult",
     "ConfidentialColumnError",
     "DeviationPublication",
@@ -45,9 +48,11 @@ __all__ = [
     "LinkedAdditivityResult",
     "MagnitudeResult",
     "PTable",
+    "PrimaryRule",
     "SafeResult",
     "TableStructure",
     "add_record_keys",
+    "audit_suppression",
     "banded_transition",
     "cell_key_perturb",
     "check_release",
@@ -57,8 +62,10 @@ __all__ = [
     "invariant_matrix",
     "magnitude_information_loss",
     "magnitude_perturb",
+    "parse_rule",
     "perturb_deviations",
     "perturb_sums",
+    "primary_suppression",
     "read_codelist_hierarchy",
     "read_hrc",
     "read_ptable",

@@ -1,0 +1,129 @@
+"""The attacker's intervals of suppressed cells against brute-force enumeration."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdckit.errors import DataError, ParameterError
+from sdckit.tables import audit_suppression
+from sdckit.tables.audit import attacker_intervals
+from sdckit.tables.tabulate import TableStructure
+
+
+def small_table(
+    seed: int, leaves: tuple[int, ...], hierarchies: dict | None = None
+) -> tuple[TableStructure, np.ndarray]:
+    """A random table of small counts (margins included) and its structure."""
+    rng = np.random.default_rng(seed)
+    structure = TableStructure.from_categories(
+        [f"v{a}" for a in range(len(leaves))],
+        [[f"c{i}" for i in range(n)] for n in leaves],
+        hierarchies=hierarchies,
+    )
+    inner = rng.integers(0, 4, size=leaves)
+    return structure, structure.aggregate(inner).ravel().astype(np.float64)
+
+
+def brute_force(structure: TableStructure, values: np.ndarray, hidden: np.ndarray) -> dict:
+    """Min and max of every hidden cell over all integer tables matching the published cells."""
+    inner = np.flatnonzero(structure.inner_mask())
+    n_inner = len(inner)
+    # column k: the whole table made from a 1 in inner cell k
+    operator = np.stack(
+        [
+            structure.aggregate(np.eye(n_inner)[k].reshape(structure.leaf_shape)).ravel()
+            for k in range(n_inner)
+        ],
+        axis=1,
+    )
+    free = [k for k, cell in enumerate(inner) if hidden[cell]]
+    # an inner cell is at most any published cell it adds into (cells are >= 0)
+    caps = [
+        int(min(values[c] for c in np.flatnonzero(operator[:, k]) if not hidden[c])) for k in free
+    ]
+    combos = np.array(list(itertools.product(*[range(c + 1) for c in caps])), dtype=float)
+    trials = np.tile(values[inner], (len(combos), 1))
+    trials[:, free] = combos
+    full = trials @ operator.T
+    fits = np.all(full[:, ~hidden] == values[~hidden], axis=1)
+    return {int(c): [full[fits, c].min(), full[fits, c].max()] for c in np.flatnonzero(hidden)}
+
+
+def random_hidden(structure: TableStructure, seed: int, n_inner: int) -> np.ndarray:
+    """Some hidden inner cells and margins; the grand total stays published (bounded cells)."""
+    rng = np.random.default_rng(seed)
+    hidden = np.zeros(structure.n_cells, dtype=bool)
+    inner = np.flatnonzero(structure.inner_mask())
+    hidden[rng.choice(inner, size=n_inner, replace=False)] = True
+    margins = np.flatnonzero(~structure.inner_mask())[:-1]
+    hidden[rng.choice(margins, size=min(2, len(margins)), replace=False)] = True
+    return hidden
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize(
+    "leaves, hierarchies",
+    [((2, 3), None), ((3, 3), None), ((4,), {"v0": {"g": ["c0", "c1"]}})],
+)
+def test_intervals_equal_brute_force(seed: int, leaves: tuple, hierarchies: dict | None) -> None:
+    # two-way tables and one-way hierarchies have totally unimodular relations:
+    # the LP's extreme points are integer tables, so enumeration gives the same interval
+    structure, values = small_table(seed, leaves, hierarchies)
+    hidden = random_hidden(structure, seed, n_inner=min(4, int(np.prod(leaves)) - 1))
+    relations, _ = structure.relations()
+    lower, upper, solves = attacker_intervals(relations, values, hidden)
+    truth = brute_force(structure, values, hidden)
+    assert solves == 2 * hidden.sum()
+    for k, cell in enumerate(np.flatnonzero(hidden)):
+        assert lower[k] == pytest.approx(truth[int(cell)][0], abs=1e-7)
+        assert upper[k] == pytest.approx(truth[int(cell)][1], abs=1e-7)
+        assert lower[k] <= values[cell] <= upper[k]
+
+
+def tidy(structure: TableStructure, values: np.ndarray, hidden: np.ndarray) -> pd.DataFrame:
+    frame = structure.labels()
+    frame["count"] = values.astype(np.int64)
+    frame["suppressed"] = hidden
+    frame.attrs["structure"] = structure
+    return frame
+
+
+def test_single_suppressed_cell_is_exposed_and_rectangle_is_not() -> None:
+    structure = TableStructure.from_categories(["a", "b"], [["x", "y"], ["u", "v"]])
+    values = structure.aggregate(np.array([[1, 4], [5, 6]])).ravel().astype(float)
+    one = np.zeros(structure.n_cells, dtype=bool)
+    one[0] = True
+    result = audit_suppression(tidy(structure, values, one))
+    assert result.stats["exposed"] == 1 and result.stats["exact"] == 1
+    assert result.summary().startswith("1 of the 1 suppressed cells are NOT protected")
+    rectangle = np.zeros(structure.n_cells, dtype=bool)
+    rectangle[[0, 1, 3, 4]] = True  # (x,u), (x,v), (y,u), (y,v) in a 3x3 grid with margins
+    result = audit_suppression(tidy(structure, values, rectangle))
+    cells = result.cells.set_index(["a", "b"])
+    assert (cells.loc[("x", "u"), ["lower", "upper"]].to_list()) == [0.0, 5.0]
+    assert result.stats["exposed"] == 0
+    assert result.summary().startswith("all 4 suppressed cells are protected")
+    # a required protection of 90% of the value is more than the rectangle gives the 6
+    strict = audit_suppression(tidy(structure, values, rectangle), protection=0.9)
+    assert strict.stats["exposed"] >= 1
+
+
+def test_published_table_from_another_tool_is_read() -> None:
+    structure = TableStructure.from_categories(["a", "b"], [["x", "y"], ["u", "v"]])
+    values = structure.aggregate(np.array([[1, 4], [5, 6]])).ravel()
+    truth = tidy(structure, values, np.zeros(structure.n_cells, dtype=bool)).drop(
+        columns="suppressed"
+    )
+    published = truth[["a", "b"]].copy()
+    published["published"] = pd.array(values, dtype="Int64")
+    published.loc[0, "published"] = pd.NA
+    result = audit_suppression(truth, published)
+    assert result.stats["suppressed"] == 1 and result.stats["exposed"] == 1
+    with pytest.raises(DataError, match="no 'suppressed' column"):
+        audit_suppression(truth)
+    with pytest.raises(ParameterError, match="protection"):
+        audit_suppression(truth, published, protection=-1.0)
