@@ -204,7 +204,11 @@ class _DoneOfTotalColumn(ProgressColumn):
 def progress_bar(
     description: str, *, quiet: bool = False
 ) -> Iterator[Callable[[int, int], None] | None]:
-    """A rich progress bar on stderr; yields a ``callback(done, total)`` (None when quiet)."""
+    """A rich progress bar on stderr; yields a ``callback(done, total)`` (None when quiet).
+
+    The callback also takes a ``description``: a new one starts the bar anew
+    under that name (one bar for successive stages, e.g. an index build, then the search).
+    """
     if quiet:
         yield None
         return
@@ -219,7 +223,9 @@ def progress_bar(
     ) as bar:
         task = bar.add_task(description, total=None)
 
-        def update(done: int, total: int) -> None:
+        def update(done: int, total: int, description: str | None = None) -> None:
+            if description is not None:
+                bar.update(task, description=description)
             bar.update(task, completed=done, total=total)
 
         yield update

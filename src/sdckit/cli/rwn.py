@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -28,6 +29,8 @@ from sdckit.cli._common import (
 )
 from sdckit.errors import ParameterError
 from sdckit.microdata.rwn import rwn
+from sdckit.neighbors import NeighborBackend, make_strategy
+from sdckit.neighbors.strategies import STRATEGIES
 from sdckit.schema import Schema
 
 
@@ -99,6 +102,39 @@ def rwn_command(
             "--impute", help="Compute distances on an imputed copy when values are missing."
         ),
     ] = False,
+    neighbors: Annotated[
+        str,
+        typer.Option(
+            "--neighbors",
+            help="Neighbour search: exact, hnsw or ivf (faiss approximate indexes), sample "
+            "(Method 1: neighbours from a random sample of --sample-size records) or pairs "
+            "(Method 2: among a random sample of n*m/2 pairs); docs/rwn.md, 'Large files'.",
+        ),
+    ] = "exact",
+    sample_size: Annotated[
+        int | None,
+        typer.Option(
+            "--sample-size",
+            help="m for --neighbors sample (default 10000; 400 with --fresh-sample) or pairs "
+            "(default 64).",
+        ),
+    ] = None,
+    fresh_sample: Annotated[
+        bool,
+        typer.Option(
+            "--fresh-sample",
+            help="With --neighbors sample: every record draws its own random sample of "
+            "--sample-size records (Perry, Matloff & Tendick 2022, Section 11.1).",
+        ),
+    ] = False,
+    recall_sample: Annotated[
+        int | None,
+        typer.Option(
+            "--recall-sample",
+            help="Records on which a non-exact search is checked against exact search "
+            "(default 1000; 0 skips the check).",
+        ),
+    ] = None,
     seed: SeedOption = None,
     diagnostics: Annotated[
         Path | None, typer.Option("--diagnostics", help="Also write per-record diagnostics here.")
@@ -149,6 +185,7 @@ def rwn_command(
         raise ParameterError("no columns to mask: every column is an id, a weight or excluded")
     schema = Schema.infer(data[cols], kinds=dict.fromkeys(declared, "categorical"))
     with progress_bar("RWN", quiet=quiet) as callback:
+        search = _neighbor_search(neighbors, metric, sample_size, fresh_sample, seed, callback)
         result = rwn(
             data,
             k=k,
@@ -163,10 +200,49 @@ def rwn_command(
             schema=schema,
             empty="keep" if keep_isolated else "missing",
             missing="impute" if impute else "error",
+            neighbors=search,
+            recall_sample=recall_sample,
             random_state=seed,
-            progress=callback,
+            progress=None if callback is None else _stage(callback, "RWN"),
         )
     write_mask_result(result, output, diagnostics, quiet=quiet)
+
+
+def _stage(callback: Callable[..., None], description: str) -> Callable[[int, int], None]:
+    """The progress callback of one stage: the shared bar under this stage's name."""
+
+    def update(done: int, total: int) -> None:
+        callback(done, total, description)
+
+    return update
+
+
+def _neighbor_search(
+    name: str,
+    metric: str,
+    sample_size: int | None,
+    fresh: bool,
+    seed: int | None,
+    callback: Callable[..., None] | None,
+) -> NeighborBackend:
+    """The backend ``--neighbors`` names, with a progress bar for its index build."""
+    if name not in STRATEGIES:
+        raise ParameterError(f"--neighbors must be one of {', '.join(STRATEGIES)}, got {name!r}")
+    if sample_size is not None and sample_size < 2:
+        raise ParameterError(f"--sample-size must be at least 2, got {sample_size}")
+    if fresh and name != "sample":
+        raise ParameterError("--fresh-sample applies to --neighbors sample only")
+    if sample_size is not None and name not in ("sample", "pairs"):
+        raise ParameterError(f"--sample-size applies to --neighbors sample or pairs, not {name}")
+    stage = f"building the {name} index" if name in ("hnsw", "ivf") else "sampling pairs"
+    return make_strategy(
+        name,
+        metric=metric,
+        sample_size=sample_size,
+        fresh_sample=fresh,
+        random_state=seed,
+        progress=None if callback is None else _stage(callback, stage),
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -37,7 +37,13 @@ from sdckit._validation import (
 )
 from sdckit.errors import DataError, ParameterError
 from sdckit.microdata.base import MaskResult, register_masker
-from sdckit.neighbors import NeighborBackend, iter_neighborhoods, make_backend
+from sdckit.neighbors import (
+    NeighborBackend,
+    estimate_recall,
+    iter_neighborhoods,
+    make_backend,
+    make_strategy,
+)
 from sdckit.schema import Design, Kind, Schema, _check_weights, build_design
 
 __all__ = ["RWNResult", "rwn"]
@@ -66,12 +72,25 @@ class RWNResult(MaskResult):
         return self.diagnostics["neighborhood_size"]
 
     def summary(self) -> str:
-        """Parameters, neighbourhood sizes and the share of cells changed."""
+        """Parameters, neighbourhood sizes, the share of cells changed and the search's recall."""
         sizes = self.diagnostics["neighborhood_size"]
         lines = [
             super().summary(),
             f"  neighbourhood size: min {int(sizes.min())} / median {float(sizes.median()):g} / max {int(sizes.max())}",
         ]
+        if "recall_at_k" in self.stats:
+            lines.append(
+                f"  neighbour search {self.params['neighbors']}: recall@{self.params['k'] or 1} "
+                f"{self.stats['recall_at_k']:.3f} against exact search on "
+                f"{self.stats['recall_sample']} records; k-th neighbour "
+                f"{self.stats['neighbor_distance_ratio']:.2f} x as far as the true k-th nearest"
+            )
+        if self.stats.get("neighborhoods_truncated"):
+            lines.append(
+                f"  WARNING: {self.stats['neighborhoods_truncated']} eps-neighbourhood(s) held more "
+                f"than {self.stats['neighborhood_cap']} records and were cut to the nearest "
+                "(diagnostics: neighborhood_truncated)"
+            )
         return "\n".join(lines)
 
 
@@ -141,6 +160,9 @@ def rwn(
     missing: str = "error",
     algorithm: str = "auto",
     backend: NeighborBackend | None = None,
+    neighbors: str | NeighborBackend | None = None,
+    sample_size: int | None = None,
+    recall_sample: int | None = None,
     chunk_size: int = 2048,
     n_jobs: int | None = None,
     random_state: RandomState = None,
@@ -214,6 +236,22 @@ def rwn(
         Exact neighbour search backend; ignored when ``backend`` is given.
     backend : NeighborBackend, optional
         A custom neighbour-search backend.
+    neighbors : {"exact", "hnsw", "ivf", "sample", "pairs"} or NeighborBackend, optional
+        The neighbourhood strategy for large files (docs/rwn.md, "Large
+        files"): ``"exact"`` (default; the ``algorithm`` named); faiss's
+        approximate ``"hnsw"`` or ``"ivf"`` index; Perry, Matloff & Tendick's
+        (2022) Section 11.1 Method 1, ``"sample"`` (neighbours from one random
+        sample of ``sample_size`` records; a fresh sample per record with
+        ``SampleBackend(fresh=True)``), or Section 11.2 Method 2, ``"pairs"``
+        (neighbours among a random sample of n·m/2 pairs). A backend object
+        (:mod:`sdckit.neighbors`) sets its own parameters. Not together with
+        ``backend``.
+    sample_size : int, optional
+        m for ``"sample"`` (default 10,000) and ``"pairs"`` (default 64); larger than k.
+    recall_sample : int, optional
+        Records on which a non-exact search is checked against exact search
+        (``stats["recall_at_k"]``, ``stats["neighbor_distance_ratio"]``);
+        default 1,000 (all records when fewer); 0 skips the check.
     chunk_size : int, default 2048
         Records per search block; memory is O(chunk_size * neighbourhood size).
         The output depends on the seed and on chunk_size.
@@ -299,8 +337,19 @@ def rwn(
         design_data, columns=dist_cols, schema=schema, scale=scale, weights=design_weights
     )
 
-    if backend is None:
-        backend = make_backend(algorithm, metric)
+    backend = _resolve_neighbors(
+        neighbors,
+        backend,
+        algorithm=algorithm,
+        metric=metric,
+        sample_size=sample_size,
+        k=k,
+        eps=eps_arr,
+        random_state=rng,
+    )
+    if recall_sample is not None:
+        recall_sample = check_int(recall_sample, "recall_sample", minimum=0)
+    exact_search = getattr(backend, "exact", True)
 
     # Which cells are modified: per-record selection (modprop), then per-cell q.
     record_selected = np.ones(n, dtype=bool)
@@ -315,8 +364,26 @@ def rwn(
     sizes = np.empty(n, dtype=np.int64)
     nearest = np.empty(n, dtype=np.float64)
     cells_modified = np.empty(n, dtype=np.int64)
+    truncated = np.zeros(n, dtype=bool)
+    backend.fit(design.matrix)
+    recall = None
+    if not exact_search and recall_sample != 0:
+        recall = estimate_recall(
+            backend,
+            design.matrix,
+            k=max(k, 1),
+            sample_size=min(1000 if recall_sample is None else recall_sample, n),
+            metric=metric,
+            random_state=base_seed,
+        )
     for (block, part), chunk in iter_neighborhoods(
-        design.matrix, k=k, eps=eps_arr, backend=backend, chunk_size=chunk_size, n_jobs=n_jobs
+        design.matrix,
+        k=k,
+        eps=eps_arr,
+        backend=backend,
+        chunk_size=chunk_size,
+        n_jobs=n_jobs,
+        fitted=True,
     ):
         # One generator per block: the output does not depend on thread scheduling.
         crng = np.random.default_rng([base_seed, block, part])
@@ -333,6 +400,8 @@ def rwn(
         source_rows[rows] = chosen
         sizes[rows] = chunk.sizes
         nearest[rows] = chunk.nearest_distance
+        if chunk.truncated is not None:
+            truncated[rows] = chunk.truncated
         # Replaced cells (left missing ones included; kept ones of isolated records not).
         cells_modified[rows] = (chosen != rows[:, None]).sum(axis=1)
         if progress is not None:
@@ -362,6 +431,8 @@ def rwn(
         },
         index=data.index,
     )
+    if not exact_search:
+        diagnostics["neighborhood_truncated"] = truncated
     params = {
         "k": k,
         "eps": eps if eps is None or isinstance(eps, numbers.Real) else "per-record",
@@ -376,6 +447,9 @@ def rwn(
         "empty": empty,
         "missing": missing,
         "algorithm": getattr(backend, "name", algorithm),
+        "neighbors": "exact" if exact_search else getattr(backend, "name", "custom"),
+        "sample_size": getattr(backend, "sample_size", None),
+        "recall_sample": recall_sample,
         "chunk_size": chunk_size,
     }
     total_cells = n * p
@@ -387,10 +461,71 @@ def rwn(
         "cells_left_missing": cells_left_missing,
         "constant_columns": design.constant_columns,
     }
+    if recall is not None:
+        stats["recall_at_k"] = recall.recall
+        stats["neighbor_distance_ratio"] = recall.distance_ratio
+        stats["recall_sample"] = recall.sample_size
+        stats["recall_seconds"] = recall.seconds
+    cap = getattr(backend, "neighborhood_cap", None)
+    if cap is not None and eps_arr is not None:
+        stats["neighborhood_cap"] = cap
+        stats["neighborhoods_truncated"] = int(truncated.sum())
     if shrunk:
         stats["balanced_variables"] = {v: round(f, 4) for v, f in shrunk.items()}
         stats["reference_distance"] = reference
     return RWNResult(data=out, diagnostics=diagnostics, params=params, method="rwn", stats=stats)
+
+
+def _resolve_neighbors(
+    neighbors: str | NeighborBackend | None,
+    backend: NeighborBackend | None,
+    *,
+    algorithm: str,
+    metric: str,
+    sample_size: int | None,
+    k: int,
+    eps: np.ndarray | None,
+    random_state: np.random.Generator,
+) -> NeighborBackend:
+    """The backend ``neighbors`` / ``backend`` / ``algorithm`` ask for, its parameters checked."""
+    if neighbors is not None and backend is not None:
+        raise ParameterError(
+            "give neighbors or backend, not both (a backend object fits neighbors)"
+        )
+    if sample_size is not None:
+        sample_size = check_int(sample_size, "sample_size", minimum=1)
+        if not isinstance(neighbors, str) or neighbors not in ("sample", "pairs"):
+            raise ParameterError(
+                f"sample_size applies to neighbors='sample' or 'pairs', not {neighbors!r}"
+            )
+    if isinstance(neighbors, str):
+        chosen = make_strategy(
+            neighbors,
+            metric=metric,
+            sample_size=sample_size,
+            algorithm=algorithm,
+            random_state=(
+                int(random_state.integers(0, 2**63 - 1))
+                if neighbors in ("sample", "pairs")
+                else None
+            ),
+        )
+    elif neighbors is not None:
+        chosen = neighbors
+    elif backend is not None:
+        chosen = backend
+    else:
+        chosen = make_backend(algorithm, metric)
+    m = getattr(chosen, "sample_size", None)
+    if m is not None and m <= k:
+        raise ParameterError(f"sample_size must be larger than k ({k}), got {m}")
+    cap = getattr(chosen, "neighborhood_cap", None)
+    if cap is not None and eps is not None and cap < k:
+        raise ParameterError(
+            f"max_neighbors={cap} of the {getattr(chosen, 'name', 'neighbour')} search must be "
+            f"at least k ({k}) when eps is given"
+        )
+    return chosen
 
 
 # Records whose k-th neighbour distance sets the reference distance (evenly spread rows).

@@ -16,7 +16,7 @@ memory stays O(block * neighbourhood size), never O(n^2).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -39,13 +39,16 @@ class NeighborhoodChunk:
     """Neighbourhoods of a block of consecutive records, in CSR form.
 
     The neighbours of ``rows[i]`` are ``indices[indptr[i]:indptr[i + 1]]``;
-    the record itself is never among them.
+    the record itself is never among them. ``truncated[i]`` is True where the
+    eps-ball held more records than the backend's ``neighborhood_cap`` and
+    was cut to its nearest ones (None when the backend has no cap).
     """
 
     rows: np.ndarray
     indptr: np.ndarray
     indices: np.ndarray
     nearest_distance: np.ndarray  # distance to the closest other record (inf if none)
+    truncated: np.ndarray | None = None
 
     @property
     def sizes(self) -> np.ndarray:
@@ -247,16 +250,26 @@ def _chunk_neighborhoods(
 
     r = eps[rows]
     ball_sizes = backend.radius_counts(rows, r).astype(np.int64) - 1  # minus the record itself
+    # An approximate backend fetches at most neighborhood_cap (+1, to tell) others:
+    # a larger ball is cut to its nearest, and the cut is reported, never silent.
+    cap = getattr(backend, "neighborhood_cap", None)
+    truncated = None
+    if cap is not None:
+        truncated = ball_sizes > cap
+        ball_sizes = np.minimum(ball_sizes, cap)
     use_ball = ball_sizes > k
     sizes = np.where(use_ball, ball_sizes, k)
     # A wide eps can give huge balls: fetch them a few rows at a time, so memory
     # is bounded by max_entries indices rather than rows x ball size.
-    return [
-        _csr_part(
+    parts = []
+    for a, b in _split_by_total(sizes, max_entries):
+        part = _csr_part(
             backend, rows[a:b], sizes[a:b], use_ball[a:b], knn_idx[a:b], nearest[a:b], r[a:b], k
         )
-        for a, b in _split_by_total(sizes, max_entries)
-    ]
+        if truncated is not None:
+            part = replace(part, truncated=truncated[a:b])
+        parts.append(part)
+    return parts
 
 
 def _split_by_total(sizes: np.ndarray, budget: int) -> list[tuple[int, int]]:
@@ -296,10 +309,15 @@ def _csr_part(
         balls = backend.radius_neighbors(rows[ball_rows], radius[ball_rows])
         lengths = np.fromiter(map(len, balls), dtype=np.int64, count=len(balls))
         flat = np.concatenate(balls).astype(np.int64)
-        owner = np.repeat(rows[ball_rows], lengths)
-        keep = flat != owner
-        flat, owner = flat[keep], owner[keep]
-        flat = flat[np.lexsort((flat, owner))]
+        which = np.repeat(np.arange(len(ball_rows)), lengths)
+        keep = flat != rows[ball_rows][which]
+        flat, which = flat[keep], which[keep]
+        # A capped backend returns its balls nearest first: keep each one's first `size`.
+        kept = np.bincount(which, minlength=len(ball_rows))
+        rank = np.arange(len(flat)) - np.repeat(np.cumsum(kept) - kept, kept)
+        keep = rank < sizes[ball_rows][which]
+        flat, which = flat[keep], which[keep]
+        flat = flat[np.lexsort((flat, which))]
         indices[_ranges(indptr[ball_rows], sizes[ball_rows])] = flat
     return NeighborhoodChunk(rows, indptr, indices, nearest)
 
