@@ -39,7 +39,7 @@ from sdckit._results import FrozenResult
 from sdckit.errors import ParameterError
 from sdckit.querylog.protect import _rng, protect
 from sdckit.querylog.reading import QueryLog, read_log
-from sdckit.querylog.zealous import _kept_queries, zealous
+from sdckit.querylog.zealous import _kept_queries, zealous, zealous_parameters
 
 __all__ = ["PlantedAttack", "planted_query_attack"]
 
@@ -298,16 +298,7 @@ def _attack_zealous(
     decoys = rng.choice(pool, size=len(hidden), replace=False).tolist()
     tested = [str(log.queries[q]) for q in hidden + decoys]
     truth = np.array([True] * len(hidden) + [False] * len(decoys))
-    probe = zealous(
-        frame,
-        epsilon=epsilon,
-        delta=delta,
-        max_queries_per_user=m,
-        user_column=ucol,
-        query_column=qcol,
-        random_state=rng,
-    )
-    lam, tau_prime = probe.params["lambda"], probe.params["tau_prime"]
+    lam, tau_prime = zealous_parameters(epsilon=epsilon, delta=delta, max_queries_per_user=m)
     # Enough sybils per tested query that it passes tau_prime with
     # overwhelming probability whatever the target did; each sybil asks at
     # most m distinct queries, once each, so every one of them is counted.
