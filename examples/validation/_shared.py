@@ -43,3 +43,29 @@ def naive_bayes_resample(
         out[col] = values
     out["income"] = income
     return out
+
+
+def differencing_population(
+    counts: np.ndarray, target: int, seed: int
+) -> tuple[np.random.Generator, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The set-up of a differencing attack on a frequency table.
+
+    Returns the generator seeded ``seed``, every unit's cell (``counts[c]``
+    units in cell c), distinct record keys, and the two queries the attacker
+    differences: everyone, and everyone but the first unit of cell ``target``.
+    """
+    rng = np.random.default_rng(seed)
+    cells = np.repeat(np.arange(counts.size), counts)
+    keys = rng.permutation(10 * cells.size)[: cells.size].astype(np.int64)
+    everyone = np.ones(cells.size, dtype=bool)
+    without_target = everyone.copy()
+    without_target[np.flatnonzero(cells == target)[0]] = False
+    return rng, cells, keys, everyone, without_target
+
+
+def differencing_verdict(diff: np.ndarray, target: int) -> tuple[int, int]:
+    """``(correct, wrong)`` of one differencing: the two tables differ by one unit in one cell,
+    the target's (a correct disclosure) or another (apparent but wrong)."""
+    if np.abs(diff).sum() == 1 and diff.max() == 1:
+        return (1, 0) if diff[target] == 1 else (0, 1)
+    return 0, 0
