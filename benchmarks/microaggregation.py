@@ -35,47 +35,7 @@ import time
 import numpy as np
 
 from sdckit.microdata import mdav_groups
-
-
-def textbook_mdav(x: np.ndarray, k: int) -> np.ndarray:
-    """The plain algorithm: full pass over the remaining records for every search."""
-
-    def sq(points: np.ndarray, q: np.ndarray) -> np.ndarray:
-        diff = points[:, 0] - q[0]
-        out = diff * diff
-        for j in range(1, points.shape[1]):
-            diff = points[:, j] - q[j]
-            out += diff * diff
-        return out
-
-    labels = np.full(len(x), -1)
-    remaining = np.arange(len(x))
-    group = 0
-
-    def around(r: int) -> np.ndarray:
-        d = sq(x[remaining], x[r])
-        d[remaining == r] = -1.0
-        return remaining[np.argsort(d, kind="stable")[:k]]
-
-    while len(remaining) >= 3 * k:
-        r = remaining[np.argmax(sq(x[remaining], x[remaining].mean(axis=0)))]
-        members = around(r)
-        labels[members] = group
-        group += 1
-        remaining = np.setdiff1d(remaining, members)
-        s = remaining[np.argmax(sq(x[remaining], x[r]))]
-        members = around(s)
-        labels[members] = group
-        group += 1
-        remaining = np.setdiff1d(remaining, members)
-    if len(remaining) >= 2 * k:
-        r = remaining[np.argmax(sq(x[remaining], x[remaining].mean(axis=0)))]
-        members = around(r)
-        labels[members] = group
-        group += 1
-        remaining = np.setdiff1d(remaining, members)
-    labels[remaining] = group
-    return labels
+from sdckit.microdata._reference import textbook_mdav
 
 
 def sse_ratio(x: np.ndarray, labels: np.ndarray) -> float:

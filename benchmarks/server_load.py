@@ -298,34 +298,8 @@ def main() -> None:
         db = f"sqlite:///{workdir / 'audit.db'}"
         with Store(db) as store:
             _, token = store.add_account("load", rate_per_minute=10_000_000)
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        log = (workdir / "server.log").open("wb")
-        server = subprocess.Popen(
-            [
-                sys.executable, "-m", "sdckit.cli.main", "serve",
-                "--data", str(workdir / "people.parquet"),
-                "--metadata", str(workdir / "meta.yaml"),
-                "--id", "person",
-                "--db", db,
-                "--port", str(port),
-                "--log-level", "warning",
-                "--cpu-seconds-per-minute", "100000",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
+        server, url = start_service(workdir, db, ["--cpu-seconds-per-minute", "100000"])
         try:
-            deadline = time.monotonic() + 180
-            while True:
-                try:
-                    if httpx.get(url + "/api/health", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit((workdir / "server.log").read_text())
-                time.sleep(0.3)
             headers = {"Authorization": f"Bearer {token}"}
             with httpx.Client(base_url=url, timeout=60) as client:
 

@@ -25,6 +25,7 @@ import argparse
 import platform
 
 import numpy as np
+from _shared import differencing_population, differencing_verdict
 
 from sdckit.server import DropQ, simulate_differencing
 from sdckit.server.differencing import xi, xi_bounds
@@ -39,12 +40,7 @@ TARGET = 1  # the target unit is an unemployed man
 
 def attack_real_dropq(counts: np.ndarray, k: int, trials: int, seed: int) -> tuple[float, float]:
     """Correct and apparent-but-wrong rates against the keyed-hash Drop q, fresh secret per trial."""
-    rng = np.random.default_rng(seed)
-    cells = np.repeat(np.arange(counts.size), counts)
-    keys = rng.permutation(10 * cells.size)[: cells.size].astype(np.int64)
-    everyone = np.ones(cells.size, dtype=bool)
-    without_target = everyone.copy()
-    without_target[np.flatnonzero(cells == TARGET)[0]] = False
+    rng, cells, keys, everyone, without_target = differencing_population(counts, TARGET, seed)
     correct = wrong = 0
     for _ in range(trials):
         dropq = DropQ(keys, rng.bytes(32), k)
@@ -53,11 +49,8 @@ def attack_real_dropq(counts: np.ndarray, k: int, trials: int, seed: int) -> tup
         table_n = np.bincount(cells[kept_n], minlength=counts.size)
         table_n1 = np.bincount(cells[kept_n1], minlength=counts.size)
         diff = table_n - table_n1
-        if np.abs(diff).sum() == 1 and diff.max() == 1:
-            if diff[TARGET] == 1:
-                correct += 1
-            else:
-                wrong += 1
+        right, mistaken = differencing_verdict(diff, TARGET)
+        correct, wrong = correct + right, wrong + mistaken
     return correct / trials, wrong / trials
 
 

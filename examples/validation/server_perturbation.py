@@ -27,6 +27,7 @@ import argparse
 import platform
 
 import numpy as np
+from _shared import differencing_population, differencing_verdict
 
 from sdckit.server import DropQ
 from sdckit.server.perturbation import Perturbation
@@ -40,12 +41,7 @@ TARGET = 1
 
 def attack(counts: np.ndarray, k: int, trials: int, seed: int, *, dropq: bool, perturb: bool):
     """Correct and apparent-but-wrong disclosure rates of the differencing attack."""
-    rng = np.random.default_rng(seed)
-    cells = np.repeat(np.arange(counts.size), counts)
-    keys = rng.permutation(10 * cells.size)[: cells.size].astype(np.int64)
-    everyone = np.ones(cells.size, dtype=bool)
-    without_target = everyone.copy()
-    without_target[np.flatnonzero(cells == TARGET)[0]] = False
+    rng, cells, keys, everyone, without_target = differencing_population(counts, TARGET, seed)
     correct = wrong = only_target = 0
     for _ in range(trials):
         secret = rng.bytes(32)
@@ -62,11 +58,8 @@ def attack(counts: np.ndarray, k: int, trials: int, seed: int, *, dropq: bool, p
         diff = tables[0] - tables[1]
         others = np.delete(diff, TARGET)
         only_target += bool(diff[TARGET] != 0 and not others.any())
-        if np.abs(diff).sum() == 1 and diff.max() == 1:
-            if diff[TARGET] == 1:
-                correct += 1
-            else:
-                wrong += 1
+        right, mistaken = differencing_verdict(diff, TARGET)
+        correct, wrong = correct + right, wrong + mistaken
     return correct / trials, wrong / trials, only_target / trials
 
 

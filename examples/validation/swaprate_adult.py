@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _shared import markdown, naive_bayes_resample
 
 from sdckit.swaprate import consensus_swap_count, estimate_swap_count, swap_group_count
 
@@ -40,32 +41,8 @@ def load_adult() -> pd.DataFrame:
 
 def semi_synthetic(data: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     """Resample every attribute independently given income (a Laplace-smoothed Naive Bayes)."""
-    n = len(data)
-    income = data["income"].to_numpy()[rng.integers(0, n, n)]
-    out = {}
-    for col in [*LEFT, *RIGHT]:
-        levels = np.sort(data[col].unique())
-        values = np.empty(n, dtype=object)
-        for cls in np.unique(income):
-            counts = (
-                data.loc[data["income"] == cls, col].value_counts().reindex(levels, fill_value=0)
-            )
-            probs = (counts.to_numpy() + 1.0) / (counts.sum() + len(levels))
-            rows = income == cls
-            values[rows] = rng.choice(levels, size=rows.sum(), p=probs)
-        out[col] = values.astype(str)
-    out["income"] = income
-    return pd.DataFrame(out)
-
-
-def markdown(frame: pd.DataFrame) -> str:
-    """A DataFrame as a markdown table (numbers to 4 decimals)."""
-    cells = [
-        [f"{v:.4f}" if isinstance(v, float) else str(v) for v in row] for row in frame.to_numpy()
-    ]
-    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * frame.shape[1]]
-    lines += ["| " + " | ".join(row) + " |" for row in cells]
-    return "\n".join(lines)
+    out = naive_bayes_resample(data, [*LEFT, *RIGHT], rng)
+    return pd.DataFrame({col: v if col == "income" else v.astype(str) for col, v in out.items()})
 
 
 def main() -> None:

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _shared import markdown, naive_bayes_resample
 
 from sdckit.swaprate import estimate_swap_count, swap_group_count
 
@@ -53,22 +54,7 @@ def load_adult() -> pd.DataFrame:
 
 def semi_synthetic(adult: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     """Draw N records from a Laplace-smoothed Naive Bayes model fitted to ``adult``."""
-    n = len(adult)
-    income = adult["income"].to_numpy()[rng.integers(0, n, n)]
-    out = {}
-    for col in ATTRIBUTES:
-        levels = np.sort(adult[col].unique())
-        values = np.empty(n, dtype=levels.dtype)
-        for cls in np.unique(income):
-            counts = (
-                adult.loc[adult["income"] == cls, col].value_counts().reindex(levels, fill_value=0)
-            )
-            probs = (counts.to_numpy() + 1.0) / (counts.sum() + len(levels))
-            rows = income == cls
-            values[rows] = rng.choice(levels, size=int(rows.sum()), p=probs)
-        out[col] = values
-    out["income"] = income
-    return pd.DataFrame(out)
+    return pd.DataFrame(naive_bayes_resample(adult, ATTRIBUTES, rng))
 
 
 def gaussian_data(n: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -99,15 +85,6 @@ def one_run(adult: pd.DataFrame, setting: str, rate: float, seed: int) -> dict:
         "reason": "; ".join(verdict.reasons),
         "seconds": time.perf_counter() - start,
     }
-
-
-def markdown(frame: pd.DataFrame) -> str:
-    cells = [
-        [f"{v:.4f}" if isinstance(v, float) else str(v) for v in row] for row in frame.to_numpy()
-    ]
-    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * frame.shape[1]]
-    lines += ["| " + " | ".join(row) + " |" for row in cells]
-    return "\n".join(lines)
 
 
 SETTINGS = ("semi-synthetic Adult, rL", "semi-synthetic Adult, six", "gaussian (Section 5.1)")

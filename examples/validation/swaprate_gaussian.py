@@ -14,6 +14,7 @@ import argparse
 
 import numpy as np
 import pandas as pd
+from _shared import markdown
 
 from sdckit.swaprate import estimate_swap_count, swap_group_count
 
@@ -53,16 +54,6 @@ def table(rows: list[dict], key: str) -> str:
         converged=("converged", "mean"),
     )
     return markdown(summary.reset_index())
-
-
-def markdown(frame: pd.DataFrame) -> str:
-    """A DataFrame as a markdown table (numbers to 4 decimals)."""
-    cells = [
-        [f"{v:.4f}" if isinstance(v, float) else str(v) for v in row] for row in frame.to_numpy()
-    ]
-    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * frame.shape[1]]
-    lines += ["| " + " | ".join(row) + " |" for row in cells]
-    return "\n".join(lines)
 
 
 def main() -> None:

@@ -25,3 +25,20 @@ def numeric_pair() -> tuple[pd.DataFrame, pd.DataFrame]:
     masked = original.copy()
     masked[["a", "b", "c"]] += rng.normal(scale=0.3, size=(n, 3))
     return original, masked
+
+
+@pytest.fixture
+def assessment_figures() -> set[str]:
+    """The figures of the report of an RWN release assessed with a response, keys and a sensitive
+    variable: one per measure that draws one, and the RWN neighbourhoods."""
+    return {
+        "correlation",
+        "regression",
+        "cooks_distance",
+        "mahalanobis",
+        "distance_to_closest",
+        "pca",
+        "covariance_ratio",
+        "neighborhoods",
+        "key_frequencies",
+    }

@@ -4,12 +4,22 @@ registry, and a neighbour backend given to assess serves its distance-based meas
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 import numpy as np
+import pandas as pd
 import pytest
+from matplotlib.figure import Figure
 
-from sdckit.assess import Risk, Utility, assess, distance_to_closest, record_linkage
-from sdckit.assess.measures import MEASURES, Measure
+from sdckit._results import FrozenResult
+from sdckit.assess import assess, distance_to_closest, measures, record_linkage, report
+from sdckit.assess.measures import (
+    MEASURES,
+    Measure,
+    MeasureFigure,
+    MeasureInputs,
+    MeasureSpec,
+)
 from sdckit.neighbors import TreeBackend
 
 
@@ -74,12 +84,77 @@ def test_a_backend_that_is_not_one_is_refused_by_name(numeric_pair):
         assess(original, masked, backend="annoy")
 
 
-def test_the_registry_names_every_field_of_utility_and_risk():
-    for side, holder in (("utility", Utility), ("risk", Risk)):
+def test_the_registry_names_every_measure_of_utility_and_risk(numeric_pair):
+    original, masked = numeric_pair
+    a = assess(original, masked, response="a", keys=["group"])
+    for side, holder in (("utility", a.utility), ("risk", a.risk)):
         registered = [spec.name for spec in MEASURES if spec.side == side]
-        assert sorted(registered) == sorted(f.name for f in dataclasses.fields(holder))
+        # every registered measure is an attribute (None where it does not apply) ...
+        assert all(getattr(holder, name) is holder.measures.get(name) for name in registered)
+        # ... and the holder holds nothing else
+        assert set(holder.measures) <= set(registered)
+        with pytest.raises(AttributeError, match="no measure named 'nothing'"):
+            holder.nothing  # noqa: B018
+    assert a.utility.prediction is None and a.risk.keys is not None
     assert len({spec.note_rank for spec in MEASURES}) == len(MEASURES)
     assert len({spec.figure_rank for spec in MEASURES}) == len(MEASURES)
+
+
+@dataclasses.dataclass(frozen=True)
+class SpreadRatio(FrozenResult):
+    """A toy measure: the masked file's spread over the original's, per numeric variable."""
+
+    ratios: pd.Series
+    LABELS: ClassVar[dict[str, str]] = {"spread_ratio_max": "largest spread ratio"}
+
+    def summary(self) -> str:
+        return f"spread ratio: at most {self.ratios.max():.3f}"
+
+    def headline(self) -> dict[str, float]:
+        return {"spread_ratio_max": float(self.ratios.max())}
+
+    def note(self) -> str | None:
+        return "The toy spread ratio was computed."
+
+
+def spread_ratio(inputs: MeasureInputs) -> SpreadRatio | None:
+    """Computed from the shared inputs alone: no other edit of the assessment."""
+    if not inputs.numeric:
+        return None
+    cols = inputs.numeric
+    return SpreadRatio(inputs.masked[cols].std() / inputs.original[cols].std())
+
+
+def spread_figure(result: SpreadRatio) -> MeasureFigure:
+    fig = Figure(figsize=(3, 2))
+    fig.subplots().bar(list(result.ratios.index), result.ratios.to_numpy())
+    return MeasureFigure("Toy spread ratios", "The masked spread over the original's.", fig)
+
+
+def test_a_measure_registered_in_one_line_reaches_assessment_summary_and_report(
+    numeric_pair, monkeypatch, tmp_path
+):
+    original, masked = numeric_pair
+    toy = MeasureSpec("spread", "utility", SpreadRatio, spread_ratio, 5, 5, figure=spread_figure)
+    monkeypatch.setattr(measures, "MEASURES", (*MEASURES, toy))
+    a = assess(original, masked)
+    expected = (masked[["a", "b", "c"]].std() / original[["a", "b", "c"]].std()).max()
+    assert a.utility.spread.headline() == {"spread_ratio_max": pytest.approx(expected)}
+    assert "spread" in dict(a.measures())
+    assert a.headline()["spread_ratio_max"] == pytest.approx(expected)
+    assert a.notes()[0] == "The toy spread ratio was computed."  # note rank 5: first
+    assert "spread ratio: at most" in a.summary()
+    page = report(a, path=tmp_path / "r.html")
+    assert page.figures[0] == "spread"  # figure rank 5: first
+    html = (tmp_path / "r.html").read_text()
+    assert "Toy spread ratios" in html and "largest spread ratio" in html
+    # The registry is read when called: without the toy, nothing of it remains.
+    monkeypatch.setattr(measures, "MEASURES", MEASURES)
+    plain = assess(original, masked)
+    assert plain.utility.measures.get("spread") is None
+    with pytest.raises(AttributeError):
+        plain.utility.spread  # noqa: B018
+    assert "spread_ratio_max" not in plain.headline()
 
 
 def test_every_measure_of_an_assessment_provides_the_protocol(numeric_pair):

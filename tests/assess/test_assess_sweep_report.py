@@ -132,23 +132,13 @@ def test_sweep_rejects_clashing_parameters(survey):
         sweep("no_such_method", {"k": [3]}, survey)
 
 
-def test_report_has_every_figure(survey, tmp_path):
+def test_report_has_every_figure(survey, tmp_path, assessment_figures):
     result = rwn(survey, k=5, eps=0.3, random_state=2)
     a = assess(survey, result, response="weight", keys=["sex", "region"], sensitive="diagnosis")
     out = tmp_path / "report.html"
     page = report(a, path=out)
     assert page.path == out and out.read_text(encoding="utf-8") == page.html
-    expected = {
-        "correlation",
-        "regression",
-        "cooks_distance",
-        "mahalanobis",
-        "distance_to_closest",
-        "pca",
-        "covariance_ratio",
-        "neighborhoods",
-        "key_frequencies",
-    }
+    expected = assessment_figures
     assert set(page.figures) == expected
     for name in expected:
         assert f'data-figure="{name}"' in page.html

@@ -189,32 +189,25 @@ def test_prediction_check_regression_rmse(numeric_pair):
 def test_prediction_experiment_runs_registered_masker(numeric_pair):
     original, _ = numeric_pair
     before = original.copy()
-    result = prediction_experiment(
-        original,
-        "group",
-        ["a", "b", "c"],
-        method="rwn",
-        settings={"k = 5": {"k": 5, "q": 0.5}},
-        n_replications=2,
-        n_estimators=10,
-        random_state=0,
-        n_jobs=1,
-    )
+
+    def run():
+        return prediction_experiment(
+            original,
+            "group",
+            ["a", "b", "c"],
+            method="rwn",
+            settings={"k = 5": {"k": 5, "q": 0.5}},
+            n_replications=2,
+            n_estimators=10,
+            random_state=0,
+            n_jobs=1,
+        )
+
+    result = run()
     assert list(result.mean_errors.index) == ["original", "k = 5"]
     assert len(result.errors) == 4
     pd.testing.assert_frame_equal(original, before)
-    again = prediction_experiment(
-        original,
-        "group",
-        ["a", "b", "c"],
-        method="rwn",
-        settings={"k = 5": {"k": 5, "q": 0.5}},
-        n_replications=2,
-        n_estimators=10,
-        random_state=0,
-        n_jobs=1,
-    )
-    pd.testing.assert_frame_equal(result.errors, again.errors)
+    pd.testing.assert_frame_equal(result.errors, run().errors)  # same seed, same errors
 
 
 def test_pair_checks(numeric_pair):

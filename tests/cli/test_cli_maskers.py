@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cli_words import sdckit
 from sdckit.cli.main import main
 
 
@@ -32,22 +33,11 @@ def test_rankswap(tmp_path, income_csv):
     src, data = income_csv
     out = tmp_path / "out.csv"
     diag = tmp_path / "diag.csv"
-    code = main(
-        [
-            "rankswap",
-            str(src),
-            "-o",
-            str(out),
-            "--p",
-            "10",
-            "--columns",
-            "gross,age",
-            "--seed",
-            "1",
-            "--diagnostics",
-            str(diag),
-            "--quiet",
-        ]
+    code = sdckit(
+        "rankswap {} -o {} --p 10 --columns gross,age --seed 1 --diagnostics {} --quiet",
+        src,
+        out,
+        diag,
     )
     assert code == 0
     masked = pd.read_csv(out)
@@ -59,24 +49,10 @@ def test_rankswap(tmp_path, income_csv):
 def test_noise_multiplicative_with_constraint_and_zones(tmp_path, income_csv, capsys):
     src, data = income_csv
     out = tmp_path / "out.parquet"
-    code = main(
-        [
-            "noise",
-            "multiplicative",
-            str(src),
-            "-o",
-            str(out),
-            "--columns",
-            "gross,tax",
-            "--constraint",
-            "gross>=tax",
-            "--zones",
-            "region",
-            "--zone-k",
-            "n=0.2",
-            "--seed",
-            "2",
-        ]
+    code = sdckit(
+        "noise multiplicative {} -o {} --columns gross,tax --constraint gross>=tax --zones region --zone-k n=0.2 --seed 2",
+        src,
+        out,
     )
     assert code == 0
     masked = pd.read_parquet(out)
@@ -89,21 +65,10 @@ def test_noise_additive_and_error_line(tmp_path, income_csv, capsys):
     src, _ = income_csv
     out = tmp_path / "out.csv"
     assert (
-        main(
-            [
-                "noise",
-                "additive",
-                str(src),
-                "-o",
-                str(out),
-                "--columns",
-                "gross,tax,age",
-                "--zone-thresholds",
-                "20",
-                "--seed",
-                "0",
-                "--quiet",
-            ]
+        sdckit(
+            "noise additive {} -o {} --columns gross,tax,age --zone-thresholds 20 --seed 0 --quiet",
+            src,
+            out,
         )
         == 0
     )
@@ -117,22 +82,11 @@ def test_microaggregate(tmp_path, income_csv):
     src, _ = income_csv
     out = tmp_path / "out.csv"
     diag = tmp_path / "groups.csv"
-    code = main(
-        [
-            "microaggregate",
-            str(src),
-            "-o",
-            str(out),
-            "--k",
-            "4",
-            "--columns",
-            "gross,tax,region",
-            "--categorical",
-            "mode",
-            "--diagnostics",
-            str(diag),
-            "--quiet",
-        ]
+    code = sdckit(
+        "microaggregate {} -o {} --k 4 --columns gross,tax,region --categorical mode --diagnostics {} --quiet",
+        src,
+        out,
+        diag,
     )
     assert code == 0
     masked = pd.read_csv(out)
@@ -140,18 +94,8 @@ def test_microaggregate(tmp_path, income_csv):
     sizes = pd.read_csv(diag)["group_size"]
     assert sizes.min() >= 4 and sizes.max() <= 7
     assert (
-        main(
-            [
-                "microaggregate",
-                str(src),
-                "-o",
-                str(out),
-                "--method",
-                "individual-ranking",
-                "--columns",
-                "gross",
-                "--quiet",
-            ]
+        sdckit(
+            "microaggregate {} -o {} --method individual-ranking --columns gross --quiet", src, out
         )
         == 0
     )

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cli_words import sdckit
 from sdckit._roles import suspect_columns
 from sdckit.cli.main import main
 from shared_data import SHARED_DATA
@@ -73,22 +74,10 @@ def test_maskers_refuse_to_mask_ids_and_codes_untold(households, tmp_path, comma
 def test_rwn_with_roles_declared_passes_ids_and_weights_through(households, tmp_path):
     path, data = households
     out = tmp_path / "out.csv"
-    code = main(
-        [
-            "rwn",
-            str(path),
-            "-o",
-            str(out),
-            "--id",
-            "hid",
-            "--weight-column",
-            "weight",
-            "--categorical",
-            "sex,region",
-            "--seed",
-            "4",
-            "--quiet",
-        ]
+    code = sdckit(
+        "rwn {} -o {} --id hid --weight-column weight --categorical sex,region --seed 4 --quiet",
+        path,
+        out,
     )
     assert code == 0
     masked = pd.read_csv(out)
@@ -100,22 +89,10 @@ def test_rwn_with_roles_declared_passes_ids_and_weights_through(households, tmp_
 def test_microaggregate_with_roles_never_averages_the_household_id(households, tmp_path):
     path, data = households
     out = tmp_path / "out.csv"
-    code = main(
-        [
-            "microaggregate",
-            str(path),
-            "-o",
-            str(out),
-            "--k",
-            "3",
-            "--id",
-            "hid",
-            "--weight-column",
-            "weight",
-            "--columns",
-            "age,income,expend",
-            "--quiet",
-        ]
+    code = sdckit(
+        "microaggregate {} -o {} --k 3 --id hid --weight-column weight --columns age,income,expend --quiet",
+        path,
+        out,
     )
     assert code == 0
     masked = pd.read_csv(out)
@@ -187,22 +164,10 @@ def test_assess_leaves_ids_and_weights_out_of_linkage(households, tmp_path, caps
     path, _ = households
     masked = tmp_path / "m.csv"
     assert (
-        main(
-            [
-                "rwn",
-                str(path),
-                "-o",
-                str(masked),
-                "--id",
-                "hid",
-                "--weight-column",
-                "weight",
-                "--categorical",
-                "sex,region",
-                "--seed",
-                "2",
-                "--quiet",
-            ]
+        sdckit(
+            "rwn {} -o {} --id hid --weight-column weight --categorical sex,region --seed 2 --quiet",
+            path,
+            masked,
         )
         == 0
     )
@@ -256,24 +221,10 @@ def test_testdata_microaggregate_as_in_the_walkthrough(tmp_path, capsys):
     for column in ("ori_hid", "sampling_weight", "household_weights", "sex", "urbrur"):
         assert f"'{column}'" in err
     assert not out.exists()
-    code = main(
-        [
-            "microaggregate",
-            str(path),
-            "-o",
-            str(out),
-            "--k",
-            "3",
-            "--id",
-            "ori_hid",
-            "--weight-column",
-            "sampling_weight,household_weights",
-            "--sample-weights",
-            "household_weights",
-            "--columns",
-            "age,expend,income,savings",
-            "--quiet",
-        ]
+    code = sdckit(
+        "microaggregate {} -o {} --k 3 --id ori_hid --weight-column sampling_weight,household_weights --sample-weights household_weights --columns age,expend,income,savings --quiet",
+        path,
+        out,
     )
     assert code == 0
     original, masked = pd.read_csv(path), pd.read_csv(out)

@@ -9,47 +9,7 @@ import pytest
 from sdckit import microdata
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.microdata import mdav_groups, microaggregate
-
-
-def _sq(points: np.ndarray, q: np.ndarray) -> np.ndarray:
-    diff = points[:, 0] - q[0]
-    out = diff * diff
-    for j in range(1, points.shape[1]):
-        diff = points[:, j] - q[j]
-        out += diff * diff
-    return out
-
-
-def textbook_mdav(x: np.ndarray, k: int) -> np.ndarray:
-    """Plain MDAV, a full pass over the remaining records at every step (ties: smaller row)."""
-    labels = np.full(len(x), -1)
-    remaining = np.arange(len(x))
-    group = 0
-
-    def group_around(r: int) -> np.ndarray:
-        d = _sq(x[remaining], x[r])
-        d[remaining == r] = -1.0
-        return remaining[np.argsort(d, kind="stable")[:k]]
-
-    while len(remaining) >= 3 * k:
-        r = remaining[np.argmax(_sq(x[remaining], x[remaining].mean(axis=0)))]
-        members = group_around(r)
-        labels[members] = group
-        group += 1
-        remaining = np.setdiff1d(remaining, members)
-        s = remaining[np.argmax(_sq(x[remaining], x[r]))]
-        members = group_around(s)
-        labels[members] = group
-        group += 1
-        remaining = np.setdiff1d(remaining, members)
-    if len(remaining) >= 2 * k:
-        r = remaining[np.argmax(_sq(x[remaining], x[remaining].mean(axis=0)))]
-        members = group_around(r)
-        labels[members] = group
-        group += 1
-        remaining = np.setdiff1d(remaining, members)
-    labels[remaining] = group
-    return labels
+from sdckit.microdata._reference import textbook_mdav
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cli_words import sdckit
 from sdckit.cli.main import main
 from sdckit.errors import DataError, InfeasibleError, ParameterError
 from sdckit.microdata import additive_noise, multiplicative_noise
@@ -261,20 +262,8 @@ def test_cli_totals_and_repair_tolerance(tmp_path, capsys):
     )
     assert code == 2
     assert "repair_tolerance" in capsys.readouterr().err
-    code = main(
-        [
-            "noise",
-            "multiplicative",
-            str(src),
-            "-o",
-            str(out),
-            "--totals",
-            "none",
-            "--repair-tolerance",
-            "0.2",
-            "--seed",
-            "3",
-        ]
+    code = sdckit(
+        "noise multiplicative {} -o {} --totals none --repair-tolerance 0.2 --seed 3", src, out
     )
     assert code == 0
     code = main(

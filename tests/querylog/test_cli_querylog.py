@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from cli_words import sdckit
 from sdckit.cli.main import main
 
 LOG = pd.DataFrame(
@@ -51,23 +52,12 @@ def test_protect_then_evaluate(files, tmp_path, capsys) -> None:
     assert main([*args, "--taxonomy", str(taxonomy), "--key", str(tmp_path / "key.csv")]) == 2
     assert "must contain 'internal' or 'confidential'" in capsys.readouterr().err
     assert not out.exists()
-    code = main(
-        [
-            "querylog",
-            "protect",
-            str(log),
-            "-o",
-            str(out),
-            "--k",
-            "2",
-            "--taxonomy",
-            str(taxonomy),
-            "--key",
-            str(key),
-            "--seed",
-            "3",
-            "--quiet",
-        ]
+    code = sdckit(
+        "querylog protect {} -o {} --k 2 --taxonomy {} --key {} --seed 3 --quiet",
+        log,
+        out,
+        taxonomy,
+        key,
     )
     assert code == 0
     printed = capsys.readouterr().out
@@ -76,20 +66,8 @@ def test_protect_then_evaluate(files, tmp_path, capsys) -> None:
     assert list(released.columns) == ["AnonID", "Query"]
     assert not set(released["AnonID"]).intersection(LOG["AnonID"].astype(str))
     assert hashlib.sha256(log.read_bytes()).hexdigest() == digest
-    code = main(
-        [
-            "querylog",
-            "evaluate",
-            str(log),
-            str(out),
-            "--key",
-            str(key),
-            "--taxonomy",
-            str(taxonomy),
-            "--quiet",
-            "--seed",
-            "1",
-        ]
+    code = sdckit(
+        "querylog evaluate {} {} --key {} --taxonomy {} --quiet --seed 1", log, out, key, taxonomy
     )
     assert code == 0
     report = capsys.readouterr().out

@@ -18,16 +18,9 @@ import pytest
 from sdckit.server import AnalysisServer, rules
 from sdckit.server.analyses import Refusal
 
-STATIC_RULES = (
-    "allowed_variables",
-    "response_variable",
-    "max_predictors",
-    "approved_transformations",
-    "transformation_domain",
-    "interaction_hierarchy",
-    "no_fully_interacted_dummy_model",
-)
-UNIVERSE_RULES = ("no_marginal_1_or_2", "universe_gamma", "drop_q")
+# The rules every regression runs: the engine's pipeline table (docs/server.md, "The pipeline").
+STATIC_RULES = rules.PIPELINE["static (regressions and plots)"]
+UNIVERSE_RULES = rules.PIPELINE["universe"]
 
 
 def _rule_functions() -> list[str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sdckit.swaprate import RecordModel
+
 
 def gaussian_data(n: int, seed: int, mu0: float = 0.0, mu1: float = 1.0) -> pd.DataFrame:
     """Section 5.1: half the records s = 0 with r ~ N(mu0, 1), half s = 1 with r ~ N(mu1, 1)."""
@@ -52,3 +54,21 @@ def symmetric_halves_data(n: int, seed: int) -> pd.DataFrame:
         columns[f"x{j}"] = np.array(["a", "b", "c"])[codes]
     columns["s"] = s
     return pd.DataFrame(columns)
+
+
+class OneAttributeMultinomial(RecordModel):
+    """A plug-in model of one attribute (a multinomial per swap class), written against the
+    documented :class:`~sdckit.swaprate.RecordModel` interface only: no parameter count."""
+
+    name = "multinomial"
+
+    def encode(self, data):
+        return pd.factorize(data.iloc[:, 0], sort=True)[0]
+
+    def fit(self, records, class_weights):
+        k = records.max() + 1
+        counts = np.stack([np.bincount(records, class_weights[:, a], k) for a in (0, 1)])
+        return np.log((counts + 1) / (counts.sum(axis=1, keepdims=True) + k))
+
+    def log_likelihood(self, parameters, records):
+        return parameters[:, records].T

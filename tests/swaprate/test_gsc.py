@@ -8,13 +8,12 @@ from dataclasses import FrozenInstanceError
 import numpy as np
 import pandas as pd
 import pytest
-from _swapdata import gaussian_data, naive_bayes_data
+from _swapdata import OneAttributeMultinomial, gaussian_data, naive_bayes_data
 
 from sdckit import DataError, ParameterError, SchemaError
 from sdckit.microdata import swap
 from sdckit.swaprate import (
     NaiveBayes,
-    RecordModel,
     estimate_swap_count,
     swap_group_count,
     swap_rate_from_count,
@@ -126,27 +125,11 @@ def test_literal_nesting_reaches_the_same_estimate():
 
 
 def test_plugged_in_model():
-    class Independent(RecordModel):
-        """A one-attribute multinomial, written against the documented interface."""
-
-        name = "independent"
-
-        def encode(self, data):
-            codes, _ = pd.factorize(data.iloc[:, 0], sort=True)
-            return codes
-
-        def fit(self, records, class_weights):
-            k = records.max() + 1
-            counts = np.stack([np.bincount(records, class_weights[:, a], k) for a in (0, 1)])
-            return np.log((counts + 1) / (counts.sum(axis=1, keepdims=True) + k))
-
-        def log_likelihood(self, parameters, records):
-            return parameters[:, records].T
-
     data = naive_bayes_data(3000, seed=1)
     released = swap(data, columns="income", rate=0.1, random_state=4).data
+    model = OneAttributeMultinomial()
     ours = estimate_swap_count(
-        released, "income", ["x0"], model=Independent(), profile_se=False, calibrate=False
+        released, "income", ["x0"], model=model, profile_se=False, calibrate=False
     )
     builtin = estimate_swap_count(released, "income", ["x0"], profile_se=False, calibrate=False)
     assert ours.alpha == pytest.approx(builtin.alpha, rel=1e-3, abs=0.5)

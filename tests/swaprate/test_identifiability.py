@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from _swapdata import gaussian_data, naive_bayes_data, symmetric_halves_data
+from _swapdata import (
+    OneAttributeMultinomial,
+    gaussian_data,
+    naive_bayes_data,
+    symmetric_halves_data,
+)
 from scipy import stats
 
 from sdckit import ParameterError
@@ -14,7 +19,6 @@ from sdckit.microdata import swap
 from sdckit.swaprate import (
     Gaussian,
     NaiveBayes,
-    RecordModel,
     consensus_swap_count,
     estimate_swap_count,
     identifiability_check,
@@ -176,30 +180,16 @@ def test_permutation_p_value_is_seeded_and_levels_rejudge():
 
 
 def test_plug_in_model_without_a_parameter_count():
-    class Multinomial(RecordModel):
-        name = "multinomial"
-
-        def encode(self, data):
-            return pd.factorize(data.iloc[:, 0], sort=True)[0]
-
-        def fit(self, records, class_weights):
-            k = records.max() + 1
-            counts = np.stack([np.bincount(records, class_weights[:, a], k) for a in (0, 1)])
-            return np.log((counts + 1) / (counts.sum(axis=1, keepdims=True) + k))
-
-        def log_likelihood(self, parameters, records):
-            return parameters[:, records].T
-
     data = naive_bayes_data(2000, seed=1)
     est = estimate_swap_count(
-        data, "income", ["x0"], model=Multinomial(), profile_se=False, calibrate=False
+        data, "income", ["x0"], model=OneAttributeMultinomial(), profile_se=False, calibrate=False
     )
     check = est.identifiability
     assert check.degrees_of_freedom is None and np.isnan(check.asymptotic_p_value)
     assert check.identified and check.association_p_value == check.permutation_p_value
     with pytest.raises(ParameterError, match="permutations > 0"):
         estimate_swap_count(
-            data, "income", ["x0"], model=Multinomial(), permutations=0, calibrate=False
+            data, "income", ["x0"], model=OneAttributeMultinomial(), permutations=0, calibrate=False
         )
 
 

@@ -12,6 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from sdckit._docs import shared_doc
 from sdckit._validation import (
     check_columns,
     check_dataframe,
@@ -21,6 +22,30 @@ from sdckit._validation import (
 )
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.schema import ColumnSpec, Kind, Schema, build_design, category_codes
+
+#: Parameter entries the measures of ``utility.py`` and ``risk.py`` share: a line
+#: ``{{pair}}`` (or ``{{numeric_pair}}``, ``{{schema}}``) in a Parameters section
+#: stands for them (:func:`sdckit._docs.shared_doc`).
+pair_doc = shared_doc(
+    {
+        "pair": """
+        original, masked : DataFrame
+            The original file and its release (same rows, same order).
+        """,
+        "schema": """
+        schema : Schema, optional
+            Inferred from ``original`` when omitted.
+        """,
+        "numeric_pair": """
+        original, masked : DataFrame
+            The original file and its release (same rows, same order).
+        columns : iterable of str, optional
+            Numeric or ordinal variables; default every numeric/ordinal column.
+        schema : Schema, optional
+            Inferred from ``original`` when omitted.
+        """,
+    }
+)
 
 __all__ = [
     "categorical_columns",

@@ -11,39 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 
+from sdckit._docs import shared_doc
 from sdckit._results import FrozenResult, MicrodataResult
 from sdckit._validation import RandomState, as_sequence, check_columns, check_int
-from sdckit.assess._data import categorical_columns, check_pair, joint_design, resolve_schema
-from sdckit.assess.distances import link_search
-from sdckit.assess.measures import MEASURES, measures_of
-from sdckit.assess.risk import (
-    DistanceToClosest,
-    ExtremeRecords,
-    IntervalDisclosure,
-    KeyRiskComparison,
-    RecordLinkage,
-    compare_key_risk,
-    compare_mahalanobis,
-    interval_disclosure,
-)
-from sdckit.assess.utility import (
-    CorrelationComparison,
-    MomentComparison,
-    MutualInformationComparison,
-    PCAComparison,
-    PredictionCheck,
-    RegressionComparison,
-    compare_correlations,
-    compare_moments,
-    compare_mutual_information,
-    compare_pca,
-    compare_regression,
-    prediction_check,
-)
+from sdckit.assess._data import categorical_columns, check_pair, resolve_schema
+from sdckit.assess._inputs import MeasureInputs
+from sdckit.assess.measures import measures_of, registered
 from sdckit.errors import ParameterError, SchemaError
 from sdckit.neighbors import NeighborBackend
 from sdckit.neighbors.backends import resolve_backend
@@ -53,19 +30,27 @@ __all__ = ["Assessment", "Risk", "Utility", "assess"]
 
 
 @dataclass(frozen=True)
-class Utility(FrozenResult):
-    """What the release keeps; a measure that does not apply to the data is None.
+class _Side(FrozenResult):
+    """The measures of one side of an assessment, by name; reading one gives it, or None.
 
-    Its measures are those of :data:`sdckit.assess.measures.MEASURES` on the
-    utility side.
+    A registered measure that does not apply to the data reads as None; a
+    name no measure of the side is registered under is an AttributeError.
     """
 
-    correlation: CorrelationComparison | None = None
-    moments: MomentComparison | None = None
-    pca: PCAComparison | None = None
-    regression: RegressionComparison | None = None
-    mutual_information: MutualInformationComparison | None = None
-    prediction: PredictionCheck | None = None
+    measures: Mapping[str, Any] = field(default_factory=dict)
+
+    side: ClassVar[str] = ""
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only when ordinary lookup fails: the measures' names.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        measures = self.__dict__.get("measures", {})
+        if name in measures:
+            return measures[name]
+        if any(spec.name == name for spec in registered(self.side)):
+            return None
+        raise AttributeError(f"{type(self).__name__} has no measure named {name!r}")
 
     def summary(self) -> str:
         """The summary of every measure that applies.
@@ -74,33 +59,44 @@ class Utility(FrozenResult):
         -------
         str
         """
-        parts = [m.summary() for _, m in measures_of(self, "utility")]
-        return "\n".join(parts) if parts else "no utility measure applies to these columns"
+        parts = [m.summary() for _, m in measures_of(self, self.side)]
+        return "\n".join(parts) if parts else f"no {self.side} measure applies to these columns"
 
 
+_SIDE_DOC = shared_doc(
+    {
+        "measures": """
+        Parameters
+        ----------
+        measures : mapping
+            ``{name: result}`` of the registered measures that apply, in
+            registration order; each is also an attribute, and a registered
+            measure that does not apply reads as None.
+        """
+    }
+)
+
+
+@_SIDE_DOC
 @dataclass(frozen=True)
-class Risk(FrozenResult):
-    """What the release still gives away; a measure that does not apply is None.
+class Utility(_Side):
+    """What the release keeps: the utility measures (``utility.correlation``, ...).
 
-    Its measures are those of :data:`sdckit.assess.measures.MEASURES` on the
-    risk side.
+    {{measures}}
     """
 
-    distance_to_closest: DistanceToClosest
-    linkage: RecordLinkage
-    mahalanobis: ExtremeRecords | None = None
-    cooks: ExtremeRecords | None = None
-    interval: IntervalDisclosure | None = None
-    keys: KeyRiskComparison | None = None
+    side: ClassVar[str] = "utility"
 
-    def summary(self) -> str:
-        """The summary of every measure that applies.
 
-        Returns
-        -------
-        str
-        """
-        return "\n".join(m.summary() for _, m in measures_of(self, "risk"))
+@_SIDE_DOC
+@dataclass(frozen=True)
+class Risk(_Side):
+    """What the release still gives away: the risk measures (``risk.linkage``, ...).
+
+    {{measures}}
+    """
+
+    side: ClassVar[str] = "risk"
 
 
 @dataclass(frozen=True)
@@ -164,7 +160,7 @@ class Assessment(FrozenResult):
         list of str
             The applying measures' ``note()``, in the order of their note ranks.
         """
-        rank = {spec.name: spec.note_rank for spec in MEASURES}
+        rank = {spec.name: spec.note_rank for spec in registered()}
         ordered = sorted(self.measures(), key=lambda item: rank[item[0]])
         return [text for _, m in ordered if (text := m.note()) is not None]
 
@@ -267,7 +263,7 @@ def assess(
     random_state : None, int or Generator
         For the prediction check's splits and forests.
     progress : callable, optional
-        Called as ``progress(done, total)`` after each group of measures.
+        Called as ``progress(done, total)`` after each registered measure.
 
     Returns
     -------
@@ -292,6 +288,7 @@ def assess(
     keys = as_sequence(list(keys) if keys is not None and not isinstance(keys, str) else keys)
     check_columns(original, keys, "keys")
     categorical = [c for c in categorical_columns(schema, cols)]
+    preds: list[str] = []
     if response is not None:
         check_columns(original, [response], "response")
         preds = (
@@ -313,98 +310,46 @@ def assess(
         )
     if sensitive is not None and not keys:
         raise ParameterError("sensitive needs key variables (keys) to define the groups")
-    link_cols = (
-        check_columns(original, linkage_columns, "linkage_columns")
-        if linkage_columns is not None
-        else cols
-    )
-
-    steps = 4 + linear + bool(keys) + prediction
-    done = 0
-
-    def tick() -> None:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(done, steps)
-
-    # Utility
-    correlation = pca = moments = regression = mutual = pred = None
-    if len(numeric) >= 2:
-        correlation = compare_correlations(
-            original, masked, columns=numeric, schema=schema, top=top
-        )
-        pca = compare_pca(original, masked, columns=numeric, schema=schema)
-    if numeric:
-        moments = compare_moments(original, masked, columns=numeric, schema=schema)
-    if len(categorical) >= 2:
-        mutual = compare_mutual_information(original, masked, columns=categorical, schema=schema)
-    tick()
-    cooks = None
-    if linear and response is not None:
-        regression = compare_regression(original, masked, response, preds, schema=schema)
-        cooks = ExtremeRecords(
-            "Cook's distance",
-            regression.original.cooks_distance.reindex(original.index),
-            regression.masked.cooks_distance.reindex(masked.index),
-            top,
-        )
-        tick()
-
-    # Risk
-    mahalanobis = interval = None
-    if numeric:
-        mahalanobis = compare_mahalanobis(original, masked, columns=numeric, schema=schema, top=top)
-        interval = interval_disclosure(
-            original, masked, columns=numeric, schema=schema, k=interval_k
-        )
-    tick()
-    design_weights = dict(weights) if weights is not None else None
-    x0, x1 = joint_design(original, masked, cols, schema, scale=scale, weights=design_weights)
-    found = link_search(x0, x1, backend=search, chunk_size=chunk_size, n_jobs=n_jobs)
-    dcr = DistanceToClosest.from_search(
-        original.index,
-        cols,
-        scale,
-        x0,
-        x1,
-        found,
+    inputs = MeasureInputs(
+        original=original,
+        masked=masked,
+        schema=schema,
+        columns=list(cols),
+        numeric=numeric,
+        categorical=categorical,
+        response=response,
+        predictors=list(preds),
+        linear=linear,
+        keys=list(keys),
+        sensitive=sensitive,
+        linkage_columns=(
+            check_columns(original, linkage_columns, "linkage_columns")
+            if linkage_columns is not None
+            else list(cols)
+        ),
+        scale=scale,
+        weights=weights,
+        interval_k=interval_k,
+        prediction=prediction,
+        prediction_replications=prediction_replications,
+        holdout=holdout,
+        top=top,
         backend=search,
         chunk_size=chunk_size,
         n_jobs=n_jobs,
+        random_state=random_state,
     )
-    tick()
-    if list(link_cols) == list(cols):
-        linkage = RecordLinkage.from_search(original.index, cols, found)
-    else:
-        lw = {c: w for c, w in (weights or {}).items() if c in link_cols} or None
-        l0, l1 = joint_design(original, masked, link_cols, schema, scale=scale, weights=lw)
-        linkage = RecordLinkage.from_search(
-            original.index,
-            link_cols,
-            link_search(l0, l1, backend=search, chunk_size=chunk_size, n_jobs=n_jobs),
-        )
-    tick()
-    key_cmp = None
-    if keys:
-        key_cmp = compare_key_risk(original, masked, keys, sensitive=sensitive, schema=schema)
-        tick()
-    if prediction and response is not None:  # prediction without a response was refused above
-        pred = prediction_check(
-            original,
-            masked,
-            response,
-            [p for p in preds],
-            schema=schema,
-            holdout=holdout,
-            n_replications=prediction_replications,
-            n_jobs=n_jobs,
-            random_state=random_state,
-        )
-        tick()
+    specs = registered()
+    found: dict[str, dict[str, Any]] = {"utility": {}, "risk": {}}
+    for done, spec in enumerate(specs, start=1):
+        value = spec.compute(inputs)
+        if value is not None:
+            found[spec.side][spec.name] = value
+        if progress is not None:
+            progress(done, len(specs))
     return Assessment(
-        utility=Utility(correlation, moments, pca, regression, mutual, pred),
-        risk=Risk(dcr, linkage, mahalanobis, cooks, interval, key_cmp),
+        utility=Utility(found["utility"]),
+        risk=Risk(found["risk"]),
         n_records=len(original),
         columns=list(cols),
         method=method,

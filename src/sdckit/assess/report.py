@@ -33,7 +33,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from sdckit.assess.assessment import Assessment
-from sdckit.assess.measures import MEASURES, headline_labels
+from sdckit.assess.measures import MeasureSpec, headline_labels, registered
 from sdckit.assess.risk import DistanceToClosest, ExtremeRecords, KeyRiskComparison
 from sdckit.assess.sweep import SweepResult
 from sdckit.assess.utility import (
@@ -400,15 +400,29 @@ _MEASURE_FIGURES: dict[str, Callable[[Any], _Figure | None]] = {
 _NEIGHBORHOOD_FIGURE_RANK = 80
 
 
+def _measure_figure(spec: MeasureSpec) -> Callable[[Any], _Figure | None]:
+    """The report figure of a measure registered with its own drawing function."""
+
+    def draw(measure: Any) -> _Figure | None:
+        assert spec.figure is not None
+        drawn = spec.figure(measure)
+        if drawn is None:
+            return None
+        return _Figure(spec.name, drawn.title, drawn.caption, _png(drawn.figure))
+
+    return draw
+
+
 def _assessment_figures(a: Assessment) -> list[_Figure]:
-    rank = {spec.name: spec.figure_rank for spec in MEASURES}
+    specs = {spec.name: spec for spec in registered()}
     drawers: list[tuple[int, Callable[[Any], _Figure | None], Any]] = [
         (_NEIGHBORHOOD_FIGURE_RANK, _neighborhood_figure, a)
     ]
     for name, measure in a.measures():
-        draw = _MEASURE_FIGURES.get(name)
+        spec = specs[name]
+        draw = _MEASURE_FIGURES.get(name) if spec.figure is None else _measure_figure(spec)
         if draw is not None:
-            drawers.append((rank[name], draw, measure))
+            drawers.append((spec.figure_rank, draw, measure))
     drawers.sort(key=lambda item: item[0])
     figures = [draw(subject) for _, draw, subject in drawers]
     return [f for f in figures if f is not None]

@@ -40,8 +40,10 @@ from sdckit.assess._data import (
     joint_design,
     numeric_columns,
     numeric_matrix,
+    pair_doc,
     resolve_schema,
 )
+from sdckit.assess._result import MeasureResult
 from sdckit.assess.distances import LinkSearch, link_search, within_distances
 from sdckit.assess.utility import fit_regression
 from sdckit.errors import DataError, ParameterError, SchemaError
@@ -128,7 +130,7 @@ def mahalanobis_distances(
 
 
 @dataclass(frozen=True)
-class ExtremeRecords(FrozenResult):
+class ExtremeRecords(MeasureResult):
     """An outlyingness measure per record in the original and in the masked data.
 
     Attributes
@@ -200,14 +202,8 @@ class ExtremeRecords(FrozenResult):
         )
 
     def headline(self) -> dict[str, float]:
-        """The key figures, ``{name: number}``.
-
-        Returns
-        -------
-        dict
-            Largest value in both files and the rank after masking of the
-            original's most extreme record, prefixed by :attr:`key`.
-        """
+        """The key figures: largest value in both files and the rank after masking of the
+        original's most extreme record, prefixed by :attr:`key`."""
         return {
             f"{self.key}_max_original": self.max_original,
             f"{self.key}_max_masked": self.max_masked,
@@ -215,12 +211,6 @@ class ExtremeRecords(FrozenResult):
         }
 
     def note(self) -> str:
-        """A plain-language sentence for a report.
-
-        Returns
-        -------
-        str
-        """
         rec = self.most_extreme
         before = self.max_original
         after = float(self.masked.get(rec, np.nan))
@@ -244,6 +234,7 @@ class ExtremeRecords(FrozenResult):
         )
 
 
+@pair_doc
 def compare_mahalanobis(
     original: pd.DataFrame,
     masked: pd.DataFrame,
@@ -259,12 +250,7 @@ def compare_mahalanobis(
 
     Parameters
     ----------
-    original, masked : DataFrame
-        The original file and its release (same rows, same order).
-    columns : iterable of str, optional
-        Numeric or ordinal variables; default every numeric/ordinal column.
-    schema : Schema, optional
-        Inferred from ``original`` when omitted.
+    {{numeric_pair}}
     top : int, default 5
         How many of the most extreme records to list.
 
@@ -280,6 +266,7 @@ def compare_mahalanobis(
     return ExtremeRecords("Mahalanobis distance", d0, d1, top)
 
 
+@pair_doc
 def compare_cooks_distance(
     original: pd.DataFrame,
     masked: pd.DataFrame,
@@ -296,14 +283,12 @@ def compare_cooks_distance(
 
     Parameters
     ----------
-    original, masked : DataFrame
-        The original file and its release (same rows, same order).
+    {{pair}}
     response : str
         The numeric response.
     predictors : iterable of str
         The predictors.
-    schema : Schema, optional
-        Inferred from ``original`` when omitted.
+    {{schema}}
     top : int, default 5
         How many of the most influential records to list.
 
@@ -330,7 +315,7 @@ def compare_cooks_distance(
 
 
 @dataclass(frozen=True)
-class DistanceToClosest(FrozenResult):
+class DistanceToClosest(MeasureResult):
     """Distances to the closest record, in the design scaled alike for both files.
 
     Attributes
@@ -416,13 +401,7 @@ class DistanceToClosest(FrozenResult):
     }
 
     def headline(self) -> dict[str, float]:
-        """The key figures, ``{name: number}``.
-
-        Returns
-        -------
-        dict
-            Median distance to the closest record within each file and across.
-        """
+        """The key figures: median distance to the closest record within each file and across."""
         return {
             "dcr_median_original": float(self.within_original.median()),
             "dcr_median_masked": float(self.within_masked.median()),
@@ -430,12 +409,6 @@ class DistanceToClosest(FrozenResult):
         }
 
     def note(self) -> str:
-        """A plain-language sentence for a report.
-
-        Returns
-        -------
-        str
-        """
         rec = self.most_isolated
         return (
             f"The record at {_record(self.within_original.index, rec)} is the most isolated in "
@@ -462,7 +435,7 @@ class DistanceToClosest(FrozenResult):
 
 
 @dataclass(frozen=True)
-class RecordLinkage(FrozenResult):
+class RecordLinkage(MeasureResult):
     """The distance-based record-linkage intruder (Oganian 2011, Section 5).
 
     The intruder holds the original values of ``columns`` for every record
@@ -532,22 +505,10 @@ class RecordLinkage(FrozenResult):
     }
 
     def headline(self) -> dict[str, float]:
-        """The key figures, ``{name: number}``.
-
-        Returns
-        -------
-        dict
-            The re-identification rate.
-        """
+        """The key figures: the re-identification rate."""
         return {"linkage_rate": self.rate}
 
     def note(self) -> str:
-        """A plain-language sentence for a report.
-
-        Returns
-        -------
-        str
-        """
         n = int(self.linked.notna().sum())
         return (
             f"An intruder who knows {', '.join(self.columns)} of every record and links it to the "
@@ -708,7 +669,7 @@ def record_linkage(
 
 
 @dataclass(frozen=True)
-class IntervalDisclosure(FrozenResult):
+class IntervalDisclosure(MeasureResult):
     """Interval disclosure in the style of sdcMicro's ``dRisk`` (method SDID).
 
     An interval of half-width ``k`` standard deviations (of the original
@@ -735,23 +696,8 @@ class IntervalDisclosure(FrozenResult):
     LABELS: ClassVar[Mapping[str, str]] = {"interval_disclosure": "interval disclosure rate"}
 
     def headline(self) -> dict[str, float]:
-        """The key figures, ``{name: number}``.
-
-        Returns
-        -------
-        dict
-            The share of records at risk.
-        """
+        """The key figures: the share of records at risk."""
         return {"interval_disclosure": self.rate}
-
-    def note(self) -> None:
-        """No sentence of its own in the notes: the rate speaks in the summary.
-
-        Returns
-        -------
-        None
-        """
-        return None
 
     def summary(self) -> str:
         return (
@@ -760,6 +706,7 @@ class IntervalDisclosure(FrozenResult):
         )
 
 
+@pair_doc
 def interval_disclosure(
     original: pd.DataFrame,
     masked: pd.DataFrame,
@@ -790,12 +737,7 @@ def interval_disclosure(
 
     Parameters
     ----------
-    original, masked : DataFrame
-        The original file and its release (same rows, same order).
-    columns : iterable of str, optional
-        Numeric or ordinal variables; default every numeric/ordinal column.
-    schema : Schema, optional
-        Inferred from ``original`` when omitted.
+    {{numeric_pair}}
     k : float, default 0.01
         Interval half-width in standard deviations of the original variable.
 

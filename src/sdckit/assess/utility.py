@@ -45,8 +45,10 @@ from sdckit.assess._data import (
     check_pair,
     numeric_columns,
     numeric_matrix,
+    pair_doc,
     resolve_schema,
 )
+from sdckit.assess._result import MeasureResult
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.schema import Kind, Schema, build_design, category_codes
 
@@ -74,7 +76,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class CorrelationComparison(FrozenResult):
+class CorrelationComparison(MeasureResult):
     """Pearson correlation matrices of the original and masked data.
 
     Attributes
@@ -110,13 +112,7 @@ class CorrelationComparison(FrozenResult):
     }
 
     def headline(self) -> dict[str, float]:
-        """The key figures, ``{name: number}``.
-
-        Returns
-        -------
-        dict
-            Mean and largest |difference|, number of sign flips.
-        """
+        """The key figures: mean and largest |difference|, number of sign flips."""
         return {
             "corr_mean_abs_diff": self.mean_abs_difference,
             "corr_max_abs_diff": self.max_abs_difference,
@@ -124,12 +120,6 @@ class CorrelationComparison(FrozenResult):
         }
 
     def note(self) -> str:
-        """A plain-language sentence for a report.
-
-        Returns
-        -------
-        str
-        """
         text = (
             f"Correlations move by {self.mean_abs_difference:.3f} on average "
             f"(at most {self.max_abs_difference:.3f}"
@@ -170,6 +160,7 @@ def _correlation(matrix: np.ndarray) -> np.ndarray:
     return np.clip(corr, -1.0, 1.0)
 
 
+@pair_doc
 def compare_correlations(
     original: pd.DataFrame,
     masked: pd.DataFrame,
@@ -183,12 +174,7 @@ def compare_correlations(
 
     Parameters
     ----------
-    original, masked : DataFrame
-        The original file and its release (same rows, same order).
-    columns : iterable of str, optional
-        Numeric or ordinal variables; default every numeric/ordinal column.
-    schema : Schema, optional
-        Inferred from ``original`` when omitted.
+    {{numeric_pair}}
     top : int, default 5
         How many of the largest differences to list.
     sign_threshold : float, default 0.05
@@ -406,7 +392,7 @@ def ci_overlap(
 
 
 @dataclass(frozen=True)
-class RegressionComparison(FrozenResult):
+class RegressionComparison(MeasureResult):
     """The same regression fitted on the original and on the masked data.
 
     Attributes
@@ -435,13 +421,7 @@ class RegressionComparison(FrozenResult):
     }
 
     def headline(self) -> dict[str, float]:
-        """The key figures, ``{name: number}``.
-
-        Returns
-        -------
-        dict
-            R^2 of both fits, mean CI overlap, coefficients changing sign.
-        """
+        """The key figures: r^2 of both fits, mean CI overlap, coefficients changing sign."""
         return {
             "r2_original": self.original.r_squared,
             "r2_masked": self.masked.r_squared,
@@ -450,12 +430,6 @@ class RegressionComparison(FrozenResult):
         }
 
     def note(self) -> str:
-        """A plain-language sentence for a report.
-
-        Returns
-        -------
-        str
-        """
         changed = list(self.table.index[self.table["sign_changed"]])
         text = (
             f"The regression of {self.response} keeps R^2 {self.original.r_squared:.3f} -> "
@@ -481,6 +455,7 @@ class RegressionComparison(FrozenResult):
         return "\n".join(lines)
 
 
+@pair_doc
 def compare_regression(
     original: pd.DataFrame,
     masked: pd.DataFrame,
@@ -498,14 +473,12 @@ def compare_regression(
 
     Parameters
     ----------
-    original, masked : DataFrame
-        The original file and its release (same rows, same order).
+    {{pair}}
     response : str
         The numeric response.
     predictors : iterable of str
         The predictors; categorical ones enter as dummies.
-    schema : Schema, optional
-        Inferred from ``original`` when omitted.
+    {{schema}}
     alpha : float, default 0.05
         Confidence intervals at level ``1 - alpha``.
 
@@ -547,7 +520,7 @@ def compare_regression(
 
 
 @dataclass(frozen=True)
-class PCAComparison(FrozenResult):
+class PCAComparison(MeasureResult):
     """Principal components of the scaled original and masked data.
 
     Attributes
@@ -587,25 +560,13 @@ class PCAComparison(FrozenResult):
     }
 
     def headline(self) -> dict[str, float]:
-        """The key figures, ``{name: number}``.
-
-        Returns
-        -------
-        dict
-            The first component's share of variance in both files.
-        """
+        """The key figures: the first component's share of variance in both files."""
         return {
             "pc1_share_original": self.pc1_share_original,
             "pc1_share_masked": self.pc1_share_masked,
         }
 
     def note(self) -> str:
-        """A plain-language sentence for a report.
-
-        Returns
-        -------
-        str
-        """
         return (
             f"The first principal component explains {self.pc1_share_original:.1%} of the "
             f"variance before masking and {self.pc1_share_masked:.1%} after."
@@ -641,6 +602,7 @@ def _pca(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values, vectors
 
 
+@pair_doc
 def compare_pca(
     original: pd.DataFrame,
     masked: pd.DataFrame,
@@ -657,12 +619,7 @@ def compare_pca(
 
     Parameters
     ----------
-    original, masked : DataFrame
-        The original file and its release (same rows, same order).
-    columns : iterable of str, optional
-        Numeric or ordinal variables; default every numeric/ordinal column.
-    schema : Schema, optional
-        Inferred from ``original`` when omitted.
+    {{numeric_pair}}
 
     Returns
     -------
@@ -695,7 +652,7 @@ def compare_pca(
 
 
 @dataclass(frozen=True)
-class MomentComparison(FrozenResult):
+class MomentComparison(MeasureResult):
     """Means and covariance matrices of both files.
 
     Attributes
@@ -723,23 +680,11 @@ class MomentComparison(FrozenResult):
     }
 
     def headline(self) -> dict[str, float]:
-        """The key figures, ``{name: number}``.
-
-        Returns
-        -------
-        dict
-            Smallest and largest covariance ratio.
-        """
+        """The key figures: smallest and largest covariance ratio."""
         lo, hi = self.ratio_range
         return {"cov_ratio_min": lo, "cov_ratio_max": hi}
 
     def note(self) -> str:
-        """A plain-language sentence for a report.
-
-        Returns
-        -------
-        str
-        """
         lo, hi = self.ratio_range
         return f"Masked / original covariances range from {lo:.3f} to {hi:.3f} (1 = preserved)."
 
@@ -761,6 +706,7 @@ def _covariance(matrix: np.ndarray) -> np.ndarray:
     return np.atleast_2d(np.cov(x, rowvar=False, ddof=1))
 
 
+@pair_doc
 def compare_moments(
     original: pd.DataFrame,
     masked: pd.DataFrame,
@@ -772,12 +718,7 @@ def compare_moments(
 
     Parameters
     ----------
-    original, masked : DataFrame
-        The original file and its release (same rows, same order).
-    columns : iterable of str, optional
-        Numeric or ordinal variables; default every numeric/ordinal column.
-    schema : Schema, optional
-        Inferred from ``original`` when omitted.
+    {{numeric_pair}}
 
     Returns
     -------
@@ -828,7 +769,7 @@ def _entropy_of_codes(codes: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
-class MutualInformationComparison(FrozenResult):
+class MutualInformationComparison(MeasureResult):
     """Mutual information between categorical variables, original vs masked.
 
     Attributes
@@ -851,26 +792,11 @@ class MutualInformationComparison(FrozenResult):
     }
 
     def headline(self) -> dict[str, float]:
-        """The key figures, ``{name: number}``.
-
-        Returns
-        -------
-        dict
-            Multi-information of both files.
-        """
+        """The key figures: multi-information of both files."""
         return {
             "multi_information_original": self.multi_information_original,
             "multi_information_masked": self.multi_information_masked,
         }
-
-    def note(self) -> None:
-        """No sentence of its own in the notes: the figures speak in the summary.
-
-        Returns
-        -------
-        None
-        """
-        return None
 
     def summary(self) -> str:
         return (
@@ -892,6 +818,7 @@ def _mutual_information(data: pd.DataFrame, columns: list[str]) -> tuple[np.ndar
     return mi, multi
 
 
+@pair_doc
 def compare_mutual_information(
     original: pd.DataFrame,
     masked: pd.DataFrame,
@@ -907,12 +834,10 @@ def compare_mutual_information(
 
     Parameters
     ----------
-    original, masked : DataFrame
-        The original file and its release (same rows, same order).
+    {{pair}}
     columns : iterable of str, optional
         Categorical variables; default every categorical column.
-    schema : Schema, optional
-        Inferred from ``original`` when omitted.
+    {{schema}}
 
     Returns
     -------
@@ -942,7 +867,7 @@ def compare_mutual_information(
 
 
 @dataclass(frozen=True)
-class PredictionCheck(FrozenResult):
+class PredictionCheck(MeasureResult):
     """Random-forest prediction on an original holdout, trained on original vs masked data.
 
     Attributes
@@ -973,24 +898,12 @@ class PredictionCheck(FrozenResult):
     LABELS: ClassVar[Mapping[str, str]] = {}
 
     def headline(self) -> dict[str, float]:
-        """The key figures, ``{name: number}``.
-
-        Returns
-        -------
-        dict
-            Mean error per training set, as ``prediction_error_<set>``.
-        """
+        """The key figures: mean error per training set, as ``prediction_error_<set>``."""
         return {
             f"prediction_error_{name}": float(value) for name, value in self.mean_errors.items()
         }
 
     def note(self) -> str:
-        """A plain-language sentence for a report.
-
-        Returns
-        -------
-        str
-        """
         o = self.mean_errors.get("original", math.nan)
         others = ", ".join(f"{k}: {v:.3f}" for k, v in self.mean_errors.items() if k != "original")
         return (
@@ -1066,6 +979,7 @@ def _check_holdout(holdout: int | float | None, n: int) -> int:
     return size
 
 
+@pair_doc
 def prediction_check(
     original: pd.DataFrame,
     masked: pd.DataFrame,
@@ -1092,14 +1006,12 @@ def prediction_check(
 
     Parameters
     ----------
-    original, masked : DataFrame
-        The original file and its release (same rows, same order).
+    {{pair}}
     response : str
         The variable to predict (categorical: classification; numeric: regression).
     predictors : iterable of str, optional
         Default every other column of the schema's maskable ones.
-    schema : Schema, optional
-        Inferred from ``original`` when omitted.
+    {{schema}}
     task : {"auto", "classification", "regression"}, default "auto"
         "auto" classifies a categorical response and regresses a numeric one.
     holdout : int, float in (0, 1) or None

@@ -37,11 +37,14 @@ __all__ = [
     "console",
     "err_console",
     "id_option",
+    "mask_and_write",
+    "masking_schema",
     "na_values_option",
     "parse_assignments",
     "parse_list",
     "parse_range",
     "progress_bar",
+    "progress_display",
     "read_input",
     "refuse_suspect_columns",
     "refuse_text_in_numbers",
@@ -200,6 +203,17 @@ class _DoneOfTotalColumn(ProgressColumn):
         return Text(f"{int(task.completed)}/{int(task.total)}")
 
 
+def progress_display(*columns: ProgressColumn) -> Progress:
+    """A transient rich progress display on stderr: the task's label, a bar, then ``columns``."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        *columns,
+        console=err_console,
+        transient=True,
+    )
+
+
 @contextmanager
 def progress_bar(
     description: str, *, quiet: bool = False
@@ -212,15 +226,7 @@ def progress_bar(
     if quiet:
         yield None
         return
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        _DoneOfTotalColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err_console,
-        transient=True,
-    ) as bar:
+    with progress_display(_DoneOfTotalColumn(), TimeElapsedColumn(), TimeRemainingColumn()) as bar:
         task = bar.add_task(description, total=None)
 
         def update(done: int, total: int, description: str | None = None) -> None:
@@ -292,6 +298,62 @@ def write_mask_result(result, output: Path, diagnostics: Path | None, *, quiet: 
         err_console.print(result.summary(), highlight=False)
 
 
+def mask_and_write(
+    label: str,
+    masker: Callable[..., Any],
+    data: pd.DataFrame,
+    output: Path,
+    diagnostics: Path | None,
+    /,
+    *,
+    quiet: bool,
+    **params: Any,
+) -> Any:
+    """Run a ``masker`` on ``data`` under a progress bar, write and summarise its result.
+
+    ``params`` go to the masker as they are (the positional-only parameters
+    leave every name free for them); the progress callback is added.
+    Returns the result (the noise commands print its warnings).
+    """
+    with progress_bar(label, quiet=quiet) as callback:
+        result = masker(data, progress=callback, **params)
+    write_mask_result(result, output, diagnostics, quiet=quiet)
+    return result
+
+
+def masking_schema(
+    data: pd.DataFrame,
+    columns: list[str] | None,
+    roles: dict[str, str],
+    *,
+    kinds: Iterable[Any],
+    what: str,
+) -> Any:
+    """The schema of a masking command's input, refusing what it must not mask untold.
+
+    The ``--columns`` named must be known and not pass through; text in a
+    numeric column is refused; with no ``--columns``, the maskable columns of
+    ``kinds`` that look like identifiers or codes are refused, the message
+    ending "... or --columns to name the columns to {what}".
+    """
+    from sdckit.schema import Schema
+
+    check_not_passthrough(data, columns, roles, "--columns")
+    refuse_text_in_numbers(
+        data, columns or [c for c in data.columns if c not in roles], hint=", or leave it out"
+    )
+    schema = Schema.infer(data, roles=roles)
+    if columns is None:
+        wanted = tuple(kinds)
+        refuse_suspect_columns(
+            data,
+            [c for c in schema.maskable() if schema[c].kind in wanted],
+            hint="Say what they are: --id or --weight-column to pass them through, or "
+            f"--columns to name the columns to {what}",
+        )
+    return schema
+
+
 def parse_list(value: str | None) -> list[str] | None:
     """``"a,b , c"`` -> ``["a", "b", "c"]``; None stays None."""
     if value is None:
@@ -357,3 +419,4 @@ QuietOption = Annotated[bool, typer.Option("--quiet", help="No progress bar or s
 IdOption = Annotated[str | None, id_option()]
 WeightColumnOption = Annotated[str | None, weight_column_option()]
 NaValuesOption = Annotated[str | None, na_values_option()]
+MaskedOutput = Annotated[Path, typer.Option("--output", "-o", help="Masked output file.")]

@@ -10,21 +10,21 @@ import pandas as pd
 import typer
 
 from sdckit.cli._common import (
+    IdOption,
     InputFile,
     NaValuesOption,
     QuietOption,
+    WeightColumnOption,
     check_not_passthrough,
     check_outputs,
     column_roles,
     err_console,
-    id_option,
     parse_list,
     parse_range,
     progress_bar,
     read_input,
     refuse_suspect_columns,
     refuse_text_in_numbers,
-    weight_column_option,
     write_output,
 )
 from sdckit.errors import ParameterError
@@ -64,44 +64,68 @@ def _parse_values(value: str, option: str) -> list:
         return texts
 
 
-def _role_options() -> dict[str, typer.models.OptionInfo]:
-    """The options declaring column kinds and roles, shared by ``assess`` and ``sweep``.
+# Options ``assess`` and ``sweep`` both declare (help texts as they always had).
+ReportOutput = Annotated[Path, typer.Option("--output", "-o", help="HTML report to write.")]
+PredictorsOption = Annotated[
+    str | None,
+    typer.Option("--predictors", help="Comma-separated predictors (default: all other variables)."),
+]
+CategoricalOption = Annotated[
+    str | None,
+    typer.Option(
+        "--categorical",
+        help="Comma-separated columns of codes to treat as categories (numeric region or "
+        "occupation codes).",
+    ),
+]
+ExcludeOption = Annotated[
+    str | None, typer.Option("--exclude", help="Comma-separated columns left out of every measure.")
+]
+TitleOption = Annotated[str | None, typer.Option("--title", help="Title of the report.")]
 
-    Used inside ``Annotated``: the default (None) is given where the parameter is declared.
+
+def _write_report(output: Path, title: str | None, *, quiet: bool, assessment=None, sweep=None):
+    """Draw the HTML report of an assessment or a sweep, print its summary and where it went.
+
+    With --quiet, a sweep still prints its recommendation.
     """
-    return {
-        "categorical": typer.Option(
-            "--categorical",
-            help="Comma-separated columns of codes to treat as categories (numeric region or "
-            "occupation codes).",
-        ),
-        "exclude": typer.Option(
-            "--exclude", help="Comma-separated columns left out of every measure."
-        ),
-        "ids": id_option(),
-        "weight_column": weight_column_option(),
-    }
+    from sdckit.assess import report
+
+    with progress_bar("drawing the report", quiet=quiet) as callback:
+        page = report(assessment, sweep=sweep, path=output, title=title, progress=callback)
+    result = assessment if sweep is None else sweep
+    if not quiet:
+        err_console.print(
+            result.summary(), highlight=False
+        )  # a sweep's ends with the recommendation
+    elif sweep is not None:
+        err_console.print(sweep.recommendation(), highlight=False)
+    err_console.print(f"wrote the report ({len(page.figures)} figures) to {output}")
 
 
-_ASSESS_ROLE = _role_options()
-_SWEEP_ROLE = _role_options()
-
-
-def _schema_options(
-    data,
+def _roles_and_schema(
+    data: pd.DataFrame,
     keys: list[str] | None,
+    checked: dict[str, str | None],
     *,
-    categorical: str | None = None,
-    roles: dict[str, str] | None = None,
+    categorical: str | None,
+    ids: str | None,
+    weight_column: str | None,
+    exclude: str | None,
 ):
-    """The schema of the original: declared categoricals and keys as categories, roles set."""
+    """The schema of the original: roles set, declared categoricals and keys as categories.
+
+    The options in ``checked`` (``{flag: value}``) must not name a column that passes through.
+    """
     from sdckit.schema import Schema
 
+    roles = column_roles(data, ids=ids, weights=weight_column, exclude=exclude)
+    for option, value in checked.items():
+        check_not_passthrough(data, parse_list(value), roles, option)
     declared = parse_list(categorical) or []
     unknown = [c for c in declared if c not in data.columns]
     if unknown:
         raise ParameterError(f"--categorical: unknown column(s) {unknown}")
-    roles = dict(roles or {})
     # Keys are categorical by nature, even when coded as numbers; but a numeric
     # key with many values (an income) is refused by the risk measures unless
     # the user declares it categorical: it would make nearly every record unique.
@@ -138,7 +162,7 @@ def assess_command(
     masked: Annotated[
         Path, typer.Argument(help="Masked release of it, same rows in the same order.")
     ],
-    output: Annotated[Path, typer.Option("--output", "-o", help="HTML report to write.")],
+    output: ReportOutput,
     columns: Annotated[
         str | None,
         typer.Option("--columns", help="Comma-separated variables to assess (default: all)."),
@@ -147,12 +171,7 @@ def assess_command(
         str | None,
         typer.Option("--response", help="Response of the regression and prediction checks."),
     ] = None,
-    predictors: Annotated[
-        str | None,
-        typer.Option(
-            "--predictors", help="Comma-separated predictors (default: all other variables)."
-        ),
-    ] = None,
+    predictors: PredictorsOption = None,
     keys: Annotated[
         str | None,
         typer.Option(
@@ -175,29 +194,34 @@ def assess_command(
     replications: Annotated[
         int, typer.Option("--reps", help="Replications of the prediction check.")
     ] = 5,
-    categorical: Annotated[str | None, _ASSESS_ROLE["categorical"]] = None,
-    exclude: Annotated[str | None, _ASSESS_ROLE["exclude"]] = None,
-    ids: Annotated[str | None, _ASSESS_ROLE["ids"]] = None,
-    weight_column: Annotated[str | None, _ASSESS_ROLE["weight_column"]] = None,
+    categorical: CategoricalOption = None,
+    exclude: ExcludeOption = None,
+    ids: IdOption = None,
+    weight_column: WeightColumnOption = None,
     na_values: NaValuesOption = None,
     seed: Annotated[
         int | None, typer.Option("--seed", help="Random seed for the prediction check.")
     ] = None,
-    title: Annotated[str | None, typer.Option("--title", help="Title of the report.")] = None,
+    title: TitleOption = None,
     quiet: QuietOption = False,
 ) -> None:
     """Compare an original file with its masked release: utility, risk, and an HTML report."""
     # Imported here: statsmodels and matplotlib would slow every other command's start.
-    from sdckit.assess import assess, report
+    from sdckit.assess import assess
 
     check_outputs(reports=[output], inputs=[original, masked])
     data = read_input(original, na_values=na_values, quiet=quiet)
     release = read_input(masked, na_values=na_values, quiet=quiet)
     key_list = parse_list(keys)
-    roles = column_roles(data, ids=ids, weights=weight_column, exclude=exclude)
-    for option, value in (("--columns", columns), ("--linkage-columns", linkage_columns)):
-        check_not_passthrough(data, parse_list(value), roles, option)
-    schema = _schema_options(data, key_list, categorical=categorical, roles=roles)
+    schema = _roles_and_schema(
+        data,
+        key_list,
+        {"--columns": columns, "--linkage-columns": linkage_columns},
+        categorical=categorical,
+        ids=ids,
+        weight_column=weight_column,
+        exclude=exclude,
+    )
     with progress_bar("assessing", quiet=quiet) as callback:
         result = assess(
             data,
@@ -214,17 +238,13 @@ def assess_command(
             random_state=seed,
             progress=callback,
         )
-    with progress_bar("drawing the report", quiet=quiet) as callback:
-        page = report(result, path=output, title=title, progress=callback)
-    if not quiet:
-        err_console.print(result.summary(), highlight=False)
-    err_console.print(f"wrote the report ({len(page.figures)} figures) to {output}")
+    _write_report(output, title, quiet=quiet, assessment=result)
 
 
 def sweep_command(
     method: Annotated[str, typer.Argument(help="Registered masking method, e.g. rwn.")],
     input: InputFile,
-    output: Annotated[Path, typer.Option("--output", "-o", help="HTML report to write.")],
+    output: ReportOutput,
     eps: Annotated[
         str | None, typer.Option("--eps", help="eps values, START:STOP:STEP or a list.")
     ] = None,
@@ -250,12 +270,7 @@ def sweep_command(
         ),
     ] = None,
     response: Annotated[str | None, typer.Option("--response", help="Regression response.")] = None,
-    predictors: Annotated[
-        str | None,
-        typer.Option(
-            "--predictors", help="Comma-separated predictors (default: all other variables)."
-        ),
-    ] = None,
+    predictors: PredictorsOption = None,
     keys: Annotated[
         str | None, typer.Option("--keys", help="Comma-separated key variables.")
     ] = None,
@@ -266,19 +281,19 @@ def sweep_command(
         Path | None,
         typer.Option("--table", help="Also write the per-run figures here (.csv or .parquet)."),
     ] = None,
-    categorical: Annotated[str | None, _SWEEP_ROLE["categorical"]] = None,
-    exclude: Annotated[str | None, _SWEEP_ROLE["exclude"]] = None,
-    ids: Annotated[str | None, _SWEEP_ROLE["ids"]] = None,
-    weight_column: Annotated[str | None, _SWEEP_ROLE["weight_column"]] = None,
+    categorical: CategoricalOption = None,
+    exclude: ExcludeOption = None,
+    ids: IdOption = None,
+    weight_column: WeightColumnOption = None,
     na_values: NaValuesOption = None,
     seed: Annotated[
         int | None, typer.Option("--seed", help="Random seed (same seed, same sweep).")
     ] = None,
-    title: Annotated[str | None, typer.Option("--title", help="Title of the report.")] = None,
+    title: TitleOption = None,
     quiet: QuietOption = False,
 ) -> None:
     """Run a masking method over a parameter grid and report utility and risk per setting."""
-    from sdckit.assess import report, sweep
+    from sdckit.assess import sweep
 
     if method not in available_maskers():
         raise ParameterError(
@@ -328,9 +343,15 @@ def sweep_command(
     fixed = {name: held[0] for name, held in grid.items() if name not in varying}
     key_list = parse_list(keys)
     cols = parse_list(columns)
-    roles = column_roles(data, ids=ids, weights=weight_column, exclude=exclude)
-    check_not_passthrough(data, cols, roles, "--columns")
-    schema = _schema_options(data, key_list, categorical=categorical, roles=roles)
+    schema = _roles_and_schema(
+        data,
+        key_list,
+        {"--columns": columns},
+        categorical=categorical,
+        ids=ids,
+        weight_column=weight_column,
+        exclude=exclude,
+    )
     if cols is not None:
         fixed["columns"] = cols
     elif "columns" not in grid and _takes(method, "columns"):
@@ -358,15 +379,9 @@ def sweep_command(
             random_state=seed,
             progress=callback,
         )
-    with progress_bar("drawing the report", quiet=quiet) as callback:
-        page = report(sweep=result, path=output, title=title, progress=callback)
     if table is not None:
         write_output(result.table, table)
-    if not quiet:
-        err_console.print(result.summary(), highlight=False)  # ends with the recommendation
-    else:
-        err_console.print(result.recommendation(), highlight=False)
-    err_console.print(f"wrote the report ({len(page.figures)} figures) to {output}")
+    _write_report(output, title, quiet=quiet, sweep=result)
 
 
 def register(app: typer.Typer) -> None:

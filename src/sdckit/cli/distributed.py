@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Annotated
 
 import typer
 
@@ -68,46 +68,50 @@ def _cluster(
                 yield
 
 
-def _scheduler_option() -> Any:
-    return typer.Option(None, "--scheduler", help=_SCHEDULER_HELP)
-
-
-def _workers_option() -> Any:
-    return typer.Option(2, "--workers", help="Workers of the local cluster.")
-
-
-def _memory_option() -> Any:
-    return typer.Option("4GB", "--memory-limit", help="Memory limit per local worker.")
-
-
-def _threads_option() -> Any:
-    return typer.Option(1, "--threads", help="Threads per local worker.")
-
-
-def _processes_option() -> Any:
-    return typer.Option(
-        True, "--processes/--no-processes", help="Local workers as processes (or as threads)."
-    )
+# The options every command shares.
+PartsInput = Annotated[Path, typer.Argument(help="Directory (or glob) of Parquet files.")]
+SchedulerOption = Annotated[str | None, typer.Option("--scheduler", help=_SCHEDULER_HELP)]
+WorkersOption = Annotated[int, typer.Option("--workers", help="Workers of the local cluster.")]
+MemoryOption = Annotated[str, typer.Option("--memory-limit", help="Memory limit per local worker.")]
+ThreadsOption = Annotated[int, typer.Option("--threads", help="Threads per local worker.")]
+ProcessesOption = Annotated[
+    bool,
+    typer.Option("--processes/--no-processes", help="Local workers as processes (or as threads)."),
+]
+RecordsWeightsOption = Annotated[str | None, typer.Option("--weights", help="Record weights.")]
+DimsOption = Annotated[str, typer.Option("--dims", help="Comma-separated classifying variables.")]
 
 
 @distributed_app.command("rwn")
 def rwn_command(
-    input: Path = typer.Argument(..., help="Directory (or glob) of Parquet files."),
-    output: Path = typer.Option(..., "--output", "-o", help="Output directory to create."),
-    partitions: int = typer.Option(..., "--partitions", help="u, the number of partitions."),
-    partitioning: str = typer.Option("random", "--partitioning", help="random or spatial."),
-    k: int = typer.Option(5, "--k", help="Nearest other records in every neighbourhood."),
-    eps: float | None = typer.Option(None, "--eps", help="Neighbourhood radius (scaled space)."),
-    q: float = typer.Option(1.0, "--q", help="Probability that each cell is modified."),
-    columns: str | None = typer.Option(None, "--columns", help="Columns to mask (default: all)."),
-    seed: int = typer.Option(0, "--seed", help="The one seed of every partition's stream."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the output directory."),
-    scheduler: str | None = _scheduler_option(),
-    workers: int = _workers_option(),
-    memory_limit: str = _memory_option(),
-    threads: int = _threads_option(),
-    processes: bool = _processes_option(),
-    quiet: bool = typer.Option(False, "--quiet", help="No summary."),
+    input: PartsInput,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output directory to create.")],
+    partitions: Annotated[int, typer.Option("--partitions", help="u, the number of partitions.")],
+    partitioning: Annotated[
+        str, typer.Option("--partitioning", help="random or spatial.")
+    ] = "random",
+    k: Annotated[
+        int, typer.Option("--k", help="Nearest other records in every neighbourhood.")
+    ] = 5,
+    eps: Annotated[
+        float | None, typer.Option("--eps", help="Neighbourhood radius (scaled space).")
+    ] = None,
+    q: Annotated[float, typer.Option("--q", help="Probability that each cell is modified.")] = 1.0,
+    columns: Annotated[
+        str | None, typer.Option("--columns", help="Columns to mask (default: all).")
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="The one seed of every partition's stream.")
+    ] = 0,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace the output directory.")
+    ] = False,
+    scheduler: SchedulerOption = None,
+    workers: WorkersOption = 2,
+    memory_limit: MemoryOption = "4GB",
+    threads: ThreadsOption = 1,
+    processes: ProcessesOption = True,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No summary.")] = False,
 ) -> None:
     """RWN by partitions (Perry, Matloff & Tendick 2022, §11.3): each partition masked alone."""
     source = _lib().read_parquet(input)
@@ -130,18 +134,20 @@ def rwn_command(
 
 @distributed_app.command("add-keys")
 def add_keys_command(
-    input: Path = typer.Argument(..., help="Directory (or glob) of Parquet files."),
-    output: Path = typer.Option(..., "--output", "-o", help="Output directory to create."),
-    seed: int = typer.Option(..., "--seed", help="The one seed of every partition's keys."),
-    kind: str = typer.Option("integer", "--kind", help="integer or uniform."),
-    column: str = typer.Option("record_key", "--column", help="Name of the key column."),
-    key_range: int | None = typer.Option(None, "--key-range", help="Integer keys 0..R-1."),
-    scheduler: str | None = _scheduler_option(),
-    workers: int = _workers_option(),
-    memory_limit: str = _memory_option(),
-    threads: int = _threads_option(),
-    processes: bool = _processes_option(),
-    quiet: bool = typer.Option(False, "--quiet", help="No messages."),
+    input: PartsInput,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output directory to create.")],
+    seed: Annotated[int, typer.Option("--seed", help="The one seed of every partition's keys.")],
+    kind: Annotated[str, typer.Option("--kind", help="integer or uniform.")] = "integer",
+    column: Annotated[str, typer.Option("--column", help="Name of the key column.")] = "record_key",
+    key_range: Annotated[
+        int | None, typer.Option("--key-range", help="Integer keys 0..R-1.")
+    ] = None,
+    scheduler: SchedulerOption = None,
+    workers: WorkersOption = 2,
+    memory_limit: MemoryOption = "4GB",
+    threads: ThreadsOption = 1,
+    processes: ProcessesOption = True,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No messages.")] = False,
 ) -> None:
     """Add record keys partition by partition (drawn once, kept with the data)."""
     source = _lib().read_parquet(input)
@@ -158,18 +164,22 @@ def add_keys_command(
 
 @distributed_app.command("tabulate")
 def tabulate_command(
-    input: Path = typer.Argument(..., help="Directory (or glob) of Parquet files."),
-    output: Path = typer.Option(..., "--output", "-o", help="Table file (.csv or .parquet)."),
-    dims: str = typer.Option(..., "--dims", help="Comma-separated classifying variables."),
-    record_key: str | None = typer.Option(None, "--record-key", help="Record-key column."),
-    weights: str | None = typer.Option(None, "--weights", help="Record weights."),
-    hierarchies: Path | None = typer.Option(None, "--hierarchies", help="As `tables tabulate`."),
-    scheduler: str | None = _scheduler_option(),
-    workers: int = _workers_option(),
-    memory_limit: str = _memory_option(),
-    threads: int = _threads_option(),
-    processes: bool = _processes_option(),
-    quiet: bool = typer.Option(False, "--quiet", help="No messages."),
+    input: PartsInput,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Table file (.csv or .parquet).")],
+    dims: DimsOption,
+    record_key: Annotated[
+        str | None, typer.Option("--record-key", help="Record-key column.")
+    ] = None,
+    weights: RecordsWeightsOption = None,
+    hierarchies: Annotated[
+        Path | None, typer.Option("--hierarchies", help="As `tables tabulate`.")
+    ] = None,
+    scheduler: SchedulerOption = None,
+    workers: WorkersOption = 2,
+    memory_limit: MemoryOption = "4GB",
+    threads: ThreadsOption = 1,
+    processes: ProcessesOption = True,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No messages.")] = False,
 ) -> None:
     """Frequency table with margins as map-reduce; writes the TRUE counts (internal, the input to perturb)."""
     check_outputs(output, inputs=[])
@@ -193,24 +203,36 @@ def tabulate_command(
 
 @distributed_app.command("perturb")
 def perturb_command(
-    input: Path = typer.Argument(
-        ..., help="Directory (or glob) of Parquet files with record keys."
-    ),
-    output: Path = typer.Option(..., "--output", "-o", help="Protected table (.csv or .parquet)."),
-    dims: str = typer.Option(..., "--dims", help="Comma-separated classifying variables."),
-    ptable: Path | None = typer.Option(None, "--ptable", help="Perturbation table file."),
-    D: int = typer.Option(3, "--D", help="Without --ptable: design one with this D."),
-    V: float = typer.Option(2.01, "--V", help="Without --ptable: design one with this V."),
-    record_key: str = typer.Option("record_key", "--record-key", help="Record-key column."),
-    threshold: int | None = typer.Option(None, "--threshold", help="Suppress counts below this."),
-    weights: str | None = typer.Option(None, "--weights", help="Record weights."),
-    hierarchies: Path | None = typer.Option(None, "--hierarchies", help="As `tables perturb`."),
-    scheduler: str | None = _scheduler_option(),
-    workers: int = _workers_option(),
-    memory_limit: str = _memory_option(),
-    threads: int = _threads_option(),
-    processes: bool = _processes_option(),
-    quiet: bool = typer.Option(False, "--quiet", help="No summary."),
+    input: Annotated[
+        Path, typer.Argument(help="Directory (or glob) of Parquet files with record keys.")
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Protected table (.csv or .parquet).")
+    ],
+    dims: DimsOption,
+    ptable: Annotated[
+        Path | None, typer.Option("--ptable", help="Perturbation table file.")
+    ] = None,
+    D: Annotated[int, typer.Option("--D", help="Without --ptable: design one with this D.")] = 3,
+    V: Annotated[
+        float, typer.Option("--V", help="Without --ptable: design one with this V.")
+    ] = 2.01,
+    record_key: Annotated[
+        str, typer.Option("--record-key", help="Record-key column.")
+    ] = "record_key",
+    threshold: Annotated[
+        int | None, typer.Option("--threshold", help="Suppress counts below this.")
+    ] = None,
+    weights: RecordsWeightsOption = None,
+    hierarchies: Annotated[
+        Path | None, typer.Option("--hierarchies", help="As `tables perturb`.")
+    ] = None,
+    scheduler: SchedulerOption = None,
+    workers: WorkersOption = 2,
+    memory_limit: MemoryOption = "4GB",
+    threads: ThreadsOption = 1,
+    processes: ProcessesOption = True,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No summary.")] = False,
 ) -> None:
     """Cell key perturbation as map-reduce; the output holds the dimensions and perturbed values only."""
     check_outputs(output, inputs=[p for p in (ptable,) if p is not None])
@@ -233,15 +255,17 @@ def perturb_command(
 
 @distributed_app.command("keys")
 def keys_command(
-    input: Path = typer.Argument(..., help="Directory (or glob) of Parquet files."),
-    keys: str = typer.Option(..., "--keys", help="Comma-separated key variables."),
-    sensitive: str | None = typer.Option(None, "--sensitive", help="Sensitive variable."),
-    scheduler: str | None = _scheduler_option(),
-    workers: int = _workers_option(),
-    memory_limit: str = _memory_option(),
-    threads: int = _threads_option(),
-    processes: bool = _processes_option(),
-    quiet: bool = typer.Option(False, "--quiet", help="No cluster messages."),
+    input: PartsInput,
+    keys: Annotated[str, typer.Option("--keys", help="Comma-separated key variables.")],
+    sensitive: Annotated[
+        str | None, typer.Option("--sensitive", help="Sensitive variable.")
+    ] = None,
+    scheduler: SchedulerOption = None,
+    workers: WorkersOption = 2,
+    memory_limit: MemoryOption = "4GB",
+    threads: ThreadsOption = 1,
+    processes: ProcessesOption = True,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No cluster messages.")] = False,
 ) -> None:
     """Key risk as map-reduce: sample uniques, k-anonymity, l-diversity."""
     key_list = parse_list(keys)

@@ -10,29 +10,27 @@ import typer
 from sdckit.cli._common import (
     IdOption,
     InputFile,
+    MaskedOutput,
     NaValuesOption,
     QuietOption,
     WeightColumnOption,
-    check_not_passthrough,
     check_outputs,
     column_roles,
+    mask_and_write,
+    masking_schema,
     parse_assignments,
     parse_list,
-    progress_bar,
     read_input,
-    refuse_suspect_columns,
-    refuse_text_in_numbers,
     renamed_option,
-    write_mask_result,
 )
 from sdckit.errors import ParameterError
 from sdckit.microdata.microaggregation import microaggregate
-from sdckit.schema import Kind, Schema
+from sdckit.schema import Kind
 
 
 def microaggregate_command(
     input: InputFile,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Masked output file.")],
+    output: MaskedOutput,
     group_size: Annotated[
         int,
         typer.Option("--group-size", help="Minimum group size k (groups have k..2k-1 records)."),
@@ -107,35 +105,31 @@ def microaggregate_command(
             "several --weight-column columns: say which one weights the group means with "
             "--sample-weights (the others pass through unchanged)"
         )
-    check_not_passthrough(data, cols, roles, "--columns")
-    refuse_text_in_numbers(
-        data, cols or [c for c in data.columns if c not in roles], hint=", or leave it out"
+    schema = masking_schema(
+        data,
+        cols,
+        roles,
+        kinds=[Kind.NUMERIC],
+        what="average (codes are not numbers: leave them out).",
     )
-    schema = Schema.infer(data, roles=roles)
-    if cols is None:
-        defaults = [c for c in schema.maskable() if schema[c].kind is Kind.NUMERIC]
-        refuse_suspect_columns(
-            data,
-            defaults,
-            hint="Say what they are: --id or --weight-column to pass them through, or "
-            "--columns to name the columns to average (codes are not numbers: leave them out).",
-        )
-    with progress_bar("microaggregation (records)", quiet=quiet) as callback:
-        result = microaggregate(
-            data,
-            columns=cols,
-            group_size=group_size,
-            method=method.replace("-", "_"),
-            categorical=categorical,
-            scale=None if scale == "none" else scale,
-            weights=parse_assignments(weight, "--weight") or None,
-            sample_weights=sample_weights,
-            schema=schema,
-            block_size=block_size or None,
-            random_state=seed,
-            progress=callback,
-        )
-    write_mask_result(result, output, diagnostics, quiet=quiet)
+    mask_and_write(
+        "microaggregation (records)",
+        microaggregate,
+        data,
+        output,
+        diagnostics,
+        quiet=quiet,
+        columns=cols,
+        group_size=group_size,
+        method=method.replace("-", "_"),
+        categorical=categorical,
+        scale=None if scale == "none" else scale,
+        weights=parse_assignments(weight, "--weight") or None,
+        sample_weights=sample_weights,
+        schema=schema,
+        block_size=block_size or None,
+        random_state=seed,
+    )
 
 
 def register(app: typer.Typer) -> None:

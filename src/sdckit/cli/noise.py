@@ -11,21 +11,24 @@ import typer
 
 from sdckit.cli._common import (
     IdOption,
+    InputFile,
+    MaskedOutput,
     NaValuesOption,
+    QuietOption,
+    SeedOption,
     WeightColumnOption,
     check_not_passthrough,
     check_outputs,
     column_roles,
     err_console,
+    mask_and_write,
     parse_assignments,
     parse_list,
     parse_range,
-    progress_bar,
     read_input,
     refuse_suspect_columns,
     refuse_text_in_numbers,
     renamed_option,
-    write_mask_result,
 )
 from sdckit.errors import ParameterError
 from sdckit.microdata.noise import additive_noise, multiplicative_noise
@@ -35,8 +38,6 @@ noise_app = typer.Typer(
     no_args_is_help=True,
 )
 
-_INPUT = typer.Argument(help="Microdata file (.csv or .parquet).")
-_OUTPUT = typer.Option("--output", "-o", help="Masked output file.")
 _VARIANCE_FACTOR = typer.Option(
     "--variance-factor",
     help="Oganian's k > 0: noise variance as a multiple of the data's (all zones).",
@@ -60,9 +61,7 @@ _STRUCTURAL = typer.Option(
 _WEIGHTS = typer.Option(
     "--sample-weights", help="Survey-weight column: weighted moments are preserved."
 )
-_SEED = typer.Option("--seed", help="Random seed (same seed, same output).")
 _DIAG = typer.Option("--diagnostics", help="Also write per-record diagnostics here.")
-_QUIET = typer.Option("--quiet", help="No progress bar or summary.")
 
 
 def _masked_columns(
@@ -116,16 +115,30 @@ def _structural(values: list[str] | None) -> dict[str, str] | None:
     return out or None
 
 
-def _zone_setup(
+def _noise_params(
     data: pd.DataFrame,
+    columns: list[str],
     k: float,
     zone_k: list[str] | None,
     zones: str | None,
     thresholds: str | None,
-) -> tuple[Any, Any, Any]:
+    structural_zero: list[str] | None,
+    sample_weights: str | None,
+    seed: int | None,
+) -> dict[str, Any]:
+    """The parameters both noise maskers take, from the options both commands share."""
     limits = parse_range(thresholds, "--zone-thresholds") if thresholds else None
+    params: dict[str, Any] = {
+        "columns": columns,
+        "variance_factor": k,
+        "zones": zones,
+        "zone_thresholds": limits,
+        "structural_zeros": _structural(structural_zero),
+        "sample_weights": sample_weights,
+        "random_state": seed,
+    }
     if not zone_k:
-        return k, zones, limits
+        return params
     given = parse_assignments(zone_k, "--zone-variance-factor")
     if limits is not None:
         labels: list = list(range(len(limits) + 1))
@@ -141,8 +154,8 @@ def _zone_setup(
         raise ParameterError(
             f"--zone-variance-factor names unknown zone(s) {unknown}; zones are {list(by_text)}"
         )
-    per_zone = {label: given.get(str(label), k) for label in labels}
-    return per_zone, zones, limits
+    params["variance_factor"] = {label: given.get(str(label), k) for label in labels}
+    return params
 
 
 def _renamed(
@@ -163,8 +176,8 @@ def _renamed(
 
 @noise_app.command("additive")
 def additive_command(
-    input: Annotated[Path, _INPUT],
-    output: Annotated[Path, _OUTPUT],
+    input: InputFile,
+    output: MaskedOutput,
     variance_factor: Annotated[float, _VARIANCE_FACTOR] = 0.15,
     zone_variance_factor: Annotated[list[str] | None, _ZONE_VARIANCE_FACTOR] = None,
     k: Annotated[float | None, _K] = None,
@@ -174,37 +187,35 @@ def additive_command(
     zone_thresholds: Annotated[str | None, _THRESHOLDS] = None,
     structural_zero: Annotated[list[str] | None, _STRUCTURAL] = None,
     sample_weights: Annotated[str | None, _WEIGHTS] = None,
-    seed: Annotated[int | None, _SEED] = None,
+    seed: SeedOption = None,
     diagnostics: Annotated[Path | None, _DIAG] = None,
     ids: IdOption = None,
     weight_column: WeightColumnOption = None,
     na_values: NaValuesOption = None,
-    quiet: Annotated[bool, _QUIET] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Additive correlated noise: X_m = mean + ((X - mean) + E)/sqrt(1+k), E ~ N(0, k Sigma)."""
     factor, per_zone = _renamed(variance_factor, zone_variance_factor, k, zone_k)
     check_outputs(output, diagnostics, inputs=[input])
     data = read_input(input, na_values=na_values, quiet=quiet)
     cols = _masked_columns(data, columns, ids, weight_column, sample_weights)
-    k_value, zone_col, limits = _zone_setup(data, factor, per_zone, zones, zone_thresholds)
-    with progress_bar("additive noise (zones)", quiet=quiet) as callback:
-        result = additive_noise(
-            data,
-            columns=cols,
-            variance_factor=k_value,
-            zones=zone_col,
-            zone_thresholds=limits,
-            structural_zeros=_structural(structural_zero),
-            sample_weights=sample_weights,
-            random_state=seed,
-            progress=callback,
-        )
-    _finish(result, output, diagnostics, quiet)
+    params = _noise_params(
+        data, cols, factor, per_zone, zones, zone_thresholds, structural_zero, sample_weights, seed
+    )
+    _mask("additive noise (zones)", additive_noise, data, output, diagnostics, quiet, params)
 
 
-def _finish(result: Any, output: Path, diagnostics: Path | None, quiet: bool) -> None:
-    """Write the result; its warnings are printed even with --quiet."""
-    write_mask_result(result, output, diagnostics, quiet=quiet)
+def _mask(
+    label: str,
+    masker: Any,
+    data: pd.DataFrame,
+    output: Path,
+    diagnostics: Path | None,
+    quiet: bool,
+    params: dict[str, Any],
+) -> None:
+    """Mask and write the result (:func:`mask_and_write`); its warnings are printed even with --quiet."""
+    result = mask_and_write(label, masker, data, output, diagnostics, quiet=quiet, **params)
     if quiet:
         for line in result.warnings:
             err_console.print(f"WARNING: {line}", highlight=False)
@@ -227,8 +238,8 @@ def _totals(mode: str, given: list[str] | None) -> Any:
 
 @noise_app.command("multiplicative")
 def multiplicative_command(
-    input: Annotated[Path, _INPUT],
-    output: Annotated[Path, _OUTPUT],
+    input: InputFile,
+    output: MaskedOutput,
     variance_factor: Annotated[float, _VARIANCE_FACTOR] = 0.15,
     zone_variance_factor: Annotated[list[str] | None, _ZONE_VARIANCE_FACTOR] = None,
     k: Annotated[float | None, _K] = None,
@@ -285,42 +296,30 @@ def multiplicative_command(
     zone_thresholds: Annotated[str | None, _THRESHOLDS] = None,
     structural_zero: Annotated[list[str] | None, _STRUCTURAL] = None,
     sample_weights: Annotated[str | None, _WEIGHTS] = None,
-    seed: Annotated[int | None, _SEED] = None,
+    seed: SeedOption = None,
     diagnostics: Annotated[Path | None, _DIAG] = None,
     ids: IdOption = None,
     weight_column: WeightColumnOption = None,
     na_values: NaValuesOption = None,
-    quiet: Annotated[bool, _QUIET] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Multiplicative noise keeping positivity, inequalities, means and covariances."""
     factor, per_zone = _renamed(variance_factor, zone_variance_factor, k, zone_k)
     check_outputs(output, diagnostics, inputs=[input])
     data = read_input(input, na_values=na_values, quiet=quiet)
     cols = _masked_columns(data, columns, ids, weight_column, sample_weights)
-    k_value, zone_col, limits = _zone_setup(data, factor, per_zone, zones, zone_thresholds)
+    params = _noise_params(
+        data, cols, factor, per_zone, zones, zone_thresholds, structural_zero, sample_weights, seed
+    )
     chains = [[c.strip() for c in re.split(r">=|>", item)] for item in constraint or []]
     for chain, item in zip(chains, constraint or [], strict=True):
         if len(chain) < 2 or not all(chain):
             raise ParameterError(f"--constraint expects A>=B[>=C...], got {item!r}")
-    with progress_bar("multiplicative noise (zones)", quiet=quiet) as callback:
-        result = multiplicative_noise(
-            data,
-            columns=cols,
-            variance_factor=k_value,
-            variant=variant,
-            mixed_sign=mixed_sign,
-            noise_covariance=noise_covariance,
-            repair_tolerance=repair_tolerance,
-            constraints=chains or None,
-            totals=_totals(totals, total),
-            zones=zone_col,
-            zone_thresholds=limits,
-            structural_zeros=_structural(structural_zero),
-            sample_weights=sample_weights,
-            random_state=seed,
-            progress=callback,
-        )
-    _finish(result, output, diagnostics, quiet)
+    params.update(variant=variant, mixed_sign=mixed_sign, constraints=chains or None)
+    params.update(totals=_totals(totals, total))
+    params.update(noise_covariance=noise_covariance, repair_tolerance=repair_tolerance)
+    label = "multiplicative noise (zones)"
+    _mask(label, multiplicative_noise, data, output, diagnostics, quiet, params)
 
 
 def register(app: typer.Typer) -> None:

@@ -6,12 +6,13 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Annotated
 
 import pandas as pd
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import TextColumn, TimeElapsedColumn
 
-from sdckit.cli._common import check_outputs, console, err_console
+from sdckit.cli._common import check_outputs, console, progress_display
 from sdckit.errors import DataError, ParameterError
 from sdckit.io import write_table
 from sdckit.querylog import evaluate, load_taxonomy, protect, read_log
@@ -25,14 +26,7 @@ def _stages(quiet: bool) -> Iterator[Callable[[str, int, int], None] | None]:
     if quiet:
         yield None
         return
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.percentage:>3.0f}%"),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    ) as bar:
+    with progress_display(TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn()) as bar:
         task = bar.add_task("reading", total=None)
 
         def update(stage: str, done: int, total: int) -> None:
@@ -60,47 +54,79 @@ _TAXONOMY_HELP = (
     "(levels separated by '/')."
 )
 
+# The options both commands take.
+TaxonomyOption = Annotated[str, typer.Option("--taxonomy", help=_TAXONOMY_HELP)]
+Odp239PathOption = Annotated[
+    Path | None, typer.Option("--odp239-path", help="Where the ODP239 taxonomy CSV is installed.")
+]
+WordnetPathOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--wordnet-path", help="The WordNet dictionary directory (data.noun, index.noun)."
+    ),
+]
+UserColumnOption = Annotated[str, typer.Option("--user-column", help="The user-id column.")]
+QueryColumnOption = Annotated[str, typer.Option("--query-column", help="The query column.")]
+QuietBarOption = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
+
 
 def protect_command(
-    log_path: Path = typer.Argument(
-        ..., metavar="LOG", help="The search log: AOL format (tab- or comma-separated)."
-    ),
-    output: Path = typer.Option(..., "--output", "-o", help="The protected log (.csv/.parquet)."),
-    k: int = typer.Option(5, "--k", help="Each released user stands for at least k users."),
-    taxonomy: str = typer.Option("odp239", "--taxonomy", help=_TAXONOMY_HELP),
-    odp239_path: Path | None = typer.Option(
-        None, "--odp239-path", help="Where the ODP239 taxonomy CSV is installed."
-    ),
-    wordnet_path: Path | None = typer.Option(
-        None, "--wordnet-path", help="The WordNet dictionary directory (data.noun, index.noun)."
-    ),
-    levels: int = typer.Option(2, "--levels", help="Depth L: category levels 1..L compared."),
-    categories: int = typer.Option(
-        1, "--categories-per-term", help="A term's ranked categories used (the paper: 1 or 5)."
-    ),
-    min_level_share: float = typer.Option(
-        0.5,
-        "--min-level-share",
-        help="A level beyond 1 is used only if this share of classified terms reaches it.",
-    ),
-    block_size: int = typer.Option(
-        1000,
-        "--block-size",
-        help="Largest block of users grouped together (memory grows as its square).",
-    ),
-    exact: bool = typer.Option(
-        False, "--exact", help="No blocks: the paper's algorithm on the whole log (small logs)."
-    ),
-    key: Path | None = typer.Option(
-        None,
-        "--key",
-        help="Also write the CONFIDENTIAL table original user -> released user (for "
-        "'querylog evaluate'); keep it with the original log, never publish it.",
-    ),
-    user_column: str = typer.Option("AnonID", "--user-column", help="The user-id column."),
-    query_column: str = typer.Option("Query", "--query-column", help="The query column."),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same output)."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    log_path: Annotated[
+        Path,
+        typer.Argument(metavar="LOG", help="The search log: AOL format (tab- or comma-separated)."),
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="The protected log (.csv/.parquet).")
+    ],
+    k: Annotated[
+        int, typer.Option("--k", help="Each released user stands for at least k users.")
+    ] = 5,
+    taxonomy: TaxonomyOption = "odp239",
+    odp239_path: Odp239PathOption = None,
+    wordnet_path: WordnetPathOption = None,
+    levels: Annotated[
+        int, typer.Option("--levels", help="Depth L: category levels 1..L compared.")
+    ] = 2,
+    categories: Annotated[
+        int,
+        typer.Option(
+            "--categories-per-term", help="A term's ranked categories used (the paper: 1 or 5)."
+        ),
+    ] = 1,
+    min_level_share: Annotated[
+        float,
+        typer.Option(
+            "--min-level-share",
+            help="A level beyond 1 is used only if this share of classified terms reaches it.",
+        ),
+    ] = 0.5,
+    block_size: Annotated[
+        int,
+        typer.Option(
+            "--block-size",
+            help="Largest block of users grouped together (memory grows as its square).",
+        ),
+    ] = 1000,
+    exact: Annotated[
+        bool,
+        typer.Option(
+            "--exact", help="No blocks: the paper's algorithm on the whole log (small logs)."
+        ),
+    ] = False,
+    key: Annotated[
+        Path | None,
+        typer.Option(
+            "--key",
+            help="Also write the CONFIDENTIAL table original user -> released user (for "
+            "'querylog evaluate'); keep it with the original log, never publish it.",
+        ),
+    ] = None,
+    user_column: UserColumnOption = "AnonID",
+    query_column: QueryColumnOption = "Query",
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Random seed (same seed, same output).")
+    ] = None,
+    quiet: QuietBarOption = False,
 ) -> None:
     """Release a search log with user-level k-anonymity (Erola et al. 2011)."""
     check_outputs(output, key, inputs=[log_path])
@@ -134,38 +160,42 @@ def protect_command(
 
 
 def evaluate_command(
-    log_path: Path = typer.Argument(..., metavar="LOG", help="The original search log."),
-    protected_path: Path = typer.Argument(
-        ..., metavar="PROTECTED", help="The protected log written by 'querylog protect'."
-    ),
-    report_path: Path | None = typer.Option(
-        None, "--output", "-o", help="Also write the report as a self-contained HTML page."
-    ),
-    key: Path | None = typer.Option(
-        None,
-        "--key",
-        help="The confidential key written by 'protect --key'; without it each user is "
-        "assigned to the released user sharing most of her queries.",
-    ),
-    k: int | None = typer.Option(None, "--k", help="The k to check (default: the smallest group)."),
-    taxonomy: str = typer.Option("odp239", "--taxonomy", help=_TAXONOMY_HELP),
-    odp239_path: Path | None = typer.Option(
-        None, "--odp239-path", help="Where the ODP239 taxonomy CSV is installed."
-    ),
-    wordnet_path: Path | None = typer.Option(
-        None, "--wordnet-path", help="The WordNet dictionary directory (data.noun, index.noun)."
-    ),
-    levels: int = typer.Option(2, "--levels", help="SRP at levels 1..L."),
-    categories: int = typer.Option(
-        1, "--categories-per-term", help="A term's ranked categories used."
-    ),
-    repeats: int = typer.Option(
-        5, "--random-repeats", help="Random partitions averaged for the baseline."
-    ),
-    user_column: str = typer.Option("AnonID", "--user-column", help="The user-id column."),
-    query_column: str = typer.Option("Query", "--query-column", help="The query column."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed of the random baseline."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    log_path: Annotated[Path, typer.Argument(metavar="LOG", help="The original search log.")],
+    protected_path: Annotated[
+        Path,
+        typer.Argument(
+            metavar="PROTECTED", help="The protected log written by 'querylog protect'."
+        ),
+    ],
+    report_path: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Also write the report as a self-contained HTML page."),
+    ] = None,
+    key: Annotated[
+        Path | None,
+        typer.Option(
+            "--key",
+            help="The confidential key written by 'protect --key'; without it each user is "
+            "assigned to the released user sharing most of her queries.",
+        ),
+    ] = None,
+    k: Annotated[
+        int | None, typer.Option("--k", help="The k to check (default: the smallest group).")
+    ] = None,
+    taxonomy: TaxonomyOption = "odp239",
+    odp239_path: Odp239PathOption = None,
+    wordnet_path: WordnetPathOption = None,
+    levels: Annotated[int, typer.Option("--levels", help="SRP at levels 1..L.")] = 2,
+    categories: Annotated[
+        int, typer.Option("--categories-per-term", help="A term's ranked categories used.")
+    ] = 1,
+    repeats: Annotated[
+        int, typer.Option("--random-repeats", help="Random partitions averaged for the baseline.")
+    ] = 5,
+    user_column: UserColumnOption = "AnonID",
+    query_column: QueryColumnOption = "Query",
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the random baseline.")] = None,
+    quiet: QuietBarOption = False,
 ) -> None:
     """SRP by level beside 1/k and a random partition, the privacy check, a linkage attack."""
     check_outputs(reports=[report_path], inputs=[log_path, protected_path, key])

@@ -10,27 +10,25 @@ import typer
 from sdckit.cli._common import (
     IdOption,
     InputFile,
+    MaskedOutput,
     NaValuesOption,
     QuietOption,
     SeedOption,
     WeightColumnOption,
-    check_not_passthrough,
     check_outputs,
     column_roles,
+    mask_and_write,
+    masking_schema,
     parse_list,
-    progress_bar,
     read_input,
-    refuse_suspect_columns,
-    refuse_text_in_numbers,
-    write_mask_result,
 )
 from sdckit.microdata.rankswap import rank_swap
-from sdckit.schema import Kind, Schema
+from sdckit.schema import Kind
 
 
 def rankswap_command(
     input: InputFile,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Masked output file.")],
+    output: MaskedOutput,
     p: Annotated[
         float,
         typer.Option(
@@ -57,30 +55,19 @@ def rankswap_command(
     data = read_input(input, na_values=na_values, quiet=quiet)
     cols = parse_list(columns)
     roles = column_roles(data, ids=ids, weights=weight_column)
-    check_not_passthrough(data, cols, roles, "--columns")
-    refuse_text_in_numbers(
-        data, cols or [c for c in data.columns if c not in roles], hint=", or leave it out"
+    schema = masking_schema(data, cols, roles, kinds=[Kind.NUMERIC, Kind.ORDINAL], what="swap.")
+    mask_and_write(
+        "rank swapping (variables)",
+        rank_swap,
+        data,
+        output,
+        diagnostics,
+        quiet=quiet,
+        columns=cols,
+        window_percent=p,
+        schema=schema,
+        random_state=seed,
     )
-    schema = Schema.infer(data, roles=roles)
-    if cols is None:
-        rankable = (Kind.NUMERIC, Kind.ORDINAL)
-        defaults = [c for c in schema.maskable() if schema[c].kind in rankable]
-        refuse_suspect_columns(
-            data,
-            defaults,
-            hint="Say what they are: --id or --weight-column to pass them through, or "
-            "--columns to name the columns to swap.",
-        )
-    with progress_bar("rank swapping (variables)", quiet=quiet) as callback:
-        result = rank_swap(
-            data,
-            columns=cols,
-            window_percent=p,
-            schema=schema,
-            random_state=seed,
-            progress=callback,
-        )
-    write_mask_result(result, output, diagnostics, quiet=quiet)
 
 
 def register(app: typer.Typer) -> None:
