@@ -354,11 +354,29 @@ def restore_command(
     max_deviation: Annotated[
         int, typer.Option("--max-deviation", help="Largest change per cell.")
     ] = 3,
-    method: Annotated[str, typer.Option("--method", help="two-stage or joint.")] = "two-stage",
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="two-stage, joint, or elementary (margins as sums of the elementary cells; "
+            "for large tables).",
+        ),
+    ] = "two-stage",
     hierarchies: Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)] = None,
     time_limit: Annotated[
-        float | None, typer.Option("--time-limit", help="Seconds per HiGHS run.")
+        float | None,
+        typer.Option(
+            "--time-limit", help="Seconds per HiGHS run (elementary: for the whole restoration)."
+        ),
     ] = None,
+    block_cells: Annotated[
+        int,
+        typer.Option(
+            "--block-cells",
+            help="elementary: above this many movable elementary cells, solve two-way "
+            "sub-tables in turn first.",
+        ),
+    ] = 3000,
     threshold: Annotated[
         int | None,
         typer.Option(
@@ -387,6 +405,7 @@ def restore_command(
             hierarchies=_hierarchies(hierarchies),
             time_limit=time_limit,
             threshold=threshold,
+            block_cells=block_cells,
         )
     _write_protected(
         result.internal,
