@@ -502,6 +502,22 @@ def safe_command(
     max_deviation_start: Annotated[
         int, typer.Option("--max-deviation-start", help="Initial bound.")
     ] = 1,
+    bounds: Annotated[
+        str | None,
+        typer.Option(
+            "--bounds",
+            help="The two-valued bound set B: initial bounds for one-variable and for "
+            "cross-classified controlled cells, e.g. '2,3' (replaces --max-deviation-start).",
+        ),
+    ] = None,
+    cell_weights: Annotated[
+        float | None,
+        typer.Option(
+            "--cell-weights",
+            help="Per-cell weights w = floor(S * sqrt(original count)): larger cells may "
+            "deviate more.",
+        ),
+    ] = None,
     no_optimise: Annotated[
         bool, typer.Option("--no-optimise", help="Stop at the first solution.")
     ] = False,
@@ -526,6 +542,8 @@ def safe_command(
             controlled,
             variables=parse_list(variables),
             max_deviation_start=max_deviation_start,
+            bounds=_int_pair(bounds, "--bounds"),
+            cell_weights=cell_weights,
             optimise=not no_optimise,
             random_state=seed,
             progress=callback,
@@ -538,6 +556,16 @@ def safe_command(
         write_output(result.diagnostics.reset_index(), diagnostics)
     if not quiet:
         err_console.print(result.summary(), highlight=False)
+
+
+def _int_pair(text: str | None, option: str) -> tuple[int, int] | None:
+    """'2,3' -> (2, 3); a clear error naming the option otherwise."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise typer.BadParameter(f"{option} takes two whole numbers like '2,3', got {text!r}")
+    return int(parts[0]), int(parts[1])
 
 
 @tables_app.command("infoloss")
