@@ -20,7 +20,7 @@ def ptable():
     return design_ptable(3, 2.01)
 
 
-@pytest.mark.parametrize("method", ["two-stage", "joint"])
+@pytest.mark.parametrize("method", ["two-stage", "joint", "elementary"])
 def test_restored_table_is_additive_within_bounds(keyed, ptable, method):
     perturbed = cell_key_perturb(
         keyed, ptable, dims=["district", "age", "sex"], hierarchies=REGIONS
@@ -203,3 +203,21 @@ def test_suppressed_cells_in_a_rectangle_are_not_recoverable() -> None:
     result = restore_additivity(table, max_deviation=3, threshold=10, method="joint")
     assert result.stats["recoverable_cells"] == 0
     assert result.table["restored"][small].isna().all()
+
+
+def test_elementary_sub_tables_give_an_additive_table_without_small_cells(keyed, ptable):
+    # block_cells=1 forces the decomposition into two-way sub-tables before the whole model
+    perturbed = cell_key_perturb(keyed, ptable, dims=["district", "age", "sex"]).internal
+    result = restore_additivity(perturbed, max_deviation=3, method="elementary", block_cells=1)
+    parts = result.stats["decomposition"]
+    assert parts["subproblems"] > 0 and parts["sweeps"] >= 3  # every pair of dimensions freed
+    table = result.internal
+    structure = table.attrs["structure"]
+    matrix, _ = structure.relations()
+    y = np.zeros(structure.n_cells)
+    y[structure.cell_positions(table)] = table["restored"]
+    assert np.array_equal(matrix @ y, np.zeros(matrix.shape[0]))
+    assert not table["restored"].isin([1, 2]).any()
+    assert (table.loc[table["count"] == 0, "restored"] == 0).all()
+    assert result.stats["cells_beyond_max_deviation"] == 0
+    assert "decomposed" in result.summary()

@@ -113,6 +113,10 @@ def test_cli_safe_and_errors(tmp_path, census):
             "district,age;age,sex",
             "--seed",
             "1",
+            "--bounds",
+            "2,3",
+            "--cell-weights",
+            "0.5",
             "--quiet",
         ]
     )
@@ -122,6 +126,8 @@ def test_cli_safe_and_errors(tmp_path, census):
         for sub in itertools.combinations(["district", "age", "sex"], r):
             assert not protected.groupby(list(sub)).size().isin([1, 2]).any()
     assert main(["tables", "tabulate", str(micro), "-o", str(out), "--dims", "nope"]) == 2
+    bad = ["tables", "safe", str(micro), "-o", str(out), "--tables", "age", "--bounds", "2"]
+    assert main(bad) == 2
     assert main(["tables", "design-ptable", "-o", str(out), "--D", "2", "--js", "2"]) == 2
 
 

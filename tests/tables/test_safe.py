@@ -72,3 +72,50 @@ def test_errors(census):
     broken.loc[100, "sex"] = None
     with pytest.raises(DataError):
         safe_perturb(broken, [["sex"]])
+
+
+def _deviations(before: pd.DataFrame, after: pd.DataFrame, table: list[str]) -> np.ndarray:
+    """|after - before| of every cell of a table and its margins."""
+    return np.abs(tabulate(after, table)["count"].to_numpy() - tabulate(before, table)["count"])
+
+
+def test_two_valued_bounds_and_cell_weights_hold(census):
+    # B = (1, 4): one-variable cells may move 3 less than cross-classified ones
+    result = safe_perturb(census, CONTROLLED, bounds=(1, 4), random_state=5)
+    excess = result.stats["max_abs_excess"]
+    for variable in VARIABLES:
+        assert _deviations(census, result.data, [variable]).max() <= excess - 3
+    for table in CONTROLLED:
+        assert _deviations(census, result.data, table).max() <= excess
+    # w_i = floor(1.0 * sqrt(a_i)): a cell may exceed the common bound by its weight
+    weighted = safe_perturb(census, CONTROLLED, cell_weights=1.0, random_state=5)
+    for table in CONTROLLED:
+        original = tabulate(census, table)["count"].to_numpy()
+        allowance = np.floor(np.sqrt(original))
+        dev = _deviations(census, weighted.data, table)
+        assert (dev - allowance <= weighted.stats["max_abs_excess"]).all()
+    with pytest.raises(ParameterError, match="bounds"):
+        safe_perturb(census, CONTROLLED, bounds=(1,))
+    with pytest.raises(ParameterError, match="cell_weights"):
+        safe_perturb(census, CONTROLLED, cell_weights=lambda a: -np.ones(len(a)))
+
+
+def test_sparse_elementary_table_far_beyond_memory(census):
+    # two coded variables of 10^5 categories each (few of them occur): 4 * 10^11 possible
+    # elementary cells, at most 600 non-empty; a dense table could not be built
+    rng = np.random.default_rng(0)
+    codes = pd.CategoricalDtype(range(100_000))
+    data = census.assign(
+        block=pd.Series(
+            rng.choice([7, 70, 700, 7_000, 70_000], len(census)), index=census.index
+        ).astype(codes),
+        street=pd.Series(rng.choice([1, 99_999], len(census)), index=census.index).astype(codes),
+    )
+    variables = [*VARIABLES, "block", "street"]
+    result = safe_perturb(data, CONTROLLED, variables=variables, random_state=1)
+    assert result.stats["elementary_cells_possible"] == 5 * 4 * 2 * 100_000 * 100_000
+    assert 0 < result.stats["elementary_cells_nonempty"] <= len(census)
+    assert result.stats["unsafe_cells_before"] > 0
+    counts = result.data.groupby(variables, observed=True).size()
+    assert not counts.isin([1, 2]).any()
+    assert "non-empty of" in result.summary()

@@ -356,11 +356,29 @@ def restore_command(
     max_deviation: Annotated[
         int, typer.Option("--max-deviation", help="Largest change per cell.")
     ] = 3,
-    method: Annotated[str, typer.Option("--method", help="two-stage or joint.")] = "two-stage",
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="two-stage, joint, or elementary (margins as sums of the elementary cells; "
+            "for large tables).",
+        ),
+    ] = "two-stage",
     hierarchies: Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)] = None,
     time_limit: Annotated[
-        float | None, typer.Option("--time-limit", help="Seconds per HiGHS run.")
+        float | None,
+        typer.Option(
+            "--time-limit", help="Seconds per HiGHS run (elementary: for the whole restoration)."
+        ),
     ] = None,
+    block_cells: Annotated[
+        int,
+        typer.Option(
+            "--block-cells",
+            help="elementary: above this many movable elementary cells, solve two-way "
+            "sub-tables in turn first.",
+        ),
+    ] = 3000,
     threshold: Annotated[
         int | None,
         typer.Option(
@@ -389,6 +407,7 @@ def restore_command(
             hierarchies=_hierarchies(hierarchies),
             time_limit=time_limit,
             threshold=threshold,
+            block_cells=block_cells,
         )
     _write_protected(
         result.internal,
@@ -485,6 +504,22 @@ def safe_command(
     max_deviation_start: Annotated[
         int, typer.Option("--max-deviation-start", help="Initial bound.")
     ] = 1,
+    bounds: Annotated[
+        str | None,
+        typer.Option(
+            "--bounds",
+            help="The two-valued bound set B: initial bounds for one-variable and for "
+            "cross-classified controlled cells, e.g. '2,3' (replaces --max-deviation-start).",
+        ),
+    ] = None,
+    cell_weights: Annotated[
+        float | None,
+        typer.Option(
+            "--cell-weights",
+            help="Per-cell weights w = floor(S * sqrt(original count)): larger cells may "
+            "deviate more.",
+        ),
+    ] = None,
     no_optimise: Annotated[
         bool, typer.Option("--no-optimise", help="Stop at the first solution.")
     ] = False,
@@ -509,6 +544,8 @@ def safe_command(
             controlled,
             variables=parse_list(variables),
             max_deviation_start=max_deviation_start,
+            bounds=_int_pair(bounds, "--bounds"),
+            cell_weights=cell_weights,
             optimise=not no_optimise,
             random_state=seed,
             progress=callback,
@@ -521,6 +558,16 @@ def safe_command(
         write_output(result.diagnostics.reset_index(), diagnostics)
     if not quiet:
         err_console.print(result.summary(), highlight=False)
+
+
+def _int_pair(text: str | None, option: str) -> tuple[int, int] | None:
+    """'2,3' -> (2, 3); a clear error naming the option otherwise."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise typer.BadParameter(f"{option} takes two whole numbers like '2,3', got {text!r}")
+    return int(parts[0]), int(parts[1])
 
 
 @tables_app.command("infoloss")

@@ -42,6 +42,8 @@ from sdckit.tables.tabulate import Hierarchy, TableStructure
 
 __all__ = ["AdditivityResult", "restore_additivity"]
 
+METHODS = ("two-stage", "joint", "elementary")
+
 
 @dataclass(frozen=True)
 class AdditivityResult(FrozenResult):
@@ -94,7 +96,13 @@ class AdditivityResult(FrozenResult):
                 f"; {s['hidden_cells']} suppressed cells stay hidden (unknowns between 0 and "
                 f"{self.params['threshold'] - 1}, not published)"
             )
-        gap = s.get("mip_gap", [None])[-1]
+        parts = s.get("decomposition") or {}
+        if parts.get("subproblems"):
+            text += (
+                f"; decomposed: {parts['subproblems']} sub-tables in {parts['sweeps']} sweeps "
+                f"({parts['beyond_bounds_after_sweeps']} cells beyond the bounds after them)"
+            )
+        gap = (s.get("mip_gap") or [None])[-1]
         if gap is not None and gap > 1e-6:
             text += (
                 f"; stopped at the time limit ({s['status'][-1]}): best table found, with a "
@@ -371,6 +379,237 @@ def _highs(
     return None, text
 
 
+def _aggregation(structure: TableStructure) -> sparse.csr_matrix:
+    """Every cell (C order) as a sum of elementary cells: the Kronecker product of the
+    dimensions' aggregation matrices (cells x elementary cells, 0/1)."""
+    matrix = sparse.csr_matrix(np.ones((1, 1)))
+    for axis in range(len(structure.dims)):
+        part = sparse.csr_matrix(structure.aggregation_matrix(axis).astype(np.float64))
+        matrix = sparse.kron(matrix, part, format="csr")
+    return matrix
+
+
+@dataclass
+class _Elementary:
+    """The CTA problem on the elementary cells (see :func:`_solve_elementary`)."""
+
+    structure: TableStructure
+    p: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    weights: np.ndarray
+    binary: np.ndarray  # bool per cell: 0 or at least 3
+
+    def __post_init__(self) -> None:
+        self.inner = np.flatnonzero(self.structure.inner_mask())
+        self.margins = np.flatnonzero(~self.structure.inner_mask())
+        self.to_margins = _aggregation(self.structure)[self.margins].tocsc()
+        self.centre = np.clip(self.p, self.lower, self.upper)
+
+    def table(self, elementary: np.ndarray) -> np.ndarray:
+        """Every cell from the elementary cells' values (in inner order)."""
+        leaf = np.round(elementary).reshape(self.structure.leaf_shape)
+        return self.structure.aggregate(leaf).ravel()
+
+    def cost(self, table: np.ndarray, penalty: float = 0.0) -> float:
+        """Weighted deviation, plus ``penalty`` per unit beyond the bounds."""
+        beyond = np.maximum(table - self.upper, 0) + np.maximum(self.lower - table, 0)
+        return float(self.weights @ np.abs(table - self.p) + penalty * beyond.sum())
+
+
+def _solve_elementary(
+    problem: _Elementary,
+    current: np.ndarray,
+    free: np.ndarray,
+    time_limit: float | None,
+    info: dict,
+    penalty: float | None = None,
+    relax: bool = False,
+) -> np.ndarray | None:
+    """CTA on the elementary cells: the margins are sums, not unknowns.
+
+    The unknowns are the elementary cells ``free`` (positions among the
+    table's cells); the others keep their value in ``current`` (a full
+    table; ``relax=True``: the LP relaxation, whose optimum ``info["objective"]``
+    bounds every table's cost from below). Every margin and hierarchy level is ``A x`` (``A`` the Kronecker
+    product of the dimensions' aggregation matrices), so the additive
+    relations hold by construction and an aggregate only has to stay within
+    its bounds; with ``penalty`` it may leave them at that price per unit.
+    Deviations are split, ``y = c + d+ - d-`` around ``c = clip(p, lower,
+    upper)``: integer for the elementary cells, continuous (integral anyway)
+    for the aggregates. With no equation between integer unknowns left,
+    HiGHS's rounding heuristics find integer tables that the relational model
+    (one equation per relation) leaves it without. An elementary cell marked
+    ``binary`` is 0 or at least 3 (``y >= 3 z``, ``y <= upper z``); an
+    aggregate of such cells is then 0 or at least 3 too and needs no binary.
+    ``current`` restricted to ``free`` is the warm start. Returns the full
+    table, or None when HiGHS proves the model infeasible.
+    """
+    pr = problem
+    free = free[pr.upper[free] > pr.lower[free]]
+    in_free = np.zeros(pr.structure.n_cells, dtype=bool)
+    in_free[free] = True
+    free_cols = np.flatnonzero(in_free[pr.inner])
+    a_free = pr.to_margins[:, free_cols].tocsr()
+    touched = np.flatnonzero(np.diff(a_free.indptr) > 0)
+    a_free = a_free[touched]
+    margins = pr.margins[touched]
+    fixed_sum = (pr.to_margins @ np.where(in_free[pr.inner], 0.0, current[pr.inner]))[touched]
+    n_free, n_margin = len(free), len(margins)
+    bin_cells = free[pr.binary[free] & (pr.upper[free] >= 3)]
+    n_bin = len(bin_cells)
+    slot = np.full(pr.structure.n_cells, -1)
+    slot[free] = np.arange(n_free)
+    cells = np.concatenate([free, margins])
+    n_dev = len(cells)
+    n_soft = n_margin if penalty is not None else 0
+    pick = sparse.csr_matrix(
+        (np.ones(n_bin), (np.arange(n_bin), slot[bin_cells])), shape=(n_bin, n_dev)
+    )
+    eye = sparse.identity(n_margin, format="csr")
+    margin_block = [sparse.hstack([a_free, -eye]), sparse.hstack([-a_free, eye])]
+    if n_soft:
+        margin_block += [-eye, eye]
+    margin_block.append(sparse.csr_matrix((n_margin, n_bin)))
+    zeros_soft = sparse.csr_matrix((n_bin, 2 * n_soft))
+    rows = [
+        # sum of the elementary cells (free + fixed) minus the margin's value = 0
+        sparse.hstack(margin_block),
+        sparse.hstack([pick, -pick, zeros_soft, -3.0 * sparse.identity(n_bin)]),
+        sparse.hstack([pick, -pick, zeros_soft, -sparse.diags(pr.upper[bin_cells])]),
+    ]
+    c = pr.centre
+    rhs = c[margins] - a_free @ c[free] - fixed_sum
+    row_lo = np.concatenate([rhs, -c[bin_cells], np.full(n_bin, -np.inf)])
+    row_hi = np.concatenate([rhs, np.full(n_bin, np.inf), -c[bin_cells]])
+    w = pr.weights[cells]
+    soft_cost = np.full(n_soft, (penalty or 0.0)) + pr.weights[margins][:n_soft]
+    cost = np.concatenate([w, w, soft_cost, soft_cost, np.zeros(n_bin)])
+    var_lo = np.zeros(len(cost))
+    var_hi = np.concatenate(
+        [
+            pr.upper[cells] - c[cells],
+            c[cells] - pr.lower[cells],
+            np.full(n_soft, np.inf),
+            pr.lower[margins][:n_soft],
+            np.ones(n_bin),
+        ]
+    )
+    integer = np.zeros(len(cost), dtype=bool)
+    integer[:n_free] = True
+    integer[n_dev : n_dev + n_free] = True
+    integer[2 * n_dev + 2 * n_soft :] = True
+    # warm start: the current table
+    move = current[cells] - c[cells]
+    inside = np.clip(move, -(c[cells] - pr.lower[cells]), pr.upper[cells] - c[cells])
+    warm = [np.maximum(inside, 0.0), np.maximum(-inside, 0.0)]
+    if n_soft:
+        outside = (move - inside)[n_free:]
+        warm += [np.maximum(outside, 0.0), np.maximum(-outside, 0.0)]
+    warm.append((current[bin_cells] >= 3).astype(float))
+    feasible_start = n_soft > 0 or np.array_equal(inside, move)
+    x, _ = _highs(
+        cost,
+        sparse.vstack(rows, format="csc"),
+        row_lo,
+        row_hi,
+        var_lo,
+        var_hi,
+        None if relax else integer,
+        time_limit,
+        info,
+        start=np.concatenate(warm) if feasible_start and not relax else None,
+    )
+    if x is None:
+        return None
+    elementary = current[pr.inner].astype(np.float64)
+    elementary[free_cols] = c[free] + x[:n_free] - x[n_dev : n_dev + n_free]
+    return pr.table(elementary)
+
+
+def _blocks(problem: _Elementary, free: np.ndarray, axes: tuple[int, ...]) -> list[np.ndarray]:
+    """Sub-tables of the elementary table: its free cells that share their coordinates on
+    every dimension but ``axes`` (a two-way sub-table of each combination of the others)."""
+    coords = np.unravel_index(free, problem.structure.shape)
+    others = [coords[a] for a in range(len(coords)) if a not in axes]
+    if not others:
+        return [free]
+    key = np.ravel_multi_index(
+        others, [problem.structure.n_leaves[a] for a in range(len(coords)) if a not in axes]
+    )
+    order = np.argsort(key, kind="stable")
+    bounds = np.flatnonzero(np.diff(key[order])) + 1
+    return [free[part] for part in np.split(order, bounds)]
+
+
+def _restore_elementary(
+    problem: _Elementary,
+    time_limit: float | None,
+    block_cells: int,
+    runs: list[dict],
+) -> tuple[np.ndarray, dict]:
+    """Decomposition by sub-table, then the whole table warm-started.
+
+    Start: the perturbed elementary cells (0 or at least 3 after the cell key
+    method) with every aggregate re-summed, additive but with some aggregates
+    beyond their bounds. Sweeps over sub-tables: the elementary cells of one
+    two-way sub-table (two dimensions free, the others at one combination of
+    leaves) are re-solved with all other cells fixed (the margins they share
+    with other sub-tables hold the fixed cells' sums), aggregates beyond their
+    bounds at a penalty, so every sub-problem is feasible and an accepted
+    solution lowers the cost; each sweep frees another pair of dimensions.
+    This follows the modular approach of tau-ARGUS (de Wolf 2002, HiTaS:
+    sub-tables solved in turn, the margins they share fixed). Sweeps stop
+    when every pair of dimensions has had a sweep without gain.
+    Then the whole model (hard bounds) runs in the time left, warm-started
+    from the sweeps' table, and returns it improved with the gap HiGHS proves.
+    """
+    pr = problem
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    free = pr.inner[pr.upper[pr.inner] > pr.lower[pr.inner]]
+    start = pr.centre[pr.inner].copy()
+    small = pr.binary[pr.inner] & (start > 0) & (start < 3)
+    start[small] = np.where((start[small] >= 1.5) & (pr.upper[pr.inner][small] >= 3), 3.0, 0.0)
+    current = pr.table(start)
+    penalty = 100.0 * float(pr.weights.max())
+    report = {"sweeps": 0, "subproblems": 0}
+    whole_fits = len(free) <= block_cells
+    if not whole_fits:
+        dims = [a for a in range(len(pr.structure.dims)) if pr.structure.n_leaves[a] > 1]
+        pairs: list[tuple[int, ...]] = [(u, v) for i, u in enumerate(dims) for v in dims[i + 1 :]]
+        pairs = pairs or [tuple(dims)]
+        sweep, stale = 0, 0
+        while deadline is None or time.perf_counter() < deadline:
+            before = pr.cost(current, penalty)
+            for block in _blocks(pr, free, pairs[sweep % len(pairs)]):
+                left = None if deadline is None else deadline - time.perf_counter()
+                if left is not None and left <= 0:
+                    break
+                info: dict = {}
+                found = _solve_elementary(
+                    pr, current, block, None if left is None else min(left, 10.0), info, penalty
+                )
+                report["subproblems"] += 1
+                if found is not None and pr.cost(found, penalty) < pr.cost(current, penalty):
+                    current = found
+            sweep += 1
+            report["sweeps"] = sweep
+            # stop once every pair of dimensions has had a sweep without gain
+            stale = stale + 1 if pr.cost(current, penalty) >= before else 0
+            if stale >= len(pairs):
+                break
+    report["beyond_bounds_after_sweeps"] = int(((current > pr.upper) | (current < pr.lower)).sum())
+    left = None if deadline is None else deadline - time.perf_counter()
+    if left is None or left > 0:
+        try:
+            found = _solve_elementary(pr, current, free, left, _stage(runs))
+        except _NoTableInTime:
+            found = None
+        if found is not None:
+            current = found
+    return current, report
+
+
 def _stage(runs: list[dict]) -> dict:
     """A fresh record for one HiGHS run, appended to ``runs``."""
     runs.append({})
@@ -496,6 +735,7 @@ def restore_additivity(
     on_timeout: str = "soft-bounds",
     threshold: int | None = None,
     allow_recoverable: bool = False,
+    block_cells: int = 3000,
 ) -> AdditivityResult:
     """Make a perturbed table additive again by controlled tabular adjustment.
 
@@ -515,11 +755,17 @@ def restore_additivity(
     weights : str, array or None
         Cell weights of the absolute deviations: a column name, an array (one
         per row), ``"inverse"`` (``1 / max(value, 1)``) or None (all 1).
-    method : {"two-stage", "joint"}
+    method : {"two-stage", "joint", "elementary"}
         ``"joint"``: one MILP with a binary for every cell that could reach 1
         or 2; ``"two-stage"``: the paper's additivity run then refinement run
         (if the refinement is infeasible, the joint model is solved and
-        ``stats["joint_fallback"]`` is True).
+        ``stats["joint_fallback"]`` is True); ``"elementary"``: the model on
+        the elementary cells, every margin and hierarchy level a sum of them
+        within its bounds (relations hold by construction; binaries only on
+        elementary cells), for large tables: above ``block_cells`` movable
+        elementary cells, two-way sub-tables are solved in turn first
+        (``stats["decomposition"]``), then the whole model warm-started;
+        ``time_limit`` is then the budget of the whole restoration.
     fix_zeros : bool, default True
         Zero cells stay 0: cells that are 0 in the ``original`` column when
         the table has it (the paper does not adjust original zeros), else
@@ -563,6 +809,9 @@ def restore_additivity(
         exactly from the published ones (``stats["recoverable_cells"]``
         counts them). Only for a producer's internal use: publishing such a
         table undoes the suppression.
+    block_cells : int, default 3000
+        ``method="elementary"``: above this many movable elementary cells the
+        table is first decomposed into two-way sub-tables solved in turn.
 
     Returns
     -------
@@ -580,8 +829,9 @@ def restore_additivity(
     max_deviation = check_int(max_deviation, "max_deviation", minimum=0)
     if time_limit is not None:
         time_limit = check_positive(time_limit, "time_limit")
-    if method not in ("two-stage", "joint"):
-        raise ParameterError(f"method must be 'two-stage' or 'joint', got {method!r}")
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    block_cells = check_int(block_cells, "block_cells", minimum=1)
     if on_timeout not in ("soft-bounds", "error"):
         raise ParameterError(f"on_timeout must be 'soft-bounds' or 'error', got {on_timeout!r}")
     structure = original_structure or frame.attrs.get("structure")
@@ -676,8 +926,27 @@ def restore_additivity(
     runs: list[dict] = []
     fallback = False
     soft_bounds = False
+    decomposition: dict = {}
+    y: np.ndarray | None
     try:
-        if method == "joint":
+        if method == "elementary":
+            # margins are sums of the elementary cells, each of them 0 or at least 3: only
+            # elementary cells need a binary (hidden ones excepted: they are never published)
+            problem = _Elementary(
+                structure, p, lower, upper, w, structure.inner_mask() & ~hidden & (lower <= 2)
+            )
+            start = time.perf_counter()
+            y, decomposition = _restore_elementary(problem, time_limit, block_cells, runs)
+            y = y.astype(np.int64)
+            seconds.append(time.perf_counter() - start)
+            binaries.append(int((problem.binary & (upper > lower)).sum()))
+            soft_bounds = bool(((y > upper) | (y < lower)).any())
+            if hidden.any() and bool(np.isin(y[~hidden], [1, 2]).any()):
+                raise InfeasibleError(
+                    "restore_additivity (elementary): a published aggregate of suppressed cells "
+                    "is 1 or 2; use method='joint'"
+                )
+        elif method == "joint":
             risky = np.flatnonzero((lower <= 2) & (upper >= 1) & ~hidden)
             start = time.perf_counter()
             y, _status = _solve(p, relations, lower, upper, w, risky, time_limit, info=_stage(runs))
@@ -790,6 +1059,7 @@ def restore_additivity(
         )
         seconds.append(time.perf_counter() - start)
         binaries.append(int(((upper > 0) & ((lower <= 2) | (start_table < 3))).sum()))
+    assert y is not None  # every branch above raises or holds a table
     recoverable = _recoverable_hidden(relations, hidden)
     if len(recoverable) and not allow_recoverable:
         example = structure.labels().iloc[int(recoverable[0])]
@@ -822,6 +1092,7 @@ def restore_additivity(
         "cells_beyond_max_deviation": int((change > max_deviation).sum()),
         "hidden_cells": int(hidden.sum()),
         "recoverable_cells": len(recoverable),
+        "decomposition": decomposition,
     }
     params = {
         "max_deviation": max_deviation,
@@ -830,6 +1101,7 @@ def restore_additivity(
         "value": value,
         "weights": weights if isinstance(weights, str) or weights is None else "array",
         "threshold": threshold,
+        "block_cells": block_cells,
     }
     table.attrs["structure"] = structure
     published = release_frame(table)

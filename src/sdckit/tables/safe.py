@@ -46,7 +46,8 @@ from sdckit.errors import DataError, InfeasibleError, ParameterError
 
 __all__ = ["SafeResult", "safe_perturb"]
 
-MAX_ELEMENTARY_CELLS = 20_000_000
+# linear cell positions are int64: the cross-classification may have up to 2^62 cells
+MAX_POSSIBLE_CELLS = 2**62
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,10 @@ class SafeResult(MicrodataResult):
     stats : mapping
         ``unsafe_cells_before``, ``records_changed``, ``moves``,
         ``max_abs_deviation`` (controlled tables), ``max_abs_deviation_by_table``,
-        ``bound_history`` (bound after each stage), ``feasible_bound``.
+        ``bound_history`` (bound after each stage), ``feasible_bound``,
+        ``max_abs_excess`` (largest ``|deviation| - allowance``),
+        ``elementary_cells_possible``, ``elementary_cells_nonempty`` (the size
+        of the problem solved).
     """
 
     method: str = "safe_perturb"
@@ -81,42 +85,62 @@ class SafeResult(MicrodataResult):
         return (
             f"SAFE: {s['unsafe_cells_before']} unsafe elementary cells removed by {s['moves']} moves; "
             f"{s['records_changed']} records changed; max |deviation| in controlled tables "
-            f"{s['max_abs_deviation']} (first feasible bound {s['feasible_bound']})"
+            f"{s['max_abs_deviation']} (first feasible bound {s['feasible_bound']}); "
+            f"problem solved on {s['elementary_cells_nonempty']:,} non-empty of "
+            f"{s['elementary_cells_possible']:,} possible elementary cells"
         )
 
 
 class _State:
-    """Elementary counts, controlled-table deviations and the move log."""
+    """Counts of the non-empty elementary cells, controlled-table deviations, the move log.
+
+    Sparse: only the elementary cells that hold records at the start exist
+    (``ids``, sorted linear positions in the full cross-classification);
+    every move of the heuristic goes into a cell that holds records, so no
+    other cell is ever needed and the full table is never materialised.
+    """
 
     def __init__(
-        self, counts: np.ndarray, shape: tuple[int, ...], subtables: list[tuple[int, ...]]
+        self,
+        ids: np.ndarray,
+        counts: np.ndarray,
+        shape: tuple[int, ...],
+        subtables: list[tuple[int, ...]],
+        allowance: list[np.ndarray],
     ):
+        self.ids = ids
         self.y = counts
         self.shape = shape
+        self.coords = np.array(np.unravel_index(ids, shape), dtype=np.int64).reshape(len(shape), -1)
         self.subtables = subtables
         self.sub_shapes = [tuple(shape[a] for a in t) for t in subtables]
         self.dev = [np.zeros(int(np.prod(s)), dtype=np.int64) for s in self.sub_shapes]
+        # how far each controlled cell may deviate beyond the common bound b (w + B offset)
+        self.allowance = allowance
         self.moves: list[tuple[int, int, int]] = []
+        self._members: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def project(self, coords: np.ndarray, k: int) -> np.ndarray:
         axes = self.subtables[k]
         return np.ravel_multi_index(tuple(coords[a] for a in axes), self.sub_shapes[k])
 
     def cost(self, src: np.ndarray, dst: np.ndarray, amount: np.ndarray) -> np.ndarray:
-        """Largest |deviation| among the controlled cells each move would touch."""
-        cs = np.array(np.unravel_index(src, self.shape))
-        cd = np.array(np.unravel_index(dst, self.shape))
-        worst = np.zeros(len(src), dtype=np.int64)
+        """Largest excess ``|deviation| - allowance`` among the controlled cells each move touches."""
+        cs, cd = self.coords[:, src], self.coords[:, dst]
+        worst = np.full(len(src), np.iinfo(np.int64).min // 2, dtype=np.int64)
         for k in range(len(self.subtables)):
             a, b = self.project(cs, k), self.project(cd, k)
             moved = a != b
-            after = np.maximum(np.abs(self.dev[k][a] - amount), np.abs(self.dev[k][b] + amount))
-            worst = np.maximum(worst, np.where(moved, after, 0))
+            extra = self.allowance[k]
+            after = np.maximum(
+                np.abs(self.dev[k][a] - amount) - extra[a],
+                np.abs(self.dev[k][b] + amount) - extra[b],
+            )
+            worst = np.where(moved, np.maximum(worst, after), worst)
         return worst
 
     def apply(self, src: int, dst: int, amount: int) -> None:
-        cs = np.array(np.unravel_index([src], self.shape))
-        cd = np.array(np.unravel_index([dst], self.shape))
+        cs, cd = self.coords[:, [src]], self.coords[:, [dst]]
         for k in range(len(self.subtables)):
             a, b = int(self.project(cs, k)[0]), int(self.project(cd, k)[0])
             if a != b:
@@ -129,16 +153,45 @@ class _State:
     def max_deviation(self) -> int:
         return max((int(np.abs(d).max(initial=0)) for d in self.dev), default=0)
 
+    def max_excess(self) -> int:
+        """The largest ``|deviation| - allowance``: the bound ``b`` the solution meets."""
+        return max(
+            (
+                int((np.abs(d) - e).max(initial=0))
+                for d, e in zip(self.dev, self.allowance, strict=True)
+            ),
+            default=0,
+        )
+
+    def lookup(self, linear: np.ndarray) -> np.ndarray:
+        """Positions among the non-empty cells of linear cell ids; -1 where a cell never held records."""
+        where = np.searchsorted(self.ids, linear)
+        where = np.minimum(where, len(self.ids) - 1)
+        return np.where(self.ids[where] == linear, where, -1)
+
     def neighbours(self, cell: int) -> np.ndarray:
-        """Elementary cells differing from ``cell`` in exactly one variable."""
-        coords = np.array(np.unravel_index(cell, self.shape))
+        """Non-empty elementary cells differing from ``cell`` in exactly one variable."""
+        coords = self.coords[:, cell]
         out = []
         for axis, size in enumerate(self.shape):
             grid = np.repeat(coords[:, None], size, axis=1)
             grid[axis] = np.arange(size)
             keep = np.arange(size) != coords[axis]
             out.append(np.ravel_multi_index(tuple(grid[:, keep]), self.shape))
-        return np.concatenate(out) if out else np.array([], dtype=np.int64)
+        if not out:
+            return np.array([], dtype=np.int64)
+        found = self.lookup(np.concatenate(out))
+        return found[found >= 0]
+
+    def members(self, k: int, cell: int) -> np.ndarray:
+        """Non-empty elementary cells inside controlled cell ``cell`` of table ``k``."""
+        if k not in self._members:
+            key = self.project(self.coords, k)
+            order = np.argsort(key, kind="stable")
+            self._members[k] = (key[order], order)
+        keys, order = self._members[k]
+        lo, hi = np.searchsorted(keys, [cell, cell + 1])
+        return order[lo:hi]
 
 
 def _fix_options(state: _State, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -195,34 +248,28 @@ def _repair_options(
     """Moves of one record between safe elementary cells that shift controlled cell ``cell``."""
     axes = state.subtables[k]
     target = np.unravel_index(cell, state.sub_shapes[k])
-    free_axes = [a for a in range(len(state.shape)) if a not in axes]
-    free_shape = [state.shape[a] for a in free_axes]
-    n_free = int(np.prod(free_shape)) if free_axes else 1
-    picks = np.arange(n_free) if n_free <= sample else rng.choice(n_free, sample, replace=False)
-    coords = np.zeros((len(state.shape), len(picks)), dtype=np.int64)
-    for a, t in zip(axes, target, strict=True):
-        coords[a] = t
-    if free_axes:
-        free = np.unravel_index(picks, free_shape)
-        for a, f in zip(free_axes, free, strict=True):
-            coords[a] = f
-    inside: np.ndarray = np.asarray(np.ravel_multi_index(tuple(coords), state.shape))
+    inside = state.members(k, cell)
+    inside = inside[state.y[inside] >= (4 if too_many else 3)]
+    if len(inside) > sample:
+        inside = rng.choice(inside, sample, replace=False)
     src_list, dst_list = [], []
     for axis in axes:
         for category in range(state.shape[axis]):
             if category == target[axes.index(axis)]:
                 continue
-            moved = coords.copy()
+            moved = state.coords[:, inside].copy()
             moved[axis] = category
-            outside: np.ndarray = np.asarray(np.ravel_multi_index(tuple(moved), state.shape))
+            outside = state.lookup(np.ravel_multi_index(tuple(moved), state.shape))
+            exists = outside >= 0
+            here, there = inside[exists], outside[exists]
             if too_many:
-                ok = (state.y[inside] >= 4) & (state.y[outside] >= 3)
-                src_list.append(inside[ok])
-                dst_list.append(outside[ok])
+                ok = state.y[there] >= 3
+                src_list.append(here[ok])
+                dst_list.append(there[ok])
             else:
-                ok = (state.y[outside] >= 4) & (state.y[inside] >= 3)
-                src_list.append(outside[ok])
-                dst_list.append(inside[ok])
+                ok = state.y[there] >= 4
+                src_list.append(there[ok])
+                dst_list.append(here[ok])
     if not src_list:
         return np.array([], dtype=np.int64), np.array([], dtype=np.int64)
     return np.concatenate(src_list), np.concatenate(dst_list)
@@ -232,7 +279,7 @@ def _optimise(
     state: _State, rng: np.random.Generator, max_rounds: int, history: list, sample: int
 ) -> None:
     best_moves = len(state.moves)
-    best_max = state.max_deviation()
+    best_max = state.max_excess()
     snapshot = (state.y.copy(), [d.copy() for d in state.dev])
     for _ in range(max_rounds):
         target = best_max - 1
@@ -242,8 +289,8 @@ def _optimise(
         for _sweep in range(10 * (best_max + 1)):
             violations = [
                 (k, int(i))
-                for k, d in enumerate(state.dev)
-                for i in np.flatnonzero(np.abs(d) > target)
+                for k, (d, e) in enumerate(zip(state.dev, state.allowance, strict=True))
+                for i in np.flatnonzero(np.abs(d) - e > target)
             ]
             if not violations:
                 break
@@ -261,9 +308,9 @@ def _optimise(
             pick = int(rng.choice(ok))
             state.apply(int(src[pick]), int(dst[pick]), 1)
         else:
-            repaired = state.max_deviation() <= target
-        if repaired and state.max_deviation() <= target:
-            best_max = state.max_deviation()
+            repaired = state.max_excess() <= target
+        if repaired and state.max_excess() <= target:
+            best_max = state.max_excess()
             best_moves = len(state.moves)
             snapshot = (state.y.copy(), [d.copy() for d in state.dev])
             history.append(("tightened", best_max))
@@ -273,12 +320,33 @@ def _optimise(
     del state.moves[best_moves:]
 
 
+def _cell_allowance(
+    cell_weights: float | Callable[[np.ndarray], np.ndarray] | None, original: np.ndarray
+) -> np.ndarray:
+    """The per-cell weights ``w`` of a controlled table from its original counts."""
+    if cell_weights is None:
+        return np.zeros(len(original), dtype=np.int64)
+    if callable(cell_weights):
+        given = np.asarray(cell_weights(original), dtype=np.float64)
+        if given.shape != original.shape or not np.isfinite(given).all() or (given < 0).any():
+            raise ParameterError(
+                "cell_weights must return one finite, non-negative weight per controlled cell"
+            )
+        return np.floor(given).astype(np.int64)
+    scale = float(cell_weights)
+    if not np.isfinite(scale) or scale < 0:
+        raise ParameterError(f"cell_weights must be a non-negative number, got {cell_weights!r}")
+    return np.floor(scale * np.sqrt(original)).astype(np.int64)
+
+
 def safe_perturb(
     microdata: pd.DataFrame,
     controlled_tables: Sequence[Sequence[str]],
     *,
     variables: Sequence[str] | None = None,
     max_deviation_start: int = 1,
+    bounds: Sequence[int] | None = None,
+    cell_weights: float | Callable[[np.ndarray], np.ndarray] | None = None,
     max_deviation_limit: int = 50,
     optimise: bool = True,
     max_rounds: int = 20,
@@ -289,7 +357,10 @@ def safe_perturb(
     """Protect microdata so that no table of their variables has a cell of 1 or 2.
 
     Giessing & Höhne (2011), Section 2 (the SAFE model (1) and the
-    heuristic phases (2) and (3)).
+    heuristic phases (2) and (3)). Only the non-empty cells of the elementary
+    table are held (``stats["elementary_cells_nonempty"]`` of
+    ``stats["elementary_cells_possible"]``): every move goes into a cell that
+    holds records, so the full cross-classification is never built.
 
     Parameters
     ----------
@@ -303,6 +374,21 @@ def safe_perturb(
         controlled tables). Every table of any subset of them is protected.
     max_deviation_start : int, default 1
         Initial bound ``b`` on the absolute deviation in controlled cells.
+    bounds : (int, int), optional
+        The two-valued bound set ``B`` of model (2): the initial bound for
+        cells of one variable and for cross-classified cells (two or more
+        variables); replaces ``max_deviation_start``. Both rise together when
+        the first phase stagnates and fall together in the second.
+    cell_weights : float or callable, optional
+        The per-cell weights ``w`` of models (1)-(2): controlled cell ``i`` may
+        deviate by ``w_i + b_i``. A number ``s`` gives ``w_i = floor(s *
+        sqrt(a_i))`` for the original count ``a_i`` (larger perturbations for
+        larger cells, the paper's example); a callable maps the original
+        counts of a controlled table to whole, non-negative ``w``. The
+        objective printed in (1), ``max(|d_i| + w_i)``, is read as
+        ``max(|d_i| - w_i)``, the deviation beyond each cell's allowance, which
+        is what constraint (2), ``|Ay - a| < w + b``, bounds (a misprint in
+        the sign, we take it).
     max_deviation_limit : int, default 50
         Give up (InfeasibleError) if the bound must exceed this.
     optimise : bool, default True
@@ -331,8 +417,6 @@ def safe_perturb(
     missing = [v for v in union if v not in variables]
     if missing:
         raise ParameterError(f"variables must include every controlled variable; missing {missing}")
-    start = check_int(max_deviation_start, "max_deviation_start", minimum=0)
-    limit = check_int(max_deviation_limit, "max_deviation_limit", minimum=start)
     max_rounds = check_int(max_rounds, "max_rounds", minimum=0)
     repair_sample = check_int(repair_sample, "repair_sample", minimum=1)
     rng = check_random_state(random_state)
@@ -353,14 +437,18 @@ def safe_perturb(
         leaves.append(cats)
         codes.append(code.astype(np.int64))
     shape = tuple(len(c) for c in leaves)
-    n_cells = int(np.prod(shape, dtype=np.int64))
-    if n_cells > MAX_ELEMENTARY_CELLS:
+    n_possible = int(np.prod(np.array(shape, dtype=object)))
+    if n_possible > MAX_POSSIBLE_CELLS:
         raise ParameterError(
-            f"the elementary table of {variables} has {n_cells} cells (more than "
-            f"{MAX_ELEMENTARY_CELLS}); use fewer or coarser variables"
+            f"the elementary table of {variables} has {n_possible} possible cells (more than "
+            "2^62); use fewer or coarser variables"
         )
-    cell = np.ravel_multi_index(codes, shape)
-    counts = np.bincount(cell, minlength=n_cells).astype(np.int64)
+    # sparse: the non-empty elementary cells only (the paper's table has ~5 * 10^8 cells)
+    ids, cell, counts = np.unique(
+        np.ravel_multi_index(codes, shape), return_inverse=True, return_counts=True
+    )
+    cell = cell.ravel()
+    n_cells = len(ids)
     position = {v: i for i, v in enumerate(variables)}
     subtables = sorted(
         {
@@ -370,7 +458,28 @@ def safe_perturb(
             for sub in itertools.combinations(t, r)
         }
     )
-    state = _State(counts.copy(), shape, subtables)
+    if bounds is None:
+        b_one = b_cross = check_int(max_deviation_start, "max_deviation_start", minimum=0)
+    else:
+        if isinstance(bounds, (int, str)) or len(bounds) != 2:
+            raise ParameterError(
+                f"bounds must be two integers (one-variable cells, cross-classified cells), got {bounds!r}"
+            )
+        b_one = check_int(bounds[0], "bounds[0]", minimum=0)
+        b_cross = check_int(bounds[1], "bounds[1]", minimum=0)
+    start = b_cross
+    limit = check_int(max_deviation_limit, "max_deviation_limit", minimum=max(b_one, b_cross))
+    coords = np.array(np.unravel_index(ids, shape), dtype=np.int64).reshape(len(shape), -1)
+    allowance = []
+    for sub_axes in subtables:
+        sub_shape = tuple(shape[a] for a in sub_axes)
+        key = np.ravel_multi_index(tuple(coords[a] for a in sub_axes), sub_shape)
+        original = np.bincount(key, weights=counts, minlength=int(np.prod(sub_shape)))
+        extra = _cell_allowance(cell_weights, original)
+        if len(sub_axes) == 1:
+            extra = extra + (b_one - b_cross)  # B: a bound of its own for one-variable cells
+        allowance.append(extra)
+    state = _State(ids, counts.astype(np.int64), shape, subtables, allowance)
     unsafe_before = int(((counts == 1) | (counts == 2)).sum())
     history: list[tuple[str, int]] = [("start", start)]
     feasible_bound = _first_feasible(state, start, limit, rng, history)
@@ -384,18 +493,18 @@ def safe_perturb(
     # realise the cell moves on records: each move takes records now in src
     order = rng.permutation(len(cell))
     order = order[np.argsort(cell[order], kind="stable")]
-    bounds = np.searchsorted(cell[order], np.arange(n_cells + 1))
+    edges = np.searchsorted(cell[order], np.arange(n_cells + 1))
     stacks: dict[int, list[int]] = {}
     new_cell = cell.copy()
     for src, dst, amount in state.moves:
         if src not in stacks:
-            stacks[src] = order[bounds[src] : bounds[src + 1]].tolist()
+            stacks[src] = order[edges[src] : edges[src + 1]].tolist()
         if dst not in stacks:
-            stacks[dst] = order[bounds[dst] : bounds[dst + 1]].tolist()
+            stacks[dst] = order[edges[dst] : edges[dst + 1]].tolist()
         moving = [stacks[src].pop() for _ in range(amount)]
         stacks[dst].extend(moving)
         new_cell[moving] = dst
-    new_codes = np.unravel_index(new_cell, shape)
+    new_codes = np.unravel_index(ids[new_cell], shape)
     out = data.copy()
     changed_vars = np.zeros(len(data), dtype=np.int64)
     for axis, v in enumerate(variables):
@@ -436,6 +545,9 @@ def safe_perturb(
         "max_abs_deviation_by_table": by_table,
         "bound_history": history,
         "feasible_bound": feasible_bound,
+        "max_abs_excess": state.max_excess(),
+        "elementary_cells_possible": n_possible,
+        "elementary_cells_nonempty": n_cells,
     }
     params = {
         "controlled_tables": [list(t) for t in tables],
@@ -444,5 +556,9 @@ def safe_perturb(
         "max_deviation_limit": limit,
         "optimise": optimise,
         "max_rounds": max_rounds,
+        "bounds": (b_one, b_cross),
+        "cell_weights": cell_weights
+        if cell_weights is None or isinstance(cell_weights, float | int)
+        else "callable",
     }
     return SafeResult(data=out, diagnostics=diagnostics, params=params, stats=stats)
