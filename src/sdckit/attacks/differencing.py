@@ -559,4 +559,6 @@ def server_attack(
             "recovered": curve / n,
         }
     ).drop_duplicates("pairs")
-    return ServerAttackResult(pd.DataFrame(rows), padding_curve, tuple(targets), str(target.name))
+    table = pd.DataFrame(rows)
+    table["distinct_answers"] = table["distinct_answers"].astype("Int64")
+    return ServerAttackResult(table, padding_curve, tuple(targets), str(target.name))
