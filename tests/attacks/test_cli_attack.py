@@ -90,3 +90,55 @@ def test_bad_input_is_one_line_exit_2(firm_file, capsys, args, message):
     assert main(base + args) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_table_command_pins_the_papers_example(tmp_path, capsys):
+    # Giessing & Höhne (2011), §5: inner cells 1, 1 published 3, 3; their total 2 published 0.
+    first, second = tmp_path / "t.csv", tmp_path / "other.csv"
+    pd.DataFrame({"a": ["x", "y", "Total"], "perturbed": [3, 3, 0]}).to_csv(first, index=False)
+    pd.DataFrame({"a": ["x", "Total"], "perturbed": [4, 1]}).to_csv(second, index=False)
+    report = tmp_path / "table.html"
+    code = main(
+        ["attack", "table", str(first), "--max-deviation", "2", "--other", str(second),
+         "-o", str(report)]
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("The ±2 bounds and the table's additive relations pin down 3 of 3")
+    assert any(line.startswith("2 cells are published in more than one") for line in out)
+    assert "Cells shared by several tables" in report.read_text()
+
+
+def test_release_command_links_and_attacks(firm_file, tmp_path, capsys):
+    path, data = firm_file
+    masked = tmp_path / "masked.csv"
+    # A release that changed nothing: the isolated records' values come back exactly.
+    data.to_csv(masked, index=False)
+    code = main(
+        ["attack", "release", str(path), str(masked), "--sensitive", "turnover",
+         "--keys", "size,state", "--quiet"]
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("record linkage on size, state")
+    assert "one-to-one assignment:" in out
+    assert "the attack isolates targets and recovers their sensitive values" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["attack", "table", "T"], "give --max-deviation"),
+        (["attack", "server", "ftp://x", "--data", "D", "--sensitive", "turnover"], "URL must be"),
+        (["attack", "server", "http://127.0.0.1:9", "--data", "D", "--sensitive", "turnover"],
+         "--token is needed"),
+        (["attack", "release", "D", "D", "--sensitive", "turnover", "--keys", "size,region"],
+         "--keys: column 'region' is not in"),
+    ],
+)  # fmt: skip
+def test_new_commands_bad_input_is_one_line(firm_file, capsys, args, message):
+    path, _ = firm_file
+    args = [str(path) if a in ("D", "T") else a for a in args]
+    assert main([*args, "--quiet"] if args[1] != "table" else args) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1

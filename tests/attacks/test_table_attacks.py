@@ -90,8 +90,8 @@ def test_shared_cells_intersects_intervals():
         {"sex": ["f", "f", "Total"], "region": ["n", "Total", "Total"], "perturbed": [4, 8, 23]}
     )
     shared = shared_cells([one, two], max_deviation=2).set_index("cell")
-    assert shared.loc["sex = f", "values"] == (8.0, 10.0)
-    assert (shared.loc["sex = f", "lower"], shared.loc["sex = f", "upper"]) == (8.0, 10.0)
+    assert shared.loc["sex = f", "values"] == (8, 10)
+    assert (shared.loc["sex = f", "lower"], shared.loc["sex = f", "upper"]) == (8, 10)
     assert shared.loc["total", "mean"] == 21.5
 
 

@@ -21,9 +21,11 @@ universes whose difference is the target's cell:
   fit passes through the means (``ȳ = b0 + b1 z̄``, ``z̄`` from a table of
   means of ``Z``) and reports its number of units;
 * *padding* (Lucero et al. 2011, §3.1.2 and §4, the attack Drop q does
-  not stop): the narrow pair, each universe joined with the same large
-  piece of other units, the padding and the other bins varied from pair to
-  pair so that Drop q mostly removes padding; the intruder takes the value
+  not stop): a narrow pair on a small piece of the target's row (its bin
+  and other bins of the row adding up to about 100 units), each universe
+  joined with the same large piece of the commonest other level, the
+  padding and the other bins varied from pair to pair so that Drop q
+  mostly removes padding; the intruder takes the value
   on which most of her estimates agree (within 0.5%) after 1, 2, 5, ...
   pairs — the success rate as a function of the number of queries;
 * *repeated queries*: the same universe asked again and rewritten in
@@ -70,6 +72,9 @@ _ATTACKS = (
     "padding",
     "repeated queries",
 )
+
+#: Units of the target's row a padded universe keeps besides the target (twice the default Gamma).
+_PIECE = 100
 
 #: Two estimates of a padding attack agree when within this share of each other.
 _AGREEMENT = 0.005
@@ -186,6 +191,7 @@ class _Cell:
     levels: tuple[Any, ...]
     n_bins: int
     padding_level: Any
+    row_bins: Mapping[int, int]
 
     @property
     def level(self) -> str:
@@ -314,7 +320,14 @@ def _padding(
     others = cell.other_bins()
     estimates = []
     for _ in range(n_pairs):
-        keep = sorted(int(b) for b in rng.choice(others, max(1, len(others) - 2), replace=False))
+        # The target's piece: other bins of its row, drawn in random order until the piece
+        # holds _PIECE units (the intruder knows the population), so Drop q rarely touches it.
+        keep: list[int] = []
+        for b in rng.permutation(others):
+            keep.append(int(b))
+            if sum(cell.row_bins.get(k, 0) for k in keep) >= _PIECE:
+                break
+        keep.sort()
         pad_bins = sorted(
             int(b) for b in rng.choice(cell.n_bins, max(1, cell.n_bins // 2), replace=False)
         )
@@ -339,8 +352,9 @@ class ServerAttackResult(FrozenResult):
 
     ``table`` has one row per attack: ``queries`` sent, ``answered`` (share),
     ``targets``, ``recovered`` (share of targets whose estimate of the
-    sensitive value came within 1%), ``presence`` (share of single pairs
-    whose count difference was exactly 1, the target's cell count),
+    sensitive value came within 1%), ``pairs`` (pairs or triples of
+    universes answered whole), ``presence`` (share of those whose count
+    difference was exactly 1, the target's cell count),
     ``small_counts`` (released counts of 1 or 2), ``median_error``
     (median relative error of the estimates) and ``refused_by`` (the rules
     that refused). ``padding_curve`` has, for each number of padded pairs,
@@ -464,11 +478,16 @@ def server_attack(
         # The padding: the commonest other level, as an intruder who knows the population picks it.
         common = data[t.category].astype(object).value_counts()
         common = common[[str(v) != str(t.level) for v in common.index]]
+        in_row = data[t.category].astype(object).map(str) == str(t.level)
+        row_bins = pd.Series(
+            _bins(metadata, t.numeric, data.loc[in_row.to_numpy(), t.numeric].to_numpy(dtype=float))
+        ).value_counts()
         cell = _Cell(
             t,
             tuple(metadata.variables[t.category]["levels"]),
             metadata.n_bins(t.numeric),
             plain_value(common.index[0]),
+            {int(b): int(c) for b, c in row_bins.items()},
         )
         level, cat = cell.level, t.category
         others = [v for v in cell.levels if str(v) != str(t.level)]
@@ -544,6 +563,7 @@ def server_attack(
                 "answered": tally.answered / tally.queries if tally.queries else float("nan"),
                 "targets": len(targets),
                 "recovered": recovered[name] / n,
+                "pairs": int(diffs.size) if name != "repeated queries" else 0,
                 "presence": presence,
                 "small_counts": tally.small_counts,
                 "median_error": float(np.median(errors[name])) if errors[name] else float("nan"),
@@ -559,4 +579,6 @@ def server_attack(
             "recovered": curve / n,
         }
     ).drop_duplicates("pairs")
-    return ServerAttackResult(pd.DataFrame(rows), padding_curve, tuple(targets), str(target.name))
+    table = pd.DataFrame(rows)
+    table["distinct_answers"] = table["distinct_answers"].astype("Int64")
+    return ServerAttackResult(table, padding_curve, tuple(targets), str(target.name))

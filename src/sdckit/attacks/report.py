@@ -14,7 +14,7 @@ from sdckit.attacks.regression import RECOVERY_TOLERANCE, RegressionAttackResult
 from sdckit.errors import ParameterError
 from sdckit.io import atomic_write
 
-__all__ = ["attack_report"]
+__all__ = ["attack_report", "battery_report"]
 
 _COLUMNS = {
     "quantile": "quantile",
@@ -129,6 +129,10 @@ def attack_report(
         figures=figures,
         manifest=[f.name for f in figures],
     )
+    return _written(page, [f.name for f in figures], path)
+
+
+def _written(page: str, figures: list[str], path: str | os.PathLike | None) -> Report:
     written = None
     if path is not None:
 
@@ -136,4 +140,50 @@ def attack_report(
             Path(tmp).write_text(page, encoding="utf-8")
 
         written = atomic_write(path, write)
-    return Report(html=page, figures=[f.name for f in figures], path=written)
+    return Report(html=page, figures=figures, path=written)
+
+
+def battery_report(
+    sections: Sequence[tuple[str, pd.DataFrame]],
+    *,
+    notes: Sequence[str],
+    meta: str,
+    path: str | os.PathLike | None = None,
+    title: str = "sdckit attack report",
+) -> Report:
+    """Render the tables of an attack battery (server, release, table) as one HTML page.
+
+    The page of :func:`attack_report` and ``sdckit assess``, without figures:
+    the verdicts first, then one table per attack family.
+
+    Parameters
+    ----------
+    sections : sequence of (str, DataFrame)
+        Each table and its heading.
+    notes : sequence of str
+        The verdicts, one line each (the first line of each result's summary).
+    meta : str
+        What was attacked and what the intruder knows.
+    path : path, optional
+        Write the page there (atomically).
+    title : str, default "sdckit attack report"
+
+    Returns
+    -------
+    sdckit.assess.report.Report
+    """
+    if not sections:
+        raise ParameterError("battery_report needs one or more tables")
+    page = _TEMPLATE.render(
+        title=title,
+        meta=meta,
+        recommendation="",
+        notes=list(notes),
+        tables=[
+            {"title": heading, "html": _table_html(table, index=False)}
+            for heading, table in sections
+        ],
+        figures=[],
+        manifest=[],
+    )
+    return _written(page, [], path)

@@ -319,12 +319,12 @@ def shared_cells(
         row: dict[str, Any] = {
             "cell": ", ".join(f"{d} = {v}" for d, v in key) or "total",
             "tables": len(values),
-            "values": tuple(sorted(set(values))),
+            "values": tuple(int(v) if v.is_integer() else v for v in sorted(set(values))),
             "mean": float(np.mean(values)),
         }
         if max_deviation is not None:
-            row["lower"] = max(0.0, max(values) - max_deviation)
-            row["upper"] = min(values) + max_deviation
+            row["lower"] = int(max(0.0, max(values) - max_deviation))
+            row["upper"] = int(min(values) + max_deviation)
         rows.append(row)
     return pd.DataFrame(rows)
 

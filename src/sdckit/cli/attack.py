@@ -1,16 +1,33 @@
-"""``sdckit attack regression``: the regression attacks of Bleninger, Drechsler & Ronning (2011)."""
+"""``sdckit attack``: the intruder's lab on the command line.
+
+``regression`` (Bleninger, Drechsler & Ronning 2011), ``server``
+(differencing and padding, Lucero et al. 2011), ``release`` (a masked file)
+and ``table`` (a protected table, Giessing & Höhne 2011, §5).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Any
 
 import pandas as pd
 import typer
 
-from sdckit.attacks import LibraryServer, NaiveServer, Target, attack
+from sdckit.attacks import (
+    LibraryServer,
+    MaskedRelease,
+    NaiveServer,
+    Target,
+    attack,
+    interval_attack,
+    linkage_attack,
+    server_attack,
+    shared_cells,
+)
 from sdckit.attacks.regression import DEFAULT_QUANTILES
-from sdckit.attacks.report import attack_report
+from sdckit.attacks.report import attack_report, battery_report
 from sdckit.cli._common import (
+    QuietOption,
     check_outputs,
     err_console,
     parse_list,
@@ -137,12 +154,260 @@ def regression_command(
             random_state=seed,
             progress=progress,
         )
-    typer.echo(result.summary())
-    if table is not None:
-        write_output(result.table, table)
+    _publish(result.summary(), result.table, table)
     if output is not None:
-        report = attack_report([result], path=output)
+        err_console.print(f"wrote the report to {attack_report([result], path=output).path}")
+
+
+def _publish(summary: str, frame: pd.DataFrame, path: Path | None) -> None:
+    """Print the attack's summary (its verdict first) and write its table when asked."""
+    typer.echo(summary)
+    if path is not None:
+        write_output(frame, path)
+
+
+def _report(
+    output: Path | None, sections: list[tuple[str, pd.DataFrame]], notes: list[str], meta: str
+) -> None:
+    """Write the battery's HTML report when ``-o`` was given."""
+    if output is not None:
+        report = battery_report(sections, notes=notes, meta=meta, path=output)
         err_console.print(f"wrote the report to {report.path}")
+
+
+ReportOption = Annotated[Path | None, typer.Option("-o", "--output", help="HTML report.")]
+SensitiveOption = Annotated[
+    str, typer.Option("--sensitive", help="The numeric variable whose values the attacks seek.")
+]
+
+
+def _server_target(
+    url: str, token: str | None, data: pd.DataFrame, metadata: Path | None, config: Path | None
+) -> Any:
+    if url == "library":
+        return _library_target(data, list(data.columns), metadata, config)
+    if not url.startswith(("http://", "https://")):
+        raise ParameterError(f"URL must be http://..., https://... or library, got {url!r}")
+    if not token:
+        raise ParameterError("--token is needed to attack a service URL")
+    from sdckit.attacks.client import ServiceTarget
+
+    return ServiceTarget(url, token)
+
+
+@attack_app.command("server")
+def server_command(
+    url: Annotated[
+        str,
+        typer.Argument(
+            metavar="URL",
+            help="The running service (http://host:port), or 'library' for sdckit's "
+            "AnalysisServer on --data.",
+        ),
+    ],
+    data_path: Annotated[
+        Path,
+        typer.Option(
+            "--data",
+            help="What the intruder knows of the population (CSV or Parquet): which units are "
+            "alone in a cell, and the truth the answers are scored against.",
+        ),
+    ],
+    sensitive: SensitiveOption,
+    token: Annotated[str | None, typer.Option("--token", help="API token of the service.")] = None,
+    metadata: Annotated[
+        Path | None, typer.Option("--metadata", help="Metadata YAML for 'library'.")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Rules config YAML for 'library'.")
+    ] = None,
+    max_targets: Annotated[
+        int, typer.Option("--max-targets", help="Units alone in their cells to attack.")
+    ] = 6,
+    padding_pairs: Annotated[
+        int, typer.Option("--padding-pairs", help="Padded pairs of universes per target.")
+    ] = 40,
+    seed: Annotated[int, typer.Option("--seed", help="Draws the padding.")] = 0,
+    output: ReportOption = None,
+    table: Annotated[
+        Path | None, typer.Option("--table", help="The attack table as CSV or Parquet.")
+    ] = None,
+    quiet: QuietOption = False,
+) -> None:
+    """Differencing, padding and repeated queries against an analysis server (Lucero et al. 2011)."""
+    check_outputs(table, inputs=[data_path], reports=[output])
+    data = read_input(data_path, quiet=quiet)
+    if sensitive not in data.columns:
+        raise SchemaError(f"--sensitive: column {sensitive!r} is not in {data_path}")
+    target = _server_target(url, token, data, metadata, config)
+    with progress_bar("attacking", quiet=quiet) as progress:
+        result = server_attack(
+            data,
+            target=target,
+            sensitive=sensitive,
+            max_targets=max_targets,
+            padding_pairs=padding_pairs,
+            random_state=seed,
+            progress=progress,
+        )
+    _publish(result.summary(), result.table, table)
+    where = [f"{t.category} = {t.level}, {t.numeric} bin {t.bin}" for t in result.targets]
+    sections = [
+        ("Differencing and padding", result.table),
+        ("Padding: share recovered within 1% after k pairs", result.padding_curve),
+    ]
+    meta = (
+        f"Attacked: the {result.target}; sensitive variable {sensitive}; targets alone in "
+        f"their cells: {'; '.join(where) or 'none'}."
+    )
+    _report(output, sections, [result.summary().splitlines()[0]], meta)
+
+
+@attack_app.command("release")
+def release_command(
+    original_path: Annotated[
+        Path, typer.Argument(metavar="ORIGINAL", help="The original file (CSV or Parquet).")
+    ],
+    masked_path: Annotated[
+        Path,
+        typer.Argument(metavar="MASKED", help="The released file, same rows in the same order."),
+    ],
+    sensitive: SensitiveOption,
+    keys: Annotated[
+        str,
+        typer.Option(
+            "--keys",
+            help="Comma-separated variables the intruder knows of every record, the size "
+            "variable (numeric) first.",
+        ),
+    ],
+    distance: Annotated[
+        str, typer.Option("--distance", help="Linkage distance: euclidean or gower.")
+    ] = "euclidean",
+    seed: Annotated[int, typer.Option("--seed", help="Shuffles the release for linkage.")] = 0,
+    output: ReportOption = None,
+    quiet: QuietOption = False,
+) -> None:
+    """Record linkage and the regression attacks on a masked file the intruder holds whole."""
+    check_outputs(inputs=[original_path, masked_path], reports=[output])
+    original = read_input(original_path, quiet=quiet)
+    masked = read_input(masked_path, quiet=quiet)
+    columns = parse_list(keys) or []
+    if not columns:
+        raise ParameterError("--keys must name at least one column")
+    for c in [sensitive, *columns]:
+        for frame, path in ((original, original_path), (masked, masked_path)):
+            if c not in frame.columns:
+                option = "--sensitive" if c == sensitive else "--keys"
+                raise SchemaError(f"{option}: column {c!r} is not in {path}")
+    if len(original) != len(masked):
+        raise SchemaError(
+            f"MASKED has {len(masked)} rows and ORIGINAL {len(original)}: a release keeps the rows"
+        )
+    if not pd.api.types.is_numeric_dtype(original[sensitive].dtype):
+        raise SchemaError(f"--sensitive: column {sensitive!r} is not numeric")
+    linkage = linkage_attack(
+        original, masked, columns=columns, distance=distance, random_state=seed
+    )
+    with progress_bar("attacking", quiet=quiet) as progress:
+        regression = attack(
+            original,
+            target=MaskedRelease(masked),
+            sensitive=sensitive,
+            background=columns,
+            progress=progress,
+        )
+    linked = pd.DataFrame(
+        {
+            "intruder": ["nearest record", "one-to-one assignment"],
+            "distance": [linkage.distance] * 2,
+            "records linked": [linkage.nearest_rate, linkage.assignment_rate],
+        }
+    )
+    typer.echo(linkage.summary())
+    typer.echo(regression.summary())
+    sections = [("Record linkage", linked), ("Regression attacks on the release", regression.table)]
+    notes = [linkage.summary().splitlines()[0], regression.summary().splitlines()[0]]
+    meta = (
+        f"Original {original_path.name}, release {masked_path.name}; the intruder knows "
+        f"{', '.join(columns)}; sensitive variable {sensitive}."
+    )
+    _report(output, sections, notes, meta)
+
+
+@attack_app.command("table")
+def table_command(
+    protected: Annotated[
+        Path,
+        typer.Argument(
+            metavar="PROTECTED",
+            help="A published table (CSV or Parquet): dimensions and the published counts.",
+        ),
+    ],
+    max_deviation: Annotated[
+        int | None,
+        typer.Option(
+            "--max-deviation", help="The published maximum deviation D: bound every cell by LP."
+        ),
+    ] = None,
+    other: Annotated[
+        list[Path] | None,
+        typer.Option("--other", help="Another published table sharing cells (repeatable)."),
+    ] = None,
+    value: Annotated[
+        str, typer.Option("--value", help="The column of published counts.")
+    ] = "perturbed",
+    dims: Annotated[
+        str | None,
+        typer.Option("--dims", help="Comma-separated dimensions (default: the other columns)."),
+    ] = None,
+    output: ReportOption = None,
+    table: Annotated[
+        Path | None, typer.Option("--table", help="The bounds of every cell as CSV or Parquet.")
+    ] = None,
+    quiet: QuietOption = False,
+) -> None:
+    """Interval attack with the published D, and the cells several tables share (Giessing & Höhne 2011, §5)."""
+    others = list(other or [])
+    check_outputs(table, inputs=[protected, *others], reports=[output])
+    if max_deviation is None and not others:
+        raise ParameterError(
+            "give --max-deviation (the interval attack) or --other TABLE (shared cells), or both"
+        )
+    published = read_input(protected, quiet=quiet)
+    sections: list[tuple[str, pd.DataFrame]] = []
+    notes: list[str] = []
+    if max_deviation is not None:
+        bounds = interval_attack(
+            published, max_deviation=max_deviation, dims=parse_list(dims), value=value
+        )
+        _publish(bounds.summary(), bounds.table, table)
+        notes.append(bounds.summary().splitlines()[0])
+        sections.append((f"Bounds of every cell from ±{max_deviation}", bounds.table))
+    if others:
+        tables = [published, *(read_input(p, quiet=quiet) for p in others)]
+        shared = shared_cells(tables, max_deviation=max_deviation, value=value)
+        disagree = int((shared["values"].map(len) > 1).sum()) if len(shared) else 0
+        line = (
+            f"{len(shared)} cells are published in more than one of the {len(tables)} tables; "
+            f"{disagree} of them with different values"
+            + (
+                " (the intruder averages them, or intersects their intervals)."
+                if disagree
+                else " (nothing to average)."
+            )
+        )
+        typer.echo(line)
+        notes.append(line)
+        if len(shared):
+            typer.echo(shared.to_string(index=False))
+            sections.append(("Cells shared by several tables", shared))
+    meta = f"Published table {protected.name}" + (
+        f" and {', '.join(p.name for p in others)}" if others else ""
+    )
+    if max_deviation is not None:
+        meta += f"; maximum deviation D = {max_deviation}"
+    _report(output, sections, notes, meta)
 
 
 def register(app: typer.Typer) -> None:
