@@ -16,6 +16,16 @@ At n = 5,000 RWN is also timed against a straightforward per-record loop over
 all distances, as in Matloff & Tendick's (2015) reference R code (reimplemented in numpy).
 
 Run: ``.venv/bin/python benchmarks/rwn_scaling.py [--full] [--repeats 3]``.
+
+Large files (issue 17): ``--strategies hnsw,ivf,sample,pairs`` times RWN with
+each neighbourhood strategy of :func:`sdckit.neighbors.make_strategy` instead,
+one fresh process per measurement, and prints per strategy and n: total RWN
+time; its ratio to the strategy's own floor (the backend's fit plus one
+k-nearest-neighbour query of every record, timed in its own process); its
+ratio to exact RWN where exact RWN was run in the same invocation (``exact``
+in the list); recall@k estimated by RWN on 1,000 records against exact search;
+peak memory. ``--tune`` instead measures recall@10 and query time of HNSW
+(efSearch) and IVF (nprobe) on ``--sizes`` to choose their defaults.
 """
 
 from __future__ import annotations
@@ -56,6 +66,11 @@ def child(task: str, kind: str, n: int) -> dict:
     from sdckit import build_design, rwn
 
     data = make_data(kind, n)
+    extra: dict = {}
+    if task.startswith(("rwn:", "floor:")):
+        return strategy_child(task, data)
+    if task == "tune":
+        return tune_child(data)
     if task == "rwn":
         start = time.perf_counter()
         rwn(data, k=K, q=1.0, random_state=1)
@@ -74,7 +89,68 @@ def child(task: str, kind: str, n: int) -> dict:
     else:
         raise SystemExit(f"unknown task {task}")
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": elapsed, "peak_mb": peak_mb}
+    return {"seconds": elapsed, "peak_mb": peak_mb, **extra}
+
+
+def strategy_child(task: str, data: pd.DataFrame) -> dict:
+    """RWN with one strategy (``rwn:NAME``), or that strategy's bare fit + query (``floor:NAME``)."""
+    from sdckit import build_design, rwn
+    from sdckit.neighbors import make_strategy
+
+    what, name = task.split(":")
+    extra: dict = {}
+    if what == "rwn":
+        start = time.perf_counter()
+        result = rwn(data, k=K, q=1.0, neighbors=name, random_state=1)
+        elapsed = time.perf_counter() - start
+        extra = {
+            "recall": result.stats.get("recall_at_k", 1.0),
+            "ratio": result.stats.get("neighbor_distance_ratio", 1.0),
+            "recall_seconds": result.stats.get("recall_seconds", 0.0),
+        }
+    else:
+        matrix = build_design(data).matrix
+        rows = np.arange(len(matrix))
+        start = time.perf_counter()
+        backend = make_strategy(name, random_state=1)
+        backend.fit(matrix)
+        for a in range(0, len(rows), 8192):
+            backend.kneighbors(rows[a : a + 8192], K + 1)
+        elapsed = time.perf_counter() - start
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"seconds": elapsed, "peak_mb": peak_mb, **extra}
+
+
+def tune_child(data: pd.DataFrame) -> dict:
+    """Recall@10 and query time of HNSW over efSearch and of IVF over nprobe."""
+    from sdckit import build_design
+    from sdckit.neighbors import HNSWBackend, IVFBackend, estimate_recall
+
+    matrix = build_design(data).matrix
+    rows = np.arange(0, len(matrix), max(1, len(matrix) // 20_000))
+    out: dict = {}
+    for label, backend, knob, values in (
+        ("hnsw", HNSWBackend(), "ef_search", (16, 32, 64, 128)),
+        ("ivf", IVFBackend(), "nprobe", (4, 8, 16, 32)),
+    ):
+        start = time.perf_counter()
+        backend.fit(matrix)
+        build = time.perf_counter() - start
+        for value in values:
+            if label == "hnsw":
+                backend._index.hnsw.efSearch = value
+            else:
+                backend._index.nprobe = value
+            start = time.perf_counter()
+            backend.kneighbors(rows, K + 1)
+            per_record = (time.perf_counter() - start) / len(rows)
+            est = estimate_recall(backend, matrix, k=K, sample_size=1000, random_state=0)
+            out[f"{label} {knob}={value}"] = {
+                "recall": est.recall,
+                "build_s": build,
+                "query_us_per_record": per_record * 1e6,
+            }
+    return {"seconds": 0.0, "peak_mb": 0.0, "tune": out}
 
 
 def per_record_loop(data: pd.DataFrame, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -124,12 +200,19 @@ def main() -> None:
     parser.add_argument("--kinds", default="gaussian,factor", help="comma list of data kinds")
     parser.add_argument("--sizes", help="comma list of n (overrides --full/--quick)")
     parser.add_argument("--no-loop", action="store_true", help="skip the n = 5,000 loop comparison")
+    parser.add_argument(
+        "--strategies", help="comma list of neighbour strategies (exact,hnsw,ivf,sample,pairs)"
+    )
+    parser.add_argument("--tune", action="store_true", help="choose HNSW/IVF defaults")
     args = parser.parse_args()
     if args.child:
         task, kind, n = args.child
         print(json.dumps(child(task, kind, int(n))))
         return
 
+    if args.strategies or args.tune:
+        large_files(args)
+        return
     repeats = 1 if args.quick else args.repeats
     sizes = [10_000] if args.quick else [10_000, 100_000] + ([1_000_000] if args.full else [])
     if args.sizes:
@@ -162,6 +245,49 @@ def main() -> None:
             f"(loop {med(r_loop, 'seconds'):.2f} s, RWN {med(r_rwn, 'seconds'):.3f} s)",
             flush=True,
         )
+
+
+def large_files(args: argparse.Namespace) -> None:
+    """The issue-17 table: each strategy against its own floor and against exact RWN."""
+    sizes = [int(v) for v in (args.sizes or "100000").split(",")]
+    kinds = [k.strip() for k in args.kinds.split(",")]
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    )
+    if args.tune:
+        for kind in kinds:
+            for n in sizes:
+                for setting, row in run("tune", kind, n)["tune"].items():
+                    print(
+                        f"{kind:<10}{n:>10,}  {setting:<16} recall@{K} {row['recall']:.3f}  "
+                        f"query {row['query_us_per_record']:.0f} us/record  "
+                        f"build {row['build_s']:.1f} s",
+                        flush=True,
+                    )
+        return
+    names = [s.strip() for s in args.strategies.split(",")]
+    print(f"p = {P}, k = {K}, q = 1; one run each, in a fresh process\n")
+    print(
+        f"{'data':<10}{'n':>11}{'strategy':>9}{'RWN s':>9}{'/floor':>8}{'/exact':>8}"
+        f"{'recall':>8}{'dist x':>8}{'RWN MB':>8}{'floor s':>9}"
+    )
+    for kind in kinds:
+        for n in sizes:
+            exact_s = None
+            for name in names:
+                r = run(f"rwn:{name}", kind, n)
+                if name == "exact":
+                    exact_s = r["seconds"]
+                    floor = run("knn", kind, n)["seconds"]
+                else:
+                    floor = run(f"floor:{name}", kind, n)["seconds"]
+                vs_exact = f"{r['seconds'] / exact_s:8.3f}" if exact_s else f"{'-':>8}"
+                print(
+                    f"{kind:<10}{n:>11,}{name:>9}{r['seconds']:>9.1f}{r['seconds'] / floor:>8.2f}"
+                    f"{vs_exact}{r['recall']:>8.3f}{r['ratio']:>8.2f}{r['peak_mb']:>8.0f}"
+                    f"{floor:>9.1f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":
