@@ -12,7 +12,8 @@ scenarios. See ``docs/coprivacy.md``.
 from __future__ import annotations
 
 # Each module's __all__ is the list of what a user calls; the package re-exports them all.
-from sdckit.coprivacy import games
+from sdckit.coprivacy import definitions, games
+from sdckit.coprivacy.definitions import *  # noqa: F403
 from sdckit.coprivacy.games import *  # noqa: F403
 
-__all__ = [*games.__all__]
+__all__ = [*games.__all__, *definitions.__all__]
