@@ -12,8 +12,9 @@ scenarios. See ``docs/coprivacy.md``.
 from __future__ import annotations
 
 # Each module's __all__ is the list of what a user calls; the package re-exports them all.
-from sdckit.coprivacy import definitions, games
+from sdckit.coprivacy import definitions, games, social
 from sdckit.coprivacy.definitions import *  # noqa: F403
 from sdckit.coprivacy.games import *  # noqa: F403
+from sdckit.coprivacy.social import *  # noqa: F403
 
-__all__ = [*games.__all__, *definitions.__all__]
+__all__ = [*games.__all__, *definitions.__all__, *social.__all__]

@@ -183,13 +183,7 @@ class ForwardingGame(FrozenResult):
         )
 
     def summary(self) -> str:
-        """The game's outcomes per peer.
-
-        Returns
-        -------
-        str
-            Plain text.
-        """
+        """The game's outcomes per peer, as text for a person."""
         lines = [f"request-forwarding game: P1 and {self.n_peers} peer(s); direct {self.direct:g}"]
         for j, name in enumerate(self.peers[:10]):
             lines.append(
@@ -268,13 +262,7 @@ class CoprivacyVerdict(FrozenResult):
     params: Mapping[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
-        """The verdict in one line and the equilibrium.
-
-        Returns
-        -------
-        str
-            Plain text.
-        """
+        """The verdict in one line and the equilibrium, as text for a person."""
         name = {"pure": "coprivate", "mixed": "mixedly coprivate"}.get(
             self.kind, f"{self.kind}ly coprivate"
         )
@@ -496,13 +484,7 @@ class DeltaCoprivacy(FrozenResult):
         return "undecided"
 
     def summary(self) -> str:
-        """The estimate and its interval.
-
-        Returns
-        -------
-        str
-            Plain text.
-        """
+        """The estimate and its interval, as text for a person."""
         return (
             f"coprivate in {self.n_coprivate:,} of {self.n_draws:,} drawn games: "
             f"δ = {self.probability:.3f} ({self.confidence:.0%} interval {self.low:.3f} to "
