@@ -257,13 +257,7 @@ class Game(FrozenResult):
         return tuple(float(self.payoffs[(i, *profile)]) for i in range(self.n_players))
 
     def summary(self) -> str:
-        """The game's players, strategies and size.
-
-        Returns
-        -------
-        str
-            Plain text.
-        """
+        """The game's players, strategies and size, as text for a person."""
         lines = [f"game of {self.n_players} players, {self.n_profiles:,} pure profiles"]
         for name, strategies in zip(self.players, self.strategies, strict=True):
             shown = ", ".join(strategies[:8]) + (", ..." if len(strategies) > 8 else "")
@@ -348,13 +342,7 @@ class DominantStrategies(FrozenResult):
     unique_equilibrium: bool
 
     def summary(self) -> str:
-        """Dominant strategies per player and the solution.
-
-        Returns
-        -------
-        str
-            Plain text.
-        """
+        """Dominant strategies per player and the solution, as text for a person."""
         lines = []
         for player, weak in self.weak.items():
             strict = self.strict[player]
@@ -474,13 +462,7 @@ class MixedEquilibria(FrozenResult):
     strategies: tuple[tuple[str, ...], ...]
 
     def summary(self) -> str:
-        """The equilibria, one line each.
-
-        Returns
-        -------
-        str
-            Plain text.
-        """
+        """The equilibria, one line each, as text for a person."""
         lines = [
             f"{len(self.equilibria)} mixed equilibri{'um' if len(self.equilibria) == 1 else 'a'} ({self.solver})"
         ]
@@ -665,13 +647,7 @@ class CorrelatedEquilibrium(FrozenResult):
         return out
 
     def summary(self) -> str:
-        """The distribution's support, the payoffs and the regret.
-
-        Returns
-        -------
-        str
-            Plain text.
-        """
+        """The distribution's support, the payoffs and the regret, as text for a person."""
         kind = "correlated" if self.epsilon == 0 else f"{self.epsilon:g}-correlated"
         lines = [
             f"{kind} equilibrium maximising {self.objective}: welfare {self.welfare:.4g}, "
