@@ -49,14 +49,17 @@ class AuditResult(FrozenResult):
     Attributes
     ----------
     cells : DataFrame
-        One row per suppressed cell: the dimensions, ``value`` (the true
-        value), ``lower`` and ``upper`` (the attacker's interval),
+        One row per suppressed cell, then one per cell that needs protection
+        (a ``primary`` cell, or one with a protection level) but was
+        published: the dimensions, ``value`` (the true value),
+        ``suppressed``, ``lower`` and ``upper`` (the attacker's interval),
         ``lower_protection`` and ``upper_protection`` (required), ``exact``
         (interval of width zero) and ``exposed`` (interval too narrow for the
         required protection, or exact). Internal: it holds true values.
     params : mapping
     stats : mapping
-        ``cells``, ``suppressed``, ``exposed``, ``exact``, ``lp_solves``,
+        ``cells``, ``suppressed``, ``published_primary``, ``exposed``,
+        ``exact``, ``lp_solves``,
         ``seconds``.
     """
 
@@ -82,6 +85,11 @@ class AuditResult(FrozenResult):
                 f"{s['exposed']} of the {s['suppressed']} suppressed cells are NOT protected "
                 f"({s['exact']} recomputable exactly)"
             )
+            if s["published_primary"]:
+                head = (
+                    f"{s['published_primary']} cells that need protection are published, and "
+                    + head
+                )
         text = f"{head}; {s['cells']} cells, {s['lp_solves']} LP solves in {s['seconds']:.2f} s"
         if s["exposed"]:
             dims = self.params["dims"]
@@ -368,8 +376,15 @@ def audit_suppression(
         relations, np.nan_to_num(seen), hidden, upper_bounds=bounds
     )
     seconds = time.perf_counter() - start
-    cells = np.flatnonzero(hidden)
-    required = (upl[cells] > 0) | (lpl[cells] > 0)
+    # a cell that needs protection but was published is the plainest exposure of all
+    needs = (upl > 0) | (lpl > 0)
+    if "primary" in frame.columns:
+        needs[positions] |= frame["primary"].fillna(False).astype(bool).to_numpy()
+    shown = np.flatnonzero(needs & ~hidden)
+    cells = np.concatenate([np.flatnonzero(hidden), shown])
+    lower = np.concatenate([lower, truth[shown]])
+    upper = np.concatenate([upper, truth[shown]])
+    required = needs[cells]
     exact = upper - lower < EXACT_TOLERANCE
     narrow = (lower > truth[cells] - lpl[cells] + EXACT_TOLERANCE) | (
         upper < truth[cells] + upl[cells] - EXACT_TOLERANCE
@@ -378,6 +393,7 @@ def audit_suppression(
     exposed = (narrow & required) | (exact & (required | check_all))
     report = structure.labels().iloc[cells].reset_index(drop=True)
     report["value"] = truth[cells]
+    report["suppressed"] = hidden[cells]
     report["lower"] = lower
     report["upper"] = upper
     report["lower_protection"] = lpl[cells]
@@ -386,7 +402,8 @@ def audit_suppression(
     report["exposed"] = exposed
     stats = {
         "cells": structure.n_cells,
-        "suppressed": len(cells),
+        "suppressed": int(hidden.sum()),
+        "published_primary": len(shown),
         "exposed": int(exposed.sum()),
         "exact": int(exact.sum()),
         "lp_solves": solves,
