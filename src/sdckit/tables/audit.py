@@ -29,6 +29,7 @@ import highspy
 import numpy as np
 import pandas as pd
 from scipy import sparse
+from scipy.sparse.csgraph import connected_components
 
 from sdckit._results import FrozenResult
 from sdckit._validation import check_dataframe, plain_value
@@ -157,12 +158,44 @@ def attacker_intervals(
     ub = np.full(len(columns), np.inf)
     if upper_bounds is not None:
         ub = np.asarray(upper_bounds, dtype=np.float64)[columns]
+    # hidden cells linked by no chain of relations are independent LPs: one model each
+    linked = (abs(sub).T @ abs(sub)).astype(bool)
+    _, component = connected_components(linked, directed=False)
+    column_of = {int(c): k for k, c in enumerate(columns)}
+    local = np.array([column_of[int(c)] for c in wanted], dtype=np.int64)
+    lower = np.zeros(len(wanted))
+    upper = ub[local].copy()
+    solves = 0
+    row_component = component[sub.indices[sub.indptr[:-1]]]  # a row's first hidden cell
+    for label in np.unique(component[local]):
+        members = np.flatnonzero(component == label)
+        own_rows = np.flatnonzero(row_component == label)
+        if len(own_rows) == 0:
+            continue  # in no relation: anything from 0 to its bound
+        targets = np.flatnonzero(component[local] == label)
+        position = np.searchsorted(members, local[targets])
+        lo, hi = _component_intervals(
+            sub[own_rows][:, members], rhs[own_rows], ub[members], position
+        )
+        lower[targets], upper[targets] = lo, hi
+        solves += 2 * len(targets)
+    return lower, upper, solves
+
+
+def _component_intervals(
+    sub: sparse.csr_matrix, rhs: np.ndarray, ub: np.ndarray, targets: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Min and max of each target column subject to ``sub h = rhs``, ``0 <= h <= ub``.
+
+    One HiGHS model; each solve changes only the objective (and its sense),
+    so it starts from the previous optimal basis.
+    """
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
-    lp.num_col_ = len(columns)
-    lp.num_row_ = len(rows)
-    lp.col_cost_ = np.zeros(len(columns))
-    lp.col_lower_ = np.zeros(len(columns))
+    lp.num_col_ = sub.shape[1]
+    lp.num_row_ = sub.shape[0]
+    lp.col_cost_ = np.zeros(sub.shape[1])
+    lp.col_lower_ = np.zeros(sub.shape[1])
     lp.col_upper_ = np.where(np.isinf(ub), inf, ub)
     lp.row_lower_ = rhs
     lp.row_upper_ = rhs
@@ -175,24 +208,20 @@ def attacker_intervals(
     h.setOptionValue("output_flag", False)
     h.setOptionValue("presolve", "off")  # each solve starts from the last basis
     h.passModel(lp)
-    column_of = {int(c): k for k, c in enumerate(columns)}
-    lower = np.empty(len(wanted))
-    upper = np.empty(len(wanted))
-    solves = 0
+    lower = np.empty(len(targets))
+    upper = np.empty(len(targets))
     previous: int | None = None
-    for out, cell in enumerate(wanted):
-        k = column_of[int(cell)]
+    for out, k in enumerate(targets):
         if previous is not None:
             h.changeColCost(previous, 0.0)
-        h.changeColCost(k, 1.0)
-        previous = k
+        h.changeColCost(int(k), 1.0)
+        previous = int(k)
         for sense, target in (
             (highspy.ObjSense.kMinimize, lower),
             (highspy.ObjSense.kMaximize, upper),
         ):
             h.changeObjectiveSense(sense)
             h.run()
-            solves += 1
             status = h.getModelStatus()
             if status == highspy.HighsModelStatus.kOptimal:
                 target[out] = h.getInfo().objective_function_value
@@ -208,7 +237,7 @@ def attacker_intervals(
                     f"the attacker's linear programme ended with status "
                     f"{h.modelStatusToString(status)!r}"
                 )
-    return lower, upper, solves
+    return lower, upper
 
 
 def resolve_structure(
