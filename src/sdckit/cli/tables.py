@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 import yaml
@@ -27,9 +27,11 @@ from sdckit.tables import (
     cell_key_perturb,
     design_ptable,
     information_loss,
+    primary_suppression,
     restore_additivity,
     restore_linked,
     safe_perturb,
+    suppress,
     tabulate,
 )
 from sdckit.tables.formats import (
@@ -46,6 +48,7 @@ from sdckit.tables.release import (
     from_internal_names,
     internal_frame,
 )
+from sdckit.tables.tabulate import TableStructure
 
 tables_app = typer.Typer(
     help="Protected frequency tables: cell key perturbation, additivity (CTA), SAFE (Giessing & Höhne 2011).",
@@ -634,7 +637,7 @@ def audit_command(
     published_value: Annotated[
         str, typer.Option("--published-value", help="Column of published values in PUBLISHED.")
     ] = "published",
-    hierarchies: Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)] = None,
+    hierarchies: _Hierarchies = None,
     protection: Annotated[
         float | None,
         typer.Option(
@@ -649,6 +652,14 @@ def audit_command(
             "--output", "-o", help="Write every suppressed cell's interval here (internal file)."
         ),
     ] = None,
+    rule: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rule",
+            help="Primary rules of a count TABLE (repeatable, as for suppress): the protection "
+            "each cell needs; a primary cell left published is exposed.",
+        ),
+    ] = None,
     quiet: QuietOption = False,
 ) -> None:
     """The attacker's interval of every suppressed cell (LP, HiGHS); exit code 1 when a cell is exposed."""
@@ -656,6 +667,12 @@ def audit_command(
         _check_protected_outputs(output, True, table, published, hierarchies)
     truth = from_internal_names(read_input(table))
     release = read_input(published) if published is not None else None
+    if rule:
+        # protection levels (and which cells must be suppressed) from the rules
+        truth.attrs["structure"] = TableStructure.from_table(
+            truth, _dims(dims), hierarchies=_hierarchies(hierarchies)
+        )
+        truth = primary_suppression(truth, rules=rule)
     with progress_bar("audit (HiGHS)", quiet=quiet):
         result = audit_suppression(
             truth,
@@ -669,6 +686,96 @@ def audit_command(
     console.print(result.summary(), highlight=False)
     if output is not None:
         write_output(result.cells, output)
+    if result.stats["exposed"]:
+        raise typer.Exit(1)
+
+
+_SuppressInput = Annotated[
+    Path,
+    typer.Argument(
+        help="A count table (tabulate's output), or microdata with --value/--contributor."
+    ),
+]
+_ReleaseOutput = Annotated[
+    Path, typer.Option("--output", "-o", help="The release: dims, published, suppressed.")
+]
+_Rules = Annotated[
+    list[str],
+    typer.Option(
+        "--rule",
+        help="Primary rule, repeatable: 'freq>=3', 'dominance n=2 k=85', 'p% p=10', 'zero'.",
+    ),
+]
+_Method = Annotated[str, typer.Option("--method", help="hypercube, optimal or modular.")]
+_Hierarchies = Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)]
+_MagnitudeValue = Annotated[
+    str | None,
+    typer.Option("--value", help="Microdata: the magnitude variable (sums are published)."),
+]
+_Contributor = Annotated[
+    str | None, typer.Option("--contributor", help="Microdata: contributor (holding) id column.")
+]
+_TimeLimit = Annotated[float | None, typer.Option("--time-limit", help="Seconds per HiGHS run.")]
+
+#: SDMX confidentiality status (code list CL_CONF_STATUS): primary, secondary, free.
+_CONF_STATUS = {"primary": "C", "secondary": "D", "published": "F"}
+
+
+@tables_app.command("suppress")
+def suppress_command(
+    table: _SuppressInput,
+    output: _ReleaseOutput,
+    rule: _Rules,
+    dims: _TableDims = None,
+    method: _Method = "hypercube",
+    hierarchies: _Hierarchies = None,
+    value: _MagnitudeValue = None,
+    contributor: _Contributor = None,
+    cost: Annotated[str, typer.Option("--cost", help="value or count.")] = "value",
+    time_limit: _TimeLimit = None,
+    with_status: Annotated[
+        bool,
+        typer.Option(
+            "--with-status",
+            help="Add each cell's status (primary, secondary, published; SDMX CONF_STATUS "
+            "C/D/F): it tells which cells failed a rule, so the output name must contain "
+            "'internal' or 'confidential'.",
+        ),
+    ] = False,
+    sdmx: Annotated[str | None, typer.Option("--sdmx", help=_SDMX_HELP)] = None,
+    quiet: QuietOption = False,
+) -> None:
+    """Primary and secondary cell suppression, audited by the attacker's LP (HiGHS)."""
+    _check_protected_outputs(output, with_status, table, hierarchies)
+    data = from_internal_names(read_input(table))
+    spec = _hierarchies(hierarchies)
+    microdata = value is not None or contributor is not None or "count" not in data.columns
+    options: dict[str, Any] = {"method": method, "cost": cost, "time_limit": time_limit}
+    with progress_bar(f"suppression ({method})", quiet=quiet):
+        if microdata:
+            flagged = primary_suppression(
+                data,
+                _dims(dims),
+                rules=rule,
+                value=value,
+                contributor=contributor,
+                hierarchies=spec,
+            )
+            result = suppress(flagged, **options)
+        else:
+            result = suppress(data, rules=rule, dims=_dims(dims), hierarchies=spec, **options)
+    release = result.table.copy()
+    status = result.internal["status"].to_numpy()
+    if sdmx is not None:
+        release = to_sdmx_csv(release, list(release.columns[:-2]), dataflow=sdmx, value="published")
+        if with_status:
+            release["CONF_STATUS"] = [_CONF_STATUS[s] for s in status]
+    elif with_status:
+        release["status"] = status
+    check_release(release, what="suppressed table")
+    write_output(release, output)
+    if not quiet:
+        err_console.print(result.summary(), highlight=False)
     if result.stats["exposed"]:
         raise typer.Exit(1)
 

@@ -35,6 +35,7 @@ from sdckit.tables.recordkeys import add_record_keys
 from sdckit.tables.release import ConfidentialColumnError, check_release
 from sdckit.tables.rules_primary import PrimaryRule, parse_rule, primary_suppression
 from sdckit.tables.safe import SafeResult, safe_perturb
+from sdckit.tables.suppression import SuppressionResult, suppress
 from sdckit.tables.tabulate import TableStructure, tabulate
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "PTable",
     "PrimaryRule",
     "SafeResult",
+    "SuppressionResult",
     "TableStructure",
     "add_record_keys",
     "audit_suppression",
@@ -72,6 +74,7 @@ __all__ = [
     "restore_additivity",
     "restore_linked",
     "safe_perturb",
+    "suppress",
     "tabulate",
     "to_sdmx_csv",
     "write_ptable",

@@ -29,6 +29,7 @@ import highspy
 import numpy as np
 import pandas as pd
 from scipy import sparse
+from scipy.sparse.csgraph import connected_components
 
 from sdckit._results import FrozenResult
 from sdckit._validation import check_dataframe, plain_value
@@ -49,14 +50,17 @@ class AuditResult(FrozenResult):
     Attributes
     ----------
     cells : DataFrame
-        One row per suppressed cell: the dimensions, ``value`` (the true
-        value), ``lower`` and ``upper`` (the attacker's interval),
+        One row per suppressed cell, then one per cell that needs protection
+        (a ``primary`` cell, or one with a protection level) but was
+        published: the dimensions, ``value`` (the true value),
+        ``suppressed``, ``lower`` and ``upper`` (the attacker's interval),
         ``lower_protection`` and ``upper_protection`` (required), ``exact``
         (interval of width zero) and ``exposed`` (interval too narrow for the
         required protection, or exact). Internal: it holds true values.
     params : mapping
     stats : mapping
-        ``cells``, ``suppressed``, ``exposed``, ``exact``, ``lp_solves``,
+        ``cells``, ``suppressed``, ``published_primary``, ``exposed``,
+        ``exact``, ``lp_solves``,
         ``seconds``.
     """
 
@@ -82,6 +86,11 @@ class AuditResult(FrozenResult):
                 f"{s['exposed']} of the {s['suppressed']} suppressed cells are NOT protected "
                 f"({s['exact']} recomputable exactly)"
             )
+            if s["published_primary"]:
+                head = (
+                    f"{s['published_primary']} cells that need protection are published, and "
+                    + head
+                )
         text = f"{head}; {s['cells']} cells, {s['lp_solves']} LP solves in {s['seconds']:.2f} s"
         if s["exposed"]:
             dims = self.params["dims"]
@@ -149,12 +158,44 @@ def attacker_intervals(
     ub = np.full(len(columns), np.inf)
     if upper_bounds is not None:
         ub = np.asarray(upper_bounds, dtype=np.float64)[columns]
+    # hidden cells linked by no chain of relations are independent LPs: one model each
+    linked = (abs(sub).T @ abs(sub)).astype(bool)
+    _, component = connected_components(linked, directed=False)
+    column_of = {int(c): k for k, c in enumerate(columns)}
+    local = np.array([column_of[int(c)] for c in wanted], dtype=np.int64)
+    lower = np.zeros(len(wanted))
+    upper = ub[local].copy()
+    solves = 0
+    row_component = component[sub.indices[sub.indptr[:-1]]]  # a row's first hidden cell
+    for label in np.unique(component[local]):
+        members = np.flatnonzero(component == label)
+        own_rows = np.flatnonzero(row_component == label)
+        if len(own_rows) == 0:
+            continue  # in no relation: anything from 0 to its bound
+        targets = np.flatnonzero(component[local] == label)
+        position = np.searchsorted(members, local[targets])
+        lo, hi = _component_intervals(
+            sub[own_rows][:, members], rhs[own_rows], ub[members], position
+        )
+        lower[targets], upper[targets] = lo, hi
+        solves += 2 * len(targets)
+    return lower, upper, solves
+
+
+def _component_intervals(
+    sub: sparse.csr_matrix, rhs: np.ndarray, ub: np.ndarray, targets: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Min and max of each target column subject to ``sub h = rhs``, ``0 <= h <= ub``.
+
+    One HiGHS model; each solve changes only the objective (and its sense),
+    so it starts from the previous optimal basis.
+    """
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
-    lp.num_col_ = len(columns)
-    lp.num_row_ = len(rows)
-    lp.col_cost_ = np.zeros(len(columns))
-    lp.col_lower_ = np.zeros(len(columns))
+    lp.num_col_ = sub.shape[1]
+    lp.num_row_ = sub.shape[0]
+    lp.col_cost_ = np.zeros(sub.shape[1])
+    lp.col_lower_ = np.zeros(sub.shape[1])
     lp.col_upper_ = np.where(np.isinf(ub), inf, ub)
     lp.row_lower_ = rhs
     lp.row_upper_ = rhs
@@ -167,24 +208,20 @@ def attacker_intervals(
     h.setOptionValue("output_flag", False)
     h.setOptionValue("presolve", "off")  # each solve starts from the last basis
     h.passModel(lp)
-    column_of = {int(c): k for k, c in enumerate(columns)}
-    lower = np.empty(len(wanted))
-    upper = np.empty(len(wanted))
-    solves = 0
+    lower = np.empty(len(targets))
+    upper = np.empty(len(targets))
     previous: int | None = None
-    for out, cell in enumerate(wanted):
-        k = column_of[int(cell)]
+    for out, k in enumerate(targets):
         if previous is not None:
             h.changeColCost(previous, 0.0)
-        h.changeColCost(k, 1.0)
-        previous = k
+        h.changeColCost(int(k), 1.0)
+        previous = int(k)
         for sense, target in (
             (highspy.ObjSense.kMinimize, lower),
             (highspy.ObjSense.kMaximize, upper),
         ):
             h.changeObjectiveSense(sense)
             h.run()
-            solves += 1
             status = h.getModelStatus()
             if status == highspy.HighsModelStatus.kOptimal:
                 target[out] = h.getInfo().objective_function_value
@@ -200,7 +237,7 @@ def attacker_intervals(
                     f"the attacker's linear programme ended with status "
                     f"{h.modelStatusToString(status)!r}"
                 )
-    return lower, upper, solves
+    return lower, upper
 
 
 def resolve_structure(
@@ -368,8 +405,15 @@ def audit_suppression(
         relations, np.nan_to_num(seen), hidden, upper_bounds=bounds
     )
     seconds = time.perf_counter() - start
-    cells = np.flatnonzero(hidden)
-    required = (upl[cells] > 0) | (lpl[cells] > 0)
+    # a cell that needs protection but was published is the plainest exposure of all
+    needs = (upl > 0) | (lpl > 0)
+    if "primary" in frame.columns:
+        needs[positions] |= frame["primary"].fillna(False).astype(bool).to_numpy()
+    shown = np.flatnonzero(needs & ~hidden)
+    cells = np.concatenate([np.flatnonzero(hidden), shown])
+    lower = np.concatenate([lower, truth[shown]])
+    upper = np.concatenate([upper, truth[shown]])
+    required = needs[cells]
     exact = upper - lower < EXACT_TOLERANCE
     narrow = (lower > truth[cells] - lpl[cells] + EXACT_TOLERANCE) | (
         upper < truth[cells] + upl[cells] - EXACT_TOLERANCE
@@ -378,6 +422,7 @@ def audit_suppression(
     exposed = (narrow & required) | (exact & (required | check_all))
     report = structure.labels().iloc[cells].reset_index(drop=True)
     report["value"] = truth[cells]
+    report["suppressed"] = hidden[cells]
     report["lower"] = lower
     report["upper"] = upper
     report["lower_protection"] = lpl[cells]
@@ -386,7 +431,8 @@ def audit_suppression(
     report["exposed"] = exposed
     stats = {
         "cells": structure.n_cells,
-        "suppressed": len(cells),
+        "suppressed": int(hidden.sum()),
+        "published_primary": len(shown),
         "exposed": int(exposed.sum()),
         "exact": int(exact.sum()),
         "lp_solves": solves,

@@ -1,0 +1,121 @@
+"""Benchmark: secondary cell suppression of hierarchical tables from 10^3 to 10^5 cells.
+
+Issue 21. Synthetic records with Zipf-like categories (so many cells fail
+the frequency rule) are tabulated with a region and an industry hierarchy
+of three levels (3 x 3 x 3 leaves, 40 categories with the margins each) and,
+for 3- and 4-way tables, flat extra dimensions. The primary rule is
+``freq>=3`` (protection: the attacker's interval must reach 0 and 3). Each
+method's pattern is audited by the attacker's LP, and two baselines are timed
+in the same run on the same table:
+
+* ``/ audit``: the method's time over the audit of its own result (two LPs
+  per suppressed cell, :func:`sdckit.tables.audit_suppression`);
+* ``/ LP``: the method's time over one LP on the whole table (the minimum and
+  maximum of one cell with every cell unknown): the floor of any method that
+  solves anything on the table.
+
+Columns: cells, primary cells, secondary cells, suppressed value share,
+exposed cells after the audit (the aim: 0), seconds, the two ratios, and the
+peak resident memory of the process.
+
+    .venv/bin/python benchmarks/suppression.py [--quick] [--time-limit 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+from sdckit.tables import suppress, tabulate
+from sdckit.tables.audit import attacker_intervals
+
+# (name, extra flat dimension sizes, records, methods)
+SHAPES = [
+    ("2-way region x industry", (), 6_000, ("hypercube", "modular", "optimal")),
+    ("3-way + 6 sizes", (6,), 40_000, ("hypercube", "modular")),
+    ("4-way + 6 sizes + 10 ages", (6, 10), 300_000, ("hypercube", "modular")),
+]
+
+
+def hierarchy(prefix: str) -> tuple[list[str], dict[str, list[str]]]:
+    """27 leaves under 9 groups under 3 sections: three levels below the total."""
+    leaves, spec = [], {}
+    for a in range(3):
+        section = f"{prefix}{a}"
+        spec[section] = []
+        for b in range(3):
+            group = f"{section}{b}"
+            spec[section].append(group)
+            spec[group] = [f"{group}{c}" for c in range(3)]
+            leaves += spec[group]
+    return leaves, spec
+
+
+def synthetic(extra: tuple[int, ...], n: int, seed: int) -> tuple[pd.DataFrame, dict]:
+    rng = np.random.default_rng(seed)
+    regions, region_spec = hierarchy("R")
+    industries, industry_spec = hierarchy("I")
+    columns = {}
+    for name, labels in (("region", regions), ("industry", industries)):
+        weights = 1.0 / np.arange(1, len(labels) + 1) ** 1.1
+        columns[name] = rng.choice(labels, n, p=weights / weights.sum())
+    for axis, k in enumerate(extra):
+        weights = 1.0 / np.arange(1, k + 1) ** 0.8
+        columns[f"x{axis}"] = rng.choice([f"v{j}" for j in range(k)], n, p=weights / weights.sum())
+    return pd.DataFrame(columns), {"region": region_spec, "industry": industry_spec}
+
+
+def lp_floor(table: pd.DataFrame) -> float:
+    """One LP (min and max of one cell) over the whole table, every cell unknown."""
+    structure = table.attrs["structure"]
+    relations, _ = structure.relations()
+    values = table["count"].to_numpy(np.float64)
+    hidden = np.ones(structure.n_cells, dtype=bool)
+    start = time.perf_counter()
+    attacker_intervals(relations, values, hidden, cells=np.array([0]))
+    return (time.perf_counter() - start) / 2
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="only the 10^3 and 10^4 tables")
+    parser.add_argument("--time-limit", type=float, default=30.0, help="seconds per HiGHS run")
+    args = parser.parse_args()
+    print(f"# {platform.platform()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+    print(f"# {' '.join(sys.argv)}")
+    header = (
+        "| table | cells | method | primary | secondary | suppressed value share | exposed "
+        "| seconds | / audit | / LP | peak RSS |"
+    )
+    print(header)
+    print("|" + "---|" * 11)
+    shapes = SHAPES[:2] if args.quick else SHAPES
+    for name, extra, n, methods in shapes:
+        data, spec = synthetic(extra, n, seed=21)
+        dims = ["region", "industry"] + [f"x{a}" for a in range(len(extra))]
+        table = tabulate(data, dims, hierarchies=spec)
+        floor = lp_floor(table)
+        total = float(table["count"].sum())
+        for method in methods:
+            result = suppress(table, rules=["freq>=3"], method=method, time_limit=args.time_limit)
+            s = result.stats
+            audit_seconds = result.audit.stats["seconds"] if result.audit is not None else np.nan
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            print(
+                f"| {name} | {s['cells']} | {method} | {s['primary']} | {s['secondary']} | "
+                f"{s['suppressed_value'] / total:.2%} | {s['exposed']} | "
+                f"{s['seconds']:.1f} | {s['seconds'] / audit_seconds:.2f} | "
+                f"{s['seconds'] / floor:.0f} | {peak:.0f} MiB |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

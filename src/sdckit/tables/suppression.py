@@ -1,0 +1,619 @@
+"""Secondary cell suppression: hide enough other cells that no primary cell can be recomputed.
+
+A primary cell (see :func:`sdckit.tables.primary_suppression`) is protected
+when the interval an attacker can compute for it from the published cells
+and the table's additive relations reaches ``value - lower_protection``
+below and ``value + upper_protection`` above (Fischetti & Salazar-González
+(2001), §2; Hundepool et al. (2012), §4.3). Three methods choose the
+secondary cells, and every result is audited by the attacker's LP
+(:func:`sdckit.tables.audit_suppression`) unless asked otherwise:
+
+* ``"optimal"``: the mixed integer programme of Fischetti & Salazar-González
+  (2001), §3, in its compact form: one binary per cell, and for every primary
+  cell and direction a deviation vector ``y`` of the whole table that
+  satisfies every relation, moves the primary cell by its protection level,
+  and is zero on published cells and at least ``-value`` on suppressed ones.
+  Such a ``y`` is a table the attacker cannot exclude, so the pattern found
+  is protected, and it is the cheapest such pattern (suppressed value, or
+  number of cells) up to the gap HiGHS proves. Upward moves of a cell are
+  bounded by the largest cell plus the largest protection level (a bound that
+  can only make the pattern more expensive, never less safe). Its size grows
+  with cells x primary cells: for small and medium tables.
+* ``"hypercube"``: the GHMITER heuristic of Repsilber (1994), as described by
+  Giessing & Repsilber (2002): for each primary cell the cheapest
+  "hypercube" of cells whose alternating changes keep every relation, and
+  whose corners can move far enough. Here a hypercube is the product over
+  dimensions of a one-dimensional move (the cell, a sibling with the opposite
+  sign, or its chain of ancestors with the same sign, each completed down to a
+  leaf), so every relation of the hierarchical table holds along it and the
+  protection of each primary cell is guaranteed by its own hypercube. Not
+  optimal; a cell for which no hypercube among the candidates is large
+  enough is left to the audit, which names it.
+* ``"modular"``: the HiTaS approach of de Wolf (2002): the hierarchical table
+  is cut into its non-hierarchical sub-tables (a parent and its children in
+  every dimension), solved top-down by the optimal model; cells decided in a
+  sub-table keep their status in the next ones, and a suppressed margin is
+  protected again in the sub-table below it. Each sub-table is protected;
+  the whole table is not guaranteed (an attacker combining sub-tables can do
+  better), which is why the audit runs on the whole table.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from sdckit._results import FrozenResult
+from sdckit._validation import check_dataframe, check_positive
+from sdckit.errors import DataError, InfeasibleError, ParameterError
+from sdckit.tables.additivity import _highs, _NoTableInTime
+from sdckit.tables.audit import AuditResult, audit_suppression, resolve_structure
+from sdckit.tables.release import release_frame
+from sdckit.tables.rules_primary import PrimaryRule, primary_suppression
+from sdckit.tables.tabulate import Hierarchy, TableStructure
+
+__all__ = ["SuppressionResult", "suppress"]
+
+METHODS = ("hypercube", "optimal", "modular")
+#: Largest (cells x protection directions) the optimal model is built for.
+MAX_OPTIMAL_SIZE = 2_000_000
+#: Largest number of corner evaluations per primary cell in the hypercube search.
+HYPERCUBE_BUDGET = 200_000
+
+
+@dataclass(frozen=True)
+class SuppressionResult(FrozenResult):
+    """Result of :func:`suppress`.
+
+    Attributes
+    ----------
+    table : DataFrame
+        The release: the dimensions, ``published`` (missing where suppressed)
+        and ``suppressed`` (bool). It does not say which suppressed cells are
+        primary: that would tell an attacker which cells failed a rule.
+    internal : DataFrame
+        The input table with ``status`` (``"primary"``, ``"secondary"``,
+        ``"published"``), ``published`` and ``suppressed``. Never release it.
+    audit : AuditResult or None
+        The attacker's interval of every suppressed cell.
+    params : mapping
+    stats : mapping
+        ``cells``, ``primary``, ``secondary``, ``suppressed_value`` (sum of
+        the suppressed cells' values), ``seconds``, ``exposed`` (cells the
+        audit found too narrow), ``unprotected`` (primary cells the method
+        itself could not protect), and per method ``mip_gap``,
+        ``subtables``.
+    """
+
+    table: pd.DataFrame
+    internal: pd.DataFrame
+    audit: AuditResult | None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    stats: Mapping[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """The pattern's size and whether the audit found every primary cell protected."""
+        s = self.stats
+        if self.audit is None:
+            head = "not audited"
+        elif s["exposed"] == 0:
+            head = "every suppressed cell passed the audit"
+        else:
+            head = f"{s['exposed']} suppressed cells are NOT protected (see .audit)"
+        return (
+            f"{head}: {s['primary']} primary and {s['secondary']} secondary cells suppressed "
+            f"({self.params['method']}) of {s['cells']}, suppressed value "
+            f"{s['suppressed_value']:g}, {s['seconds']:.2f} s"
+        )
+
+
+# --- the optimal model -------------------------------------------------------------
+
+
+def optimal_pattern(
+    relations: sparse.spmatrix,
+    values: np.ndarray,
+    primary: np.ndarray,
+    upper: np.ndarray,
+    lower: np.ndarray,
+    weights: np.ndarray,
+    *,
+    published: np.ndarray | None = None,
+    time_limit: float | None = None,
+    info: dict | None = None,
+) -> np.ndarray | None:
+    """The cheapest suppression pattern protecting every primary cell (compact MILP).
+
+    Fischetti & Salazar-González (2001), §3: binaries ``z``; for every
+    primary cell ``i`` and direction, a deviation ``y`` with ``R y = 0``,
+    ``y_i = +upper_i`` (or ``-lower_i``), ``-a_j z_j <= y_j <= M z_j``.
+    Returns the boolean pattern, or None when no pattern exists (cells forced
+    ``published`` block every deviation).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    n = len(values)
+    matrix = sparse.csr_matrix(relations)
+    m = matrix.shape[0]
+    directions = []
+    for i in np.flatnonzero(primary):
+        up, down = float(upper[i]), float(min(lower[i], values[i]))
+        if up <= 0 and down <= 0:
+            up = 1.0  # no level asked: at least one unit of doubt
+        if up > 0:
+            directions.append((int(i), up))
+        if down > 0:
+            directions.append((int(i), -down))
+    n_dir = len(directions)
+    if n_dir * n > MAX_OPTIMAL_SIZE:
+        raise ParameterError(
+            f"the optimal model would have {n_dir} x {n} deviation variables (more than "
+            f"{MAX_OPTIMAL_SIZE}); use method='modular' or 'hypercube'"
+        )
+    if n_dir == 0:
+        return np.zeros(n, dtype=bool)
+    big_m = float(values.max() + max(abs(level) for _, level in directions))
+    eye = sparse.identity(n, format="csr")
+    blocks = []
+    row_lo, row_hi = [], []
+    for t in range(n_dir):
+        left = sparse.csr_matrix((n, n * t))
+        right = sparse.csr_matrix((n, n * (n_dir - t - 1)))
+        # y - M z <= 0 ; y + a z >= 0
+        blocks.append(sparse.hstack([-big_m * eye, left, eye, right]))
+        row_lo.append(np.full(n, -np.inf))
+        row_hi.append(np.zeros(n))
+        blocks.append(sparse.hstack([sparse.diags(values), left, eye, right]))
+        row_lo.append(np.zeros(n))
+        row_hi.append(np.full(n, np.inf))
+        if m:
+            blocks.append(
+                sparse.hstack(
+                    [
+                        sparse.csr_matrix((m, n)),
+                        sparse.csr_matrix((m, n * t)),
+                        matrix,
+                        sparse.csr_matrix((m, n * (n_dir - t - 1))),
+                    ]
+                )
+            )
+            row_lo.append(np.zeros(m))
+            row_hi.append(np.zeros(m))
+    full = sparse.vstack(blocks, format="csc")
+    z_lo = np.where(primary, 1.0, 0.0)
+    z_hi = np.ones(n) if published is None else np.where(published & ~primary, 0.0, 1.0)
+    y_lo = np.tile(-values, n_dir)
+    y_hi = np.full(n * n_dir, big_m)
+    for t, (cell, level) in enumerate(directions):
+        y_lo[t * n + cell] = level
+        y_hi[t * n + cell] = level
+    cost = np.concatenate([weights, np.zeros(n * n_dir)])
+    integer = np.concatenate([np.ones(n), np.zeros(n * n_dir)]) > 0
+    x, _status = _highs(
+        cost,
+        full,
+        np.concatenate(row_lo),
+        np.concatenate(row_hi),
+        np.concatenate([z_lo, y_lo]),
+        np.concatenate([z_hi, y_hi]),
+        integer,
+        time_limit,
+        info,
+    )
+    if x is None:
+        return None
+    return np.round(x[:n]) > 0.5
+
+
+# --- the hypercube heuristic -------------------------------------------------------
+
+
+def _parents(structure: TableStructure, axis: int) -> np.ndarray:
+    parent = np.full(len(structure.categories[axis]), -1, dtype=np.int64)
+    for p, kids in enumerate(structure.children[axis]):
+        parent[list(kids)] = p
+    return parent
+
+
+def _down_chains(children: tuple, node: int, limit: int) -> list[list[int]]:
+    """Paths from ``node`` (excluded) down to a leaf, at most ``limit``."""
+    if not children[node]:
+        return [[]]
+    chains: list[list[int]] = []
+    for child in children[node]:
+        for rest in _down_chains(children, child, limit):
+            chains.append([child, *rest])
+            if len(chains) >= limit:
+                return chains
+    return chains
+
+
+def _moves(structure: TableStructure, axis: int, cat: int, limit: int) -> list[list[tuple]]:
+    """One-dimensional moves through ``cat``: (category, sign) lists keeping every relation of ``axis``.
+
+    ``cat`` and a chain to a leaf below it move by +1; then either a sibling
+    of ``cat`` or of one of its ancestors moves by -1 (with a chain below it,
+    and the ancestors in between by +1), or every ancestor moves by +1.
+    """
+    children = structure.children[axis]
+    parent = _parents(structure, axis)
+    ancestors = [cat]
+    while parent[ancestors[-1]] >= 0:
+        ancestors.append(int(parent[ancestors[-1]]))
+    ups: list[list[tuple]] = []
+    for level, node in enumerate(ancestors[:-1]):
+        above = [(a, 1) for a in ancestors[1 : level + 1]]
+        for sibling in children[parent[node]]:
+            if sibling == node:
+                continue
+            for chain in _down_chains(children, sibling, 2):
+                ups.append(above + [(sibling, -1)] + [(c, -1) for c in chain])
+        if level == 0:
+            ups.append([(a, 1) for a in ancestors[1:]])
+    if len(ancestors) == 1:
+        ups.append([])
+    moves = []
+    for down in _down_chains(children, cat, 3):
+        for up in ups:
+            moves.append([(cat, 1)] + [(c, 1) for c in down] + up)
+            if len(moves) >= limit:
+                return moves
+    return moves
+
+
+def _padded(moves: list[list[tuple]]) -> tuple[np.ndarray, np.ndarray]:
+    width = max(len(mv) for mv in moves)
+    idx = np.zeros((len(moves), width), dtype=np.int64)
+    sign = np.zeros((len(moves), width), dtype=np.int64)
+    for k, mv in enumerate(moves):
+        idx[k, : len(mv)] = [c for c, _ in mv]
+        sign[k, : len(mv)] = [s for _, s in mv]
+    return idx, sign
+
+
+@dataclass(frozen=True)
+class Protection:
+    """What a pattern must achieve, per cell: value, primary flag, protection levels, cost."""
+
+    values: np.ndarray
+    primary: np.ndarray
+    upper: np.ndarray
+    lower: np.ndarray
+    weights: np.ndarray
+
+
+def hypercube_pattern(
+    structure: TableStructure, problem: Protection, *, start: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Suppressed cells chosen hypercube by hypercube, and the primary cells no candidate protects.
+
+    ``start``: cells already suppressed (a pattern to complete).
+    """
+    values, primary, upper = problem.values, problem.primary, problem.upper
+    lower, weights = problem.lower, problem.weights
+    hidden = np.asarray(primary, dtype=bool) | (False if start is None else start)
+    shape = structure.shape
+    d = len(shape)
+    strides = np.array([int(np.prod(shape[a + 1 :], dtype=np.int64)) for a in range(d)])
+    coords = np.unravel_index(np.arange(structure.n_cells), shape)
+    unprotected = []
+    order = np.flatnonzero(primary)
+    order = order[np.argsort(-(upper[order] + lower[order]), kind="stable")]
+    cache: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+    for cell in order:
+        up, down = float(upper[cell]), float(min(lower[cell], values[cell]))
+        limit = 64
+        while True:
+            options = []
+            for axis in range(d):
+                key = (axis, int(coords[axis][cell]))
+                if key not in cache:
+                    cache[key] = _padded(_moves(structure, axis, key[1], 64))
+                options.append(cache[key])
+            per_axis = max(2, int(limit))
+            options = [(i[:per_axis], s[:per_axis]) for i, s in options]
+            size = np.prod([i.shape[0] * i.shape[1] for i, _ in options])
+            if size <= HYPERCUBE_BUDGET or per_axis == 2:
+                break
+            limit = max(2, limit // 2)
+        # corners of every combination: positions and signs, (combinations, corners)
+        pos = np.zeros((1, 1), dtype=np.int64)
+        sgn = np.ones((1, 1), dtype=np.int64)
+        for axis, (idx, sign) in enumerate(options):
+            k, width = idx.shape
+            pos = (pos[:, None, :, None] + strides[axis] * idx[None, :, None, :]).reshape(
+                pos.shape[0] * k, pos.shape[1] * width
+            )
+            sgn = (sgn[:, None, :, None] * sign[None, :, None, :]).reshape(pos.shape)
+        a = values[pos]
+        d_up = np.where(sgn < 0, a, np.inf).min(axis=1)
+        d_down = np.where(sgn > 0, a, np.inf).min(axis=1)
+        ok = (d_up >= up - 1e-9) & (d_down >= down - 1e-9) & (d_up + d_down > 0)
+        if not ok.any():
+            unprotected.append(int(cell))
+            continue
+        active = sgn != 0
+        cost = np.where(active & ~hidden[pos], weights[pos], 0.0).sum(axis=1)
+        cost = cost + 1e-9 * active.sum(axis=1)
+        best = int(np.flatnonzero(ok)[np.argmin(cost[ok])])
+        hidden[pos[best][active[best]]] = True
+    return hidden, np.array(unprotected, dtype=np.int64)
+
+
+# --- the modular approach ----------------------------------------------------------
+
+
+def _subtables(structure: TableStructure) -> list[tuple[int, ...]]:
+    """Parent categories (one per dimension) of every sub-table, top-down."""
+    depth = []
+    parents_per_axis = []
+    for axis in range(len(structure.dims)):
+        parent = _parents(structure, axis)
+        levels = np.zeros(len(parent), dtype=np.int64)
+        for c in range(len(parent)):
+            p = parent[c]
+            while p >= 0:
+                levels[c] += 1
+                p = parent[p]
+        depth.append(levels)
+        parents_per_axis.append([c for c, kids in enumerate(structure.children[axis]) if kids])
+    nodes = list(itertools.product(*parents_per_axis))
+    nodes.sort(key=lambda g: sum(int(depth[a][c]) for a, c in enumerate(g)))
+    return nodes
+
+
+def _subtable(
+    structure: TableStructure, node: tuple[int, ...]
+) -> tuple[TableStructure, np.ndarray]:
+    """The non-hierarchical sub-table under ``node`` and its cells' global positions."""
+    categories, kids, members = [], [], []
+    for axis, g in enumerate(node):
+        children = list(structure.children[axis][g])
+        members.append([*children, g])
+        categories.append(tuple(structure.categories[axis][c] for c in members[-1]))
+        kids.append(tuple([()] * len(children) + [tuple(range(len(children)))]))
+    local = TableStructure(
+        structure.dims,
+        tuple(categories),
+        tuple(len(m) - 1 for m in members),
+        tuple(kids),
+        structure.total_label,
+    )
+    grid = np.ix_(*[np.asarray(m) for m in members])
+    positions = np.ravel_multi_index(tuple(np.broadcast_arrays(*grid)), structure.shape).ravel()
+    return local, positions
+
+
+def modular_pattern(
+    structure: TableStructure, problem: Protection, *, time_limit: float | None = None
+) -> tuple[np.ndarray, dict]:
+    """HiTaS: sub-tables top-down by the optimal model, decided cells kept."""
+    values, primary, weights = problem.values, problem.primary, problem.weights
+    upper, lower = problem.upper, problem.lower
+    n = structure.n_cells
+    hidden = np.asarray(primary, dtype=bool).copy()
+    decided = np.zeros(n, dtype=bool)
+    up = np.asarray(upper, dtype=np.float64).copy()
+    low = np.asarray(lower, dtype=np.float64).copy()
+    nodes = _subtables(structure)
+    relaxed = 0
+    for node in nodes:
+        local, cells = _subtable(structure, node)
+        must = hidden[cells]
+        if not must.any():
+            decided[cells] = True
+            continue
+        relations, _ = local.relations()
+        kept = decided[cells] & ~must
+        pattern = None
+        # when the cells published by the sub-tables above leave no protection here, they
+        # are released in this sub-table (the audit of the whole table judges the result)
+        for fixed in (kept, None):
+            pattern = optimal_pattern(
+                relations,
+                values[cells],
+                must,
+                up[cells],
+                low[cells],
+                weights[cells],
+                published=fixed,
+                time_limit=time_limit,
+            )
+            if pattern is not None:
+                break
+            relaxed += 1
+        if pattern is None:
+            raise InfeasibleError(f"sub-table {node} cannot be protected")
+        new = cells[pattern & ~must]
+        if len(new):
+            # a margin suppressed here is protected again in the sub-table below it
+            level = float(np.max(np.maximum(up[cells][must], low[cells][must])))
+            up[new] = np.maximum(up[new], level)
+            low[new] = np.maximum(low[new], np.minimum(level, values[new]))
+        hidden[cells[pattern]] = True
+        decided[cells] = True
+    return hidden, {"subtables": len(nodes), "relaxed_subtables": relaxed}
+
+
+# --- the entry point ---------------------------------------------------------------
+
+
+def suppress(
+    table: pd.DataFrame,
+    *,
+    method: str = "hypercube",
+    rules: Sequence[str | PrimaryRule] | None = None,
+    value: str | None = None,
+    dims: Sequence[str] | None = None,
+    structure: TableStructure | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    total_label: str = "Total",
+    cost: str = "value",
+    time_limit: float | None = None,
+    audit: bool = True,
+) -> SuppressionResult:
+    """Primary and secondary cell suppression of a table, audited by the attacker's LP.
+
+    Hundepool et al. (2012), §4.3; the methods are described in the module
+    docstring (:mod:`sdckit.tables.suppression`).
+
+    Parameters
+    ----------
+    table : DataFrame
+        A table with its primary cells: the output of
+        :func:`sdckit.tables.primary_suppression` (``primary``,
+        ``upper_protection``, ``lower_protection``), or a count table
+        (``tabulate``'s output) together with ``rules``. Never modified.
+    method : {"hypercube", "optimal", "modular"}
+        See the module docstring for what each guarantees.
+    rules : list of str, optional
+        Frequency rules to apply first to a count table (``["freq>=3"]``).
+    value : str, optional
+        The column of cell values: default ``true_sum`` when present, else
+        ``count``.
+    dims, structure, hierarchies, total_label
+        How the table's structure is found when it carries none, as in
+        :func:`sdckit.tables.audit_suppression`.
+    cost : {"value", "count"}
+        What the secondary cells cost: ``"value"`` their value plus one (so
+        that empty cells are not free), ``"count"`` one per cell.
+    time_limit : float, optional
+        Seconds per HiGHS run (optimal and modular); the best pattern found
+        is kept with its gap.
+    audit : bool, default True
+        Run :func:`sdckit.tables.audit_suppression` on the result.
+
+    Returns
+    -------
+    SuppressionResult
+        The release, the internal table with each cell's status, the audit.
+    """
+    frame = check_dataframe(table, "table")
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {list(METHODS)}, got {method!r}")
+    if cost not in ("value", "count"):
+        raise ParameterError(f"cost must be 'value' or 'count', got {cost!r}")
+    if time_limit is not None:
+        time_limit = check_positive(time_limit, "time_limit")
+    structure = resolve_structure(frame, structure, dims, hierarchies, total_label)
+    if rules:
+        frame = frame.copy()
+        frame.attrs["structure"] = structure
+        frame = primary_suppression(frame, rules=rules)
+    elif "primary" not in frame.columns:
+        raise DataError(
+            "table has no 'primary' column: give rules (e.g. ['freq>=3']) or the output of "
+            "primary_suppression"
+        )
+    if value is None:
+        value = "true_sum" if "true_sum" in frame.columns else "count"
+    if value not in frame.columns:
+        raise DataError(f"table has no column {value!r}")
+    positions = structure.cell_positions(frame)
+    if len(positions) != structure.n_cells:
+        raise DataError(
+            f"table lacks {structure.n_cells - len(positions)} of its structure's cells; every "
+            "cell (margins included) is needed"
+        )
+    n = structure.n_cells
+    values = np.zeros(n)
+    values[positions] = pd.to_numeric(frame[value], errors="coerce").to_numpy(np.float64)
+    if not np.isfinite(values).all() or (values < 0).any():
+        raise DataError(f"table column {value!r} must hold non-negative numbers in every cell")
+    primary = np.zeros(n, dtype=bool)
+    primary[positions] = frame["primary"].fillna(False).astype(bool).to_numpy()
+    upper = np.zeros(n)
+    lower = np.zeros(n)
+    for column, target in (("upper_protection", upper), ("lower_protection", lower)):
+        if column in frame.columns:
+            target[positions] = pd.to_numeric(frame[column], errors="coerce").fillna(0.0)
+    lower = np.minimum(lower, values)
+    weights = values + 1.0 if cost == "value" else np.ones(n)
+    problem = Protection(values, primary, upper, lower, weights)
+    start = time.perf_counter()
+    extra: dict[str, Any] = {}
+    unprotected = np.array([], dtype=np.int64)
+    if method == "hypercube":
+        hidden, unprotected = hypercube_pattern(structure, problem)
+    elif method == "optimal":
+        relations, _ = structure.relations()
+        try:
+            found = optimal_pattern(
+                relations,
+                values,
+                primary,
+                upper,
+                lower,
+                weights,
+                time_limit=time_limit,
+                info=extra,
+            )
+        except _NoTableInTime:
+            raise InfeasibleError(
+                "the optimal model found no pattern within time_limit; raise it or use "
+                "method='modular' or 'hypercube'"
+            ) from None
+        if found is None:
+            raise InfeasibleError("no suppression pattern protects every primary cell")
+        hidden = found
+    else:
+        hidden, extra = modular_pattern(structure, problem, time_limit=time_limit)
+    seconds = time.perf_counter() - start
+    status = np.where(primary, "primary", np.where(hidden, "secondary", "published"))
+    internal = frame.copy()
+    internal["status"] = status[positions]
+    internal["suppressed"] = hidden[positions]
+    shown = frame[value]
+    if pd.api.types.is_integer_dtype(shown):
+        published = pd.array(shown.to_numpy(), dtype="Int64")
+    else:
+        published = pd.array(shown.to_numpy(np.float64), dtype="Float64")
+    published[hidden[positions]] = pd.NA
+    internal["published"] = published
+    internal.attrs["structure"] = structure
+    release = release_frame(internal)[[*structure.dims, "published", "suppressed"]]
+    release.attrs["structure"] = structure
+    report = None
+    repaired = 0
+    if audit:
+        report = audit_suppression(internal, structure=structure, value=value)
+        if method == "modular" and report.stats["exposed"]:
+            # HiTaS protects each sub-table, not their combination: complete the pattern with a
+            # hypercube (whose protection holds in the whole table) for each exposed cell
+            exposed = np.zeros(n, dtype=bool)
+            exposed[structure.cell_positions(report.exposed)] = True
+            exposed &= primary
+            hidden, _ = hypercube_pattern(
+                structure,
+                Protection(values, exposed, upper, lower, weights),
+                start=hidden,
+            )
+            repaired = int(exposed.sum())
+            internal["status"] = np.where(
+                primary, "primary", np.where(hidden, "secondary", "published")
+            )[positions]
+            internal["suppressed"] = hidden[positions]
+            published[hidden[positions]] = pd.NA
+            internal["published"] = published
+            release = release_frame(internal)[[*structure.dims, "published", "suppressed"]]
+            release.attrs["structure"] = structure
+            report = audit_suppression(internal, structure=structure, value=value)
+    stats = {
+        "cells": n,
+        "primary": int(primary.sum()),
+        "secondary": int((hidden & ~primary).sum()),
+        "suppressed_value": float(values[hidden].sum()),
+        "seconds": seconds,
+        "exposed": None if report is None else report.stats["exposed"],
+        "no_hypercube": len(unprotected),
+        "repaired": repaired,
+        **{k: v for k, v in extra.items() if k in ("mip_gap", "subtables", "relaxed_subtables")},
+    }
+    params = {"method": method, "cost": cost, "value": value, "time_limit": time_limit}
+    return SuppressionResult(release, internal, report, params, stats)

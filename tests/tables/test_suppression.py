@@ -1,0 +1,134 @@
+"""Secondary suppression: optimal against brute force, hypercube and modular audited by the LP."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdckit.errors import DataError, ParameterError
+from sdckit.tables import primary_suppression, suppress, tabulate
+from sdckit.tables.audit import attacker_intervals
+from sdckit.tables.release import check_release
+from sdckit.tables.tabulate import TableStructure
+
+
+def count_table(seed: int, dims: int, hierarchical: bool) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(30, 120))
+    data = pd.DataFrame(
+        {
+            "region": rng.choice(["d1", "d2", "d3", "d4"], n),
+            "sector": rng.choice(["A", "B", "C"], n, p=[0.5, 0.3, 0.2]),
+            "size": rng.choice(["small", "large"], n, p=[0.7, 0.3]),
+        }
+    )
+    hierarchies = {"region": {"north": ["d1", "d2"], "south": ["d3", "d4"]}}
+    return tabulate(
+        data,
+        ["region", "sector", "size"][:dims],
+        hierarchies=hierarchies if hierarchical else None,
+    )
+
+
+def protected(structure, values, hidden, primary, upper, lower) -> bool:
+    """Every primary cell's attacker interval reaches its protection levels."""
+    relations, _ = structure.relations()
+    cells = np.flatnonzero(primary)
+    lo, hi, _ = attacker_intervals(relations, values, hidden, cells=cells)
+    return bool(
+        np.all(lo <= values[cells] - lower[cells] + 1e-7)
+        and np.all(hi >= values[cells] + upper[cells] - 1e-7)
+    )
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize(
+    "dims, hierarchical, method",
+    [
+        (2, False, "hypercube"),
+        (2, True, "hypercube"),
+        (3, False, "hypercube"),
+        (2, True, "modular"),
+    ],
+)
+def test_no_primary_cell_is_left_exposed(seed: int, dims: int, hierarchical: bool, method: str):
+    table = count_table(seed, dims, hierarchical)
+    result = suppress(table, rules=["freq>=3"], method=method)
+    audit = result.audit
+    assert audit is not None and result.stats["exposed"] == 0
+    primary = result.internal["status"] == "primary"
+    assert (result.internal.loc[primary, "suppressed"]).all()
+    # the audit's intervals reach the frequency rule's levels: 0 below and the threshold above
+    intervals = audit.cells.merge(result.internal[primary], on=list(table.attrs["structure"].dims))
+    assert (intervals["lower"] <= 1e-7).all()
+    assert (intervals["upper"] >= 3 - 1e-7).all()
+
+
+def brute_force_optimum(structure, values, primary, upper, lower, weights) -> float:
+    """Cheapest protected pattern by trying every subset of the non-primary cells."""
+    others = np.flatnonzero(~primary)
+    best = np.inf
+    for size in range(len(others) + 1):
+        for chosen in itertools.combinations(others, size):
+            cost = weights[list(chosen)].sum()
+            if cost >= best:
+                continue
+            hidden = primary.copy()
+            hidden[list(chosen)] = True
+            if protected(structure, values, hidden, primary, upper, lower):
+                best = cost
+    return best
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_optimal_pattern_matches_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    structure = TableStructure.from_categories(["a", "b"], [["x", "y"], ["u", "v", "w"]])
+    inner = rng.integers(1, 9, size=(2, 3))
+    inner[0, int(rng.integers(3))] = 1
+    values = structure.aggregate(inner).ravel().astype(float)
+    table = structure.labels()
+    table["count"] = values.astype(np.int64)
+    table.attrs["structure"] = structure
+    result = suppress(table, rules=["freq>=2"], method="optimal")
+    internal = result.internal
+    primary = (internal["status"] == "primary").to_numpy()
+    upper = internal["upper_protection"].to_numpy()
+    lower = internal["lower_protection"].to_numpy()
+    hidden = internal["suppressed"].to_numpy()
+    weights = values + 1
+    cost = weights[hidden & ~primary].sum()
+    assert cost == brute_force_optimum(structure, values, primary, upper, lower, weights)
+    assert protected(structure, values, hidden, primary, upper, lower)
+
+
+def test_release_holds_no_true_values_and_flags(census: pd.DataFrame) -> None:
+    table = primary_suppression(
+        census, ["district", "age"], rules=["p% p=10", "freq>=3"], value="income"
+    )
+    result = suppress(table, method="optimal")
+    check_release(result.table)
+    assert list(result.table.columns) == ["district", "age", "published", "suppressed"]
+    hidden = result.table["suppressed"].to_numpy()
+    assert result.table["published"].isna().to_numpy().tolist() == hidden.tolist()
+    assert set(result.internal["status"]) <= {"primary", "secondary", "published"}
+    assert result.summary().startswith("every suppressed cell passed the audit")
+    assert table.columns.tolist() == [c for c in result.internal.columns][: len(table.columns)]
+    assert "status" not in table.columns  # input untouched
+
+
+def test_methods_agree_on_what_they_protect_and_errors() -> None:
+    table = count_table(3, 2, True)
+    costs = {
+        m: suppress(table, rules=["freq>=3"], method=m).stats["suppressed_value"]
+        for m in ("optimal", "hypercube", "modular")
+    }
+    assert costs["optimal"] <= costs["hypercube"] + 1e-9
+    assert costs["optimal"] <= costs["modular"] + 1e-9
+    with pytest.raises(ParameterError, match="method must be one of"):
+        suppress(table, rules=["freq>=3"], method="ghmiter")
+    with pytest.raises(DataError, match="no 'primary' column"):
+        suppress(table)
