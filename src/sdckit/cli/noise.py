@@ -60,6 +60,11 @@ _STRUCTURAL = typer.Option(
 _WEIGHTS = typer.Option(
     "--sample-weights", help="Survey-weight column: weighted moments are preserved."
 )
+_COVARIANCE = typer.Option(
+    "--covariance",
+    help="Sigma the noise follows: sample, or shrinkage (Ledoit-Wolf; positive definite even "
+    "for collinear columns, correlations shrink toward 0).",
+)
 _SEED = typer.Option("--seed", help="Random seed (same seed, same output).")
 _DIAG = typer.Option("--diagnostics", help="Also write per-record diagnostics here.")
 _QUIET = typer.Option("--quiet", help="No progress bar or summary.")
@@ -174,6 +179,7 @@ def additive_command(
     zone_thresholds: Annotated[str | None, _THRESHOLDS] = None,
     structural_zero: Annotated[list[str] | None, _STRUCTURAL] = None,
     sample_weights: Annotated[str | None, _WEIGHTS] = None,
+    covariance: Annotated[str, _COVARIANCE] = "sample",
     seed: Annotated[int | None, _SEED] = None,
     diagnostics: Annotated[Path | None, _DIAG] = None,
     ids: IdOption = None,
@@ -196,6 +202,7 @@ def additive_command(
             zone_thresholds=limits,
             structural_zeros=_structural(structural_zero),
             sample_weights=sample_weights,
+            covariance=covariance,
             random_state=seed,
             progress=callback,
         )
@@ -285,6 +292,7 @@ def multiplicative_command(
     zone_thresholds: Annotated[str | None, _THRESHOLDS] = None,
     structural_zero: Annotated[list[str] | None, _STRUCTURAL] = None,
     sample_weights: Annotated[str | None, _WEIGHTS] = None,
+    covariance: Annotated[str, _COVARIANCE] = "sample",
     seed: Annotated[int | None, _SEED] = None,
     diagnostics: Annotated[Path | None, _DIAG] = None,
     ids: IdOption = None,
@@ -317,6 +325,7 @@ def multiplicative_command(
             zone_thresholds=limits,
             structural_zeros=_structural(structural_zero),
             sample_weights=sample_weights,
+            covariance=covariance,
             random_state=seed,
             progress=callback,
         )
