@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast lint format bench clean typecheck
+.PHONY: demo test test-fast lint format bench clean typecheck validate validate-fast
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "sdckit needs Python >= 3.11"'
@@ -35,6 +35,15 @@ test: $(STAMP) lint
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n auto -m "not slow"
+
+# Every validation script against the papers (examples/validation/registry.py), outputs in
+# validation-output/ (index.md lists paper, command, exit code and time); validate-fast runs
+# the fast subset and checks the reproduced numbers.
+validate: $(STAMP)
+	$(BIN)/python examples/validation/registry.py --out validation-output
+
+validate-fast: $(STAMP)
+	$(BIN)/python examples/validation/registry.py --out validation-output --fast
 
 bench: $(STAMP)
 	for b in benchmarks/*.py; do $(BIN)/python $$b || exit 1; done

@@ -266,3 +266,20 @@ def test_assess_with_a_categorical_response_runs_the_prediction_check_only():
     )
     assert result.utility.regression is None and result.risk.cooks is None
     assert result.utility.prediction.task == "classification"
+
+
+def test_moments_ratio_of_near_zero_covariances_is_undefined():
+    rng = np.random.default_rng(5)
+    original = pd.DataFrame(rng.normal(size=(400, 3)), columns=["a", "b", "c"])
+    original["b"] = original["a"] + 0.5 * original["b"]  # a, b correlated ~0.9
+    masked = original + rng.normal(scale=0.2, size=original.shape)
+    result = compare_moments(original, masked)
+    ratio = result.covariance_ratio
+    # c is nearly uncorrelated with a and b: no ratio, their correlation change instead.
+    assert np.isnan(ratio.loc["a", "c"]) and np.isnan(ratio.loc["c", "b"])
+    assert np.isfinite(ratio.loc["a", "b"]) and np.isfinite(ratio.loc["c", "c"])
+    assert result.weak_pairs == 2
+    assert 0 < result.weak_correlation_change < 0.1
+    assert "2 pair(s) with an original correlation below 0.2" in result.note()
+    assert "undefined for 2 pair(s)" in result.summary()
+    assert 0.9 < result.ratio_range[0] <= result.ratio_range[1] < 1.2

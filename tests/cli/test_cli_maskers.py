@@ -134,3 +134,13 @@ def test_old_k_spellings_still_work_with_a_note(tmp_path, income_csv, capsys):
     assert main(["noise", "additive", str(path), "-o", str(old), "--k", "0.2", *seed, *base]) == 0
     assert "--variance-factor" in capsys.readouterr().err
     pd.testing.assert_frame_equal(pd.read_csv(new), pd.read_csv(old))
+
+
+def test_noise_covariance_shrinkage_option(tmp_path, income_csv, capsys):
+    src, _ = income_csv
+    out = tmp_path / "out.csv"
+    args = ["noise", "multiplicative", str(src), "-o", str(out), "--columns", "gross,tax"]
+    assert main([*args, "--covariance", "shrinkage", "--seed", "0", "--quiet"]) == 0
+    assert "Ledoit-Wolf shrinkage" in capsys.readouterr().err
+    assert main([*args, "--covariance", "ledoit"]) == 2
+    assert "covariance must be 'sample' or 'shrinkage'" in capsys.readouterr().err

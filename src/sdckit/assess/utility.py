@@ -662,10 +662,20 @@ class MomentComparison(MeasureResult):
     covariance_original, covariance_masked : DataFrame
     covariance_ratio : DataFrame
         Element-wise Sigma_masked / Sigma_original (Oganian 2011,
-        Section 5: "variance/covariance matrix inflation"); NaN where the
-        original covariance is 0.
+        Section 5: "variance/covariance matrix inflation"); NaN (undefined)
+        where the original covariance is 0 and for every pair whose original
+        correlation is below 0.2 in absolute value: the ratio of two
+        near-zero covariances measures its small denominator, not
+        preservation (a pair of correlation 0.01 gives ratios like -40 or 60
+        for a change of correlation of 0.01).
     ratio_range : tuple of float
-        Smallest and largest element of ``covariance_ratio``.
+        Smallest and largest defined element of ``covariance_ratio``.
+    weak_pairs : int
+        Pairs whose ratio is undefined because their original correlation
+        is below 0.2 in absolute value.
+    weak_correlation_change : float
+        Largest absolute change of correlation over those pairs (NaN when
+        there are none): how they are judged instead.
     """
 
     means: pd.DataFrame
@@ -673,6 +683,8 @@ class MomentComparison(MeasureResult):
     covariance_masked: pd.DataFrame
     covariance_ratio: pd.DataFrame
     ratio_range: tuple[float, float]
+    weak_pairs: int = 0
+    weak_correlation_change: float = math.nan
 
     LABELS: ClassVar[Mapping[str, str]] = {
         "cov_ratio_min": "covariance ratio, smallest",
@@ -686,7 +698,14 @@ class MomentComparison(MeasureResult):
 
     def note(self) -> str:
         lo, hi = self.ratio_range
-        return f"Masked / original covariances range from {lo:.3f} to {hi:.3f} (1 = preserved)."
+        text = f"Masked / original covariances range from {lo:.3f} to {hi:.3f} (1 = preserved)"
+        if self.weak_pairs:
+            text += (
+                f"; {self.weak_pairs} pair(s) with an original correlation below "
+                f"{_WEAK_CORRELATION} have no meaningful ratio: their correlation changes by at "
+                f"most {self.weak_correlation_change:.3f}"
+            )
+        return text + "."
 
     def summary(self) -> str:
         lines = [
@@ -695,7 +714,17 @@ class MomentComparison(MeasureResult):
             f"covariance ratio Sigma_m / Sigma_o: from {self.ratio_range[0]:.4f} to "
             f"{self.ratio_range[1]:.4f}",
         ]
+        if self.weak_pairs:
+            lines.append(
+                f"undefined for {self.weak_pairs} pair(s) with |original correlation| < "
+                f"{_WEAK_CORRELATION}; their correlation changes by at most "
+                f"{self.weak_correlation_change:.4f}"
+            )
         return "\n".join(lines)
+
+
+#: Below this absolute original correlation a covariance ratio is undefined (issue 29).
+_WEAK_CORRELATION = 0.2
 
 
 def _covariance(matrix: np.ndarray) -> np.ndarray:
@@ -736,6 +765,13 @@ def compare_moments(
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_ratio = np.where(m0 != 0, m1 / m0, np.nan)
         ratio = np.where(c0 != 0, c1 / c0, np.nan)
+        r0 = c0 / np.sqrt(np.outer(np.diag(c0), np.diag(c0)))
+        r1 = c1 / np.sqrt(np.outer(np.diag(c1), np.diag(c1)))
+    weak = np.abs(r0) < _WEAK_CORRELATION
+    np.fill_diagonal(weak, False)
+    ratio[weak] = np.nan
+    upper = np.triu(weak, 1)
+    changes = np.abs(r1 - r0)[upper]
     finite = ratio[np.isfinite(ratio)]
     rng = (float(finite.min()), float(finite.max())) if finite.size else (math.nan, math.nan)
     return MomentComparison(
@@ -744,6 +780,8 @@ def compare_moments(
         covariance_masked=pd.DataFrame(c1, index=cols, columns=cols),
         covariance_ratio=pd.DataFrame(ratio, index=cols, columns=cols),
         ratio_range=rng,
+        weak_pairs=int(upper.sum()),
+        weak_correlation_change=float(np.nanmax(changes)) if changes.size else math.nan,
     )
 
 

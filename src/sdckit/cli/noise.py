@@ -61,6 +61,11 @@ _STRUCTURAL = typer.Option(
 _WEIGHTS = typer.Option(
     "--sample-weights", help="Survey-weight column: weighted moments are preserved."
 )
+_COVARIANCE = typer.Option(
+    "--covariance",
+    help="Sigma the noise follows: sample, or shrinkage (Ledoit-Wolf; positive definite even "
+    "for collinear columns, correlations shrink toward 0).",
+)
 _DIAG = typer.Option("--diagnostics", help="Also write per-record diagnostics here.")
 
 
@@ -187,6 +192,7 @@ def additive_command(
     zone_thresholds: Annotated[str | None, _THRESHOLDS] = None,
     structural_zero: Annotated[list[str] | None, _STRUCTURAL] = None,
     sample_weights: Annotated[str | None, _WEIGHTS] = None,
+    covariance: Annotated[str, _COVARIANCE] = "sample",
     seed: SeedOption = None,
     diagnostics: Annotated[Path | None, _DIAG] = None,
     ids: IdOption = None,
@@ -202,6 +208,7 @@ def additive_command(
     params = _noise_params(
         data, cols, factor, per_zone, zones, zone_thresholds, structural_zero, sample_weights, seed
     )
+    params.update(covariance=covariance)
     _mask("additive noise (zones)", additive_noise, data, output, diagnostics, quiet, params)
 
 
@@ -296,6 +303,7 @@ def multiplicative_command(
     zone_thresholds: Annotated[str | None, _THRESHOLDS] = None,
     structural_zero: Annotated[list[str] | None, _STRUCTURAL] = None,
     sample_weights: Annotated[str | None, _WEIGHTS] = None,
+    covariance: Annotated[str, _COVARIANCE] = "sample",
     seed: SeedOption = None,
     diagnostics: Annotated[Path | None, _DIAG] = None,
     ids: IdOption = None,
@@ -318,6 +326,7 @@ def multiplicative_command(
     params.update(variant=variant, mixed_sign=mixed_sign, constraints=chains or None)
     params.update(totals=_totals(totals, total))
     params.update(noise_covariance=noise_covariance, repair_tolerance=repair_tolerance)
+    params.update(covariance=covariance)
     label = "multiplicative noise (zones)"
     _mask(label, multiplicative_noise, data, output, diagnostics, quiet, params)
 

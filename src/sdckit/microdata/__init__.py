@@ -9,6 +9,12 @@ from sdckit._moved import moved_names
 from sdckit.microdata.base import MaskResult, available_maskers, get_masker, mask, register_masker
 from sdckit.microdata.microaggregation import MicroaggregationResult, mdav_groups, microaggregate
 from sdckit.microdata.noise import NoiseResult, additive_noise, multiplicative_noise
+from sdckit.microdata.noise_moments import (
+    MixedMoments,
+    expected_masked_moments,
+    mixed_moments,
+    recover_moments,
+)
 from sdckit.microdata.rankswap import RankSwapResult, rank_swap
 from sdckit.microdata.rwn import RWNResult, rwn
 from sdckit.microdata.swap import SwapResult, swap
@@ -16,18 +22,22 @@ from sdckit.microdata.swap import SwapResult, swap
 __all__ = [
     "MaskResult",
     "MicroaggregationResult",
+    "MixedMoments",
     "NoiseResult",
     "RWNResult",
     "RankSwapResult",
     "SwapResult",
     "additive_noise",
     "available_maskers",
+    "expected_masked_moments",
     "get_masker",
     "mask",
     "mdav_groups",
     "microaggregate",
+    "mixed_moments",
     "multiplicative_noise",
     "rank_swap",
+    "recover_moments",
     "register_masker",
     "rwn",
     "swap",

@@ -130,6 +130,21 @@ class NoiseResult(MaskResult):
             out.append(
                 f"{self.stats['records_violating_constraints']} record(s) violate a constraint"
             )
+        singular = self.stats.get("cells_with_singular_sample_covariance")
+        if singular and self.stats.get("covariance_estimator") == "sample":
+            out.append(
+                f"the sample covariance is singular in {singular} masking cell(s) (collinear "
+                "variables): the noise keeps their exact linear relations; covariance='shrinkage' "
+                "uses a positive definite estimate"
+            )
+        if self.stats.get("shrinkage_intensity"):
+            low_s, high_s = self.stats["shrinkage_intensity"]
+            out.append(
+                f"noise covariance from Ledoit-Wolf shrinkage (intensity {low_s:.3f}-{high_s:.3f}"
+                f"{f', {singular} cell(s) with a singular sample covariance' if singular else ''}"
+                "): released correlations move toward 0 by up to "
+                f"{self.stats['shrinkage_largest_correlation_change']:.4f} in expectation"
+            )
         if self.stats.get("cells_with_adjusted_noise_covariance"):
             low, high = self.stats["repair_covariance_ratio_range"]
             vlow, vhigh = self.stats["repair_variance_ratio_range"]
@@ -219,11 +234,42 @@ def _is_psd(matrix: np.ndarray) -> tuple[bool, float]:
     return bool(values.min() >= -1e-10 * scale), float(values.min())
 
 
+_COVARIANCES = ("sample", "shrinkage")
+
+
+def _shrunk_covariance(y: np.ndarray) -> tuple[np.ndarray, float]:
+    """Ledoit-Wolf (2004) shrinkage of the correlations, every variance kept.
+
+    Oganian (2011), §1: Sigma_o may be "the usual empirical estimator or a
+    shrinkage-based estimator". The Ledoit-Wolf estimate (scikit-learn) is
+    taken on the standardized variables, so its target is the identity
+    correlation and the variances (divisor n, as :func:`_moments`) stay
+    exact: ``Sigma = D ((1 - delta) R + delta I) D``, positive definite
+    whenever ``delta > 0``, even when the sample covariance is singular
+    (collinear variables). Returns the matrix and the intensity ``delta``.
+    """
+    from sklearn.covariance import ledoit_wolf
+
+    sd = y.std(axis=0)
+    sd = np.where(sd > 0, sd, 1.0)
+    corr, delta = ledoit_wolf((y - y.mean(axis=0)) / sd, assume_centered=True)
+    return corr * np.outer(sd, sd), float(delta)
+
+
 def _additive_block(
-    y: np.ndarray, w: np.ndarray, k: float, rng: np.random.Generator, names: list[str]
+    y: np.ndarray,
+    w: np.ndarray,
+    k: float,
+    rng: np.random.Generator,
+    names: list[str],
+    target: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Oganian eq. 1: X_m = mean + ((X - mean) + E) / sqrt(1 + k), E ~ N(0, k Sigma)."""
+    """Oganian eq. 1: X_m = mean + ((X - mean) + E) / sqrt(1 + k), E ~ N(0, k Sigma).
+
+    ``target``, when given, is the Sigma of the noise (a shrinkage estimate).
+    """
     mean, _, cov = _moments(y, w)
+    cov = cov if target is None else target
     noise = _normal(rng, len(y), np.zeros(len(mean)), k * cov, "noise covariance k*Sigma", names)
     return mean + ((y - mean) + noise) / np.sqrt(1.0 + k)
 
@@ -282,8 +328,13 @@ def _multiplicative_block(
     variant: str,
     noise_covariance: str,
     mixed_sign: str,
+    target: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Oganian eqs. 7-9 (plain) or 11-14 with the lag of eq. 21 (zscore), one masking cell.
+
+    ``target``, when given, replaces the sample Sigma the noise adds (a
+    shrinkage estimate); the expected released covariance is then
+    ``(Sigma_sample + k target) / (1 + k)``.
 
     With ``M`` from :func:`_noise_scale`, the noise ``E ~ N(mu_E, Sigma_E)``
     has ``Sigma_E(i,j) = log(1 + k Sigma(i,j) / E[M_i M_j])`` (eq. 8 / eq. 23)
@@ -296,6 +347,7 @@ def _multiplicative_block(
     """
     root = np.sqrt(1.0 + k)
     mean, _, cov = _moments(y, w)
+    cov = cov if target is None else target
     scale = _noise_scale(y, w, k, variant, mixed_sign)
     second = (scale * w[:, None]).T @ scale / w.sum()
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -575,13 +627,23 @@ def _mask(
     mixed_sign: str = "auto",
     totals: Any = None,
     repair_tolerance: float = 0.05,
+    covariance: str = "sample",
 ) -> NoiseResult:
     check_dataframe(data, min_rows=2)
+    if covariance not in _COVARIANCES:
+        raise ParameterError(
+            f"covariance must be 'sample' or 'shrinkage' (Ledoit-Wolf), got {covariance!r}"
+        )
     n = len(data)
     rng = check_random_state(random_state)
     schema = schema if schema is not None else Schema.infer(data)
     schema.check_matches(data)
     sample_weights = resolve_sample_weights(schema, sample_weights)
+    if covariance == "shrinkage" and sample_weights is not None:
+        raise ParameterError(
+            "covariance='shrinkage' (Ledoit-Wolf) has no weighted form: drop sample_weights "
+            "or use covariance='sample'"
+        )
     if columns is None:
         cols = [c for c in schema.maskable() if schema[c].kind is Kind.NUMERIC]
         if sample_weights is not None:
@@ -693,16 +755,29 @@ def _mask(
     released_change = np.zeros((d, d))
     repaired_cells = 0
     total_weight = w.sum()
+    singular_cells = 0
+    intensities: list[float] = []
+    released_shift = np.zeros((d, d))
     for number, (rows, zone_label, vars_) in enumerate(plan):
         if len(vars_):
             sub = transformed[np.ix_(rows, vars_)]
             sub_names = [names[j] for j in vars_]
             kz = k_by_zone[zone_label]
+            target = None
+            # Never silent: a sample covariance that is not positive definite is counted.
+            spectrum = np.linalg.eigvalsh(_moments(sub, w[rows])[2])
+            singular_cells += bool(spectrum[0] <= 1e-10 * max(spectrum[-1], np.finfo(float).tiny))
+            if covariance == "shrinkage":
+                target, delta = _shrunk_covariance(sub)
+                intensities.append(delta)
+                released_shift[np.ix_(vars_, vars_)] += (
+                    len(rows) / n * kz * (target - _moments(sub, w[rows])[2]) / (1.0 + kz)
+                )
             if scheme == "additive":
-                out = _additive_block(sub, w[rows], kz, rng, sub_names)
+                out = _additive_block(sub, w[rows], kz, rng, sub_names, target)
             else:
                 out, change = _multiplicative_block(
-                    sub, w[rows], kz, rng, sub_names, variant, noise_covariance, mixed_used
+                    sub, w[rows], kz, rng, sub_names, variant, noise_covariance, mixed_used, target
                 )
                 if change is not None:
                     repaired_cells += 1
@@ -756,6 +831,18 @@ def _mask(
         cols[j]: int(outside[:, j].sum()) for j in range(d) if outside[:, j].any()
     }
     stats["masking_cells"] = len(cells)
+    stats["covariance_estimator"] = covariance
+    stats["cells_with_singular_sample_covariance"] = singular_cells
+    if covariance == "shrinkage":
+        _, _, cov_x = _moments(x, w)
+        expected = cov_x + rebuild @ released_shift @ rebuild.T
+        with np.errstate(divide="ignore", invalid="ignore"):
+            corr_x = cov_x / np.sqrt(np.outer(np.diag(cov_x), np.diag(cov_x)))
+            corr_e = expected / np.sqrt(np.outer(np.diag(expected), np.diag(expected)))
+        stats["shrinkage_intensity"] = (min(intensities), max(intensities)) if intensities else None
+        stats["shrinkage_largest_correlation_change"] = float(
+            np.nanmax(np.abs(corr_e - corr_x)) if d > 1 else 0.0
+        )
     if scheme == "multiplicative":
         stats["cells_with_adjusted_noise_covariance"] = repaired_cells
         if repair:
@@ -799,6 +886,7 @@ def _mask(
         params["totals"] = {t: list(p) for t, p in found_totals.items()}
         params["noise_covariance"] = noise_covariance
         params["repair_tolerance"] = repair_tolerance
+    params["covariance"] = covariance
     method = f"{scheme}_noise"
     return NoiseResult(data=out, diagnostics=diagnostics, params=params, method=method, stats=stats)
 
@@ -1079,6 +1167,7 @@ def additive_noise(
     zone_thresholds: Sequence[float] | None = None,
     structural_zeros: Mapping[str, str] | None = None,
     sample_weights: str | None = None,
+    covariance: str = "sample",
     schema: Schema | None = None,
     random_state: RandomState = None,
     progress: Callable[[int, int], None] | None = None,
@@ -1120,6 +1209,19 @@ def additive_noise(
         Survey-weight column; means and covariances are weighted, so the
         weighted moments are the ones preserved. The column is not masked.
         When omitted, a column with the role "weight" in ``schema`` is used.
+    covariance : {"sample", "shrinkage"}, default "sample"
+        The Sigma_o the noise follows (Oganian 2011, §1: "the usual empirical
+        estimator or a shrinkage-based estimator"). ``"shrinkage"``:
+        Ledoit-Wolf (2004, scikit-learn) on the standardized variables, so
+        every variance is kept and the correlations shrink toward 0; it is
+        positive definite even when the sample covariance is singular
+        (collinear variables, small zones), and the released covariance is
+        ``(Sigma_sample + k Sigma_shrunk) / (1 + k)`` in expectation (reported:
+        ``stats["shrinkage_intensity"]``,
+        ``stats["shrinkage_largest_correlation_change"]`` and a warning line).
+        Cells whose sample covariance is singular are counted in
+        ``stats["cells_with_singular_sample_covariance"]`` either way. Not
+        with ``sample_weights``.
     schema : Schema, optional
     random_state : None, int or Generator
         Same seed, same output.
@@ -1146,6 +1248,7 @@ def additive_noise(
         schema=schema,
         random_state=random_state,
         progress=progress,
+        covariance=covariance,
     )
 
 
@@ -1169,6 +1272,7 @@ def multiplicative_noise(
     zone_thresholds: Sequence[float] | None = None,
     structural_zeros: Mapping[str, str] | None = None,
     sample_weights: str | None = None,
+    covariance: str = "sample",
     schema: Schema | None = None,
     random_state: RandomState = None,
     progress: Callable[[int, int], None] | None = None,
@@ -1252,7 +1356,7 @@ def multiplicative_noise(
         ``{total: [parts]}`` declares them (checked; rows where it fails are
         named); ``None`` masks every column directly. ``stats["totals_rebuilt"]``
         lists them.
-    zones, zone_thresholds, structural_zeros, sample_weights :
+    zones, zone_thresholds, structural_zeros, sample_weights, covariance :
         As in :func:`additive_noise`.
     schema : Schema, optional
     random_state : None, int or Generator
@@ -1303,4 +1407,5 @@ def multiplicative_noise(
         mixed_sign=mixed_sign,
         totals=totals,
         repair_tolerance=float(repair_tolerance),
+        covariance=covariance,
     )
