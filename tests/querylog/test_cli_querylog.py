@@ -103,3 +103,24 @@ def test_bad_input_one_line_exit_2_no_output(files, tmp_path, capsys, change, me
     assert len(err.strip().splitlines()) == 1
     assert not out.exists()
     assert not list(tmp_path.glob(".protected.csv.*"))
+
+
+def test_protect_by_zealous_releases_frequencies_only(tmp_path, capsys) -> None:
+    log = tmp_path / "crowd.csv"
+    rows = [(f"u{i}", "weather") for i in range(300)] + [("u0", "my own address")]
+    pd.DataFrame(rows, columns=["AnonID", "Query"]).to_csv(log, index=False)
+    out = tmp_path / "frequencies.csv"
+    assert sdckit("querylog protect {} -o {} --method zealous --seed 1", log, out) == 0
+    release = pd.read_csv(out)
+    assert list(release.columns) == ["Query", "count"]
+    assert release["Query"].tolist() == ["weather"]
+    assert "differentially private" in capsys.readouterr().out
+    key = tmp_path / "key_confidential.csv"
+    assert sdckit("querylog protect {} -o {} --method zealous --key {}", log, out, key) == 2
+    assert "--key goes with --method microaggregation" in capsys.readouterr().err
+
+
+def test_attack_names_a_missing_target(files, capsys) -> None:
+    log, taxonomy = files
+    assert sdckit("querylog attack {} --target 99 --taxonomy {}", log, taxonomy) == 2
+    assert "target user '99' is not in the log" in capsys.readouterr().err

@@ -15,7 +15,14 @@ from rich.progress import TextColumn, TimeElapsedColumn
 from sdckit.cli._common import check_outputs, console, progress_display
 from sdckit.errors import DataError, ParameterError
 from sdckit.io import write_table
-from sdckit.querylog import evaluate, load_taxonomy, protect, read_log
+from sdckit.querylog import (
+    evaluate,
+    load_taxonomy,
+    planted_query_attack,
+    protect,
+    read_log,
+    zealous,
+)
 from sdckit.querylog.report import write_evaluation_html
 from sdckit.querylog.taxonomy import ODP239Taxonomy, Taxonomy, WordNetTaxonomy
 
@@ -68,6 +75,33 @@ WordnetPathOption = Annotated[
 UserColumnOption = Annotated[str, typer.Option("--user-column", help="The user-id column.")]
 QueryColumnOption = Annotated[str, typer.Option("--query-column", help="The query column.")]
 QuietBarOption = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
+MethodOption = Annotated[
+    str,
+    typer.Option(
+        "--method",
+        help="microaggregation (Erola et al. 2011: user-level k-anonymity, the queries of "
+        "every user) or zealous (Götz et al. 2012: query frequencies with (epsilon, "
+        "delta)-differential privacy for each user; only queries many users share).",
+    ),
+]
+EpsilonOption = Annotated[
+    float, typer.Option("--epsilon", help="zealous: the privacy-loss bound for each user.")
+]
+DeltaOption = Annotated[
+    float, typer.Option("--delta", help="zealous: the probability allowed to exceed it.")
+]
+MaxQueriesOption = Annotated[
+    int,
+    typer.Option(
+        "--max-queries-per-user", help="zealous: distinct queries each user contributes at most."
+    ),
+]
+KOption = Annotated[
+    int, typer.Option("--k", help="Each released user stands for at least k users.")
+]
+SeedOnlyOption = Annotated[
+    int | None, typer.Option("--seed", help="Random seed (same seed, same output).")
+]
 
 
 def protect_command(
@@ -78,9 +112,11 @@ def protect_command(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="The protected log (.csv/.parquet).")
     ],
-    k: Annotated[
-        int, typer.Option("--k", help="Each released user stands for at least k users.")
-    ] = 5,
+    method: MethodOption = "microaggregation",
+    k: KOption = 5,
+    epsilon: EpsilonOption = 1.0,
+    delta: DeltaOption = 1e-5,
+    max_queries: MaxQueriesOption = 5,
     taxonomy: TaxonomyOption = "odp239",
     odp239_path: Odp239PathOption = None,
     wordnet_path: WordnetPathOption = None,
@@ -123,13 +159,32 @@ def protect_command(
     ] = None,
     user_column: UserColumnOption = "AnonID",
     query_column: QueryColumnOption = "Query",
-    seed: Annotated[
-        int | None, typer.Option("--seed", help="Random seed (same seed, same output).")
-    ] = None,
+    seed: SeedOnlyOption = None,
     quiet: QuietBarOption = False,
 ) -> None:
-    """Release a search log with user-level k-anonymity (Erola et al. 2011)."""
+    """Release a search log with user-level k-anonymity (Erola et al. 2011) or ZEALOUS."""
     check_outputs(output, key, inputs=[log_path])
+    if method not in ("microaggregation", "zealous"):
+        raise ParameterError(f"--method must be microaggregation or zealous, got {method!r}")
+    if method == "zealous":
+        if key is not None:
+            raise ParameterError(
+                "--key goes with --method microaggregation: ZEALOUS releases no users, so "
+                "there is no key"
+            )
+        release = zealous(
+            log_path,
+            epsilon=epsilon,
+            delta=delta,
+            max_queries_per_user=max_queries,
+            user_column=user_column,
+            query_column=query_column,
+            random_state=seed,
+        )
+        write_table(release.data, output)
+        console.print(release.summary(), highlight=False)
+        console.print(f"wrote {output}")
+        return
     if key is not None and not re.search(r"internal|confidential", key.name, re.IGNORECASE):
         raise ParameterError(
             f"--key {key.name!r} links every original user to a released one: name it so it "
@@ -243,6 +298,54 @@ def evaluate_command(
         console.print(f"wrote {report_path}")
 
 
+def attack_command(
+    log_path: Annotated[
+        Path, typer.Argument(metavar="LOG", help="The original search log (you hold it).")
+    ],
+    target: Annotated[
+        str, typer.Option("--target", help="The user id whose queries the attacker is after.")
+    ],
+    method: MethodOption = "microaggregation",
+    k: KOption = 5,
+    known_share: Annotated[
+        float,
+        typer.Option(
+            "--known-share", help="Share of the target's distinct queries the attacker knows."
+        ),
+    ] = 0.5,
+    epsilon: EpsilonOption = 1.0,
+    delta: DeltaOption = 1e-5,
+    max_queries: MaxQueriesOption = 5,
+    taxonomy: TaxonomyOption = "odp239",
+    odp239_path: Odp239PathOption = None,
+    wordnet_path: WordnetPathOption = None,
+    user_column: UserColumnOption = "AnonID",
+    query_column: QueryColumnOption = "Query",
+    seed: SeedOnlyOption = None,
+) -> None:
+    """Plant fake users against a protection; see what they learn of a target (Götz et al. 2012)."""
+    if method not in ("microaggregation", "zealous"):
+        raise ParameterError(f"--method must be microaggregation or zealous, got {method!r}")
+    options = {}
+    if method == "microaggregation":
+        options["taxonomy"] = _taxonomy(taxonomy, odp239_path, wordnet_path)
+    result = planted_query_attack(
+        log_path,
+        target=target,
+        method=method,
+        k=k,
+        known_share=known_share,
+        epsilon=epsilon,
+        delta=delta,
+        max_queries_per_user=max_queries,
+        user_column=user_column,
+        query_column=query_column,
+        random_state=seed,
+        **options,
+    )
+    console.print(result.summary(), highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``sdckit querylog`` to the command line."""
     group = typer.Typer(
@@ -252,4 +355,5 @@ def register(app: typer.Typer) -> None:
     )
     group.command("protect")(protect_command)
     group.command("evaluate")(evaluate_command)
+    group.command("attack")(attack_command)
     app.add_typer(group, name="querylog")

@@ -127,18 +127,24 @@ class ZealousRelease(FrozenResult):
             Several lines.
         """
         p, s = self.params, self.stats
-        return "\n".join(
-            [
-                f"{s['n_released']:,} queries released with noisy user counts, "
-                f"({p['epsilon']:g}, {p['delta']:g})-differentially private for each user "
-                f"(ZEALOUS: at most {p['m']} distinct queries per user, Laplace scale "
-                f"{p['lambda']:.3g}, thresholds {p['tau']} and {p['tau_prime']:.1f})",
-                f"  {s['n_users']:,} users, {s['n_distinct_queries']:,} distinct queries; "
-                f"{s['n_above_tau']:,} asked by at least {p['tau']} user(s) before the noise",
-                f"  the released queries make up {s['line_share_released']:.1%} of the "
-                f"{s['n_lines']:,} query lines; no user id, time, rank or click is released",
-            ]
-        )
+        lines = [
+            f"{s['n_released']:,} queries released with noisy user counts, "
+            f"({p['epsilon']:g}, {p['delta']:g})-differentially private for each user "
+            f"(ZEALOUS: at most {p['m']} distinct queries per user, Laplace scale "
+            f"{p['lambda']:.3g}, thresholds {p['tau']} and {p['tau_prime']:.1f})",
+            f"  {s['n_users']:,} users, {s['n_distinct_queries']:,} distinct queries; "
+            f"{s['n_above_tau']:,} of them among a user's {p['m']} most repeated and counted "
+            f"by at least {p['tau']} user(s) before the noise",
+            f"  the released queries make up {s['line_share_released']:.1%} of the "
+            f"{s['n_lines']:,} query lines; no user id, time, rank or click is released",
+        ]
+        if s["n_released"] == 0:
+            lines.append(
+                f"  nothing released: a query needs about {p['tau_prime']:.0f} users to pass "
+                "the second threshold; a larger log, a larger epsilon or a smaller "
+                "max_queries_per_user releases more"
+            )
+        return "\n".join(lines)
 
 
 def _kept_queries(log: QueryLog, m: int) -> np.ndarray:
