@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -98,3 +99,15 @@ def paper_table_1() -> dict[int, np.ndarray]:
                 break
         out[int(blocks[k])] = np.array(rows)
     return out
+
+
+def runs_arguments(
+    description: str | None, *, runs: int, quick: int, quick_help: str
+) -> tuple[argparse.Namespace, int]:
+    """The ``--runs N`` and ``--quick`` options of a simulation script: its arguments, and the
+    runs to do (``quick`` of them with ``--quick``)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--runs", type=int, default=runs)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    args = parser.parse_args()
+    return args, quick if args.quick else args.runs
