@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
+import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -69,3 +72,42 @@ def differencing_verdict(diff: np.ndarray, target: int) -> tuple[int, int]:
     if np.abs(diff).sum() == 1 and diff.max() == 1:
         return (1, 0) if diff[target] == 1 else (0, 1)
     return 0, 0
+
+
+#: The text of Giessing & Höhne (2011) in the shared papers folder (read when present).
+GIESSING_HOHNE = (
+    Path(__file__).resolve().parents[3] / "shared" / "seeds" / "004_dc4073f5c10a766a.txt"
+)
+
+
+def paper_table_1() -> dict[int, np.ndarray]:
+    """Rows 1..8 of the paper's 'Random Noise, D = k' blocks of Table 1 (columns 0, 3..13),
+    by D; empty when the paper's text is absent."""
+    if not GIESSING_HOHNE.exists():
+        return {}
+    text = GIESSING_HOHNE.read_text()
+    start = text.index("Table 1: Zero mean, Variance")
+    blocks = re.split(r"Random Noise, \$D = (\d)\$", text[start:])
+    out = {}
+    for k in range(1, len(blocks) - 1, 2):
+        rows = []
+        for line in blocks[k + 1].splitlines():
+            parts = line.split()
+            if len(parts) == 13 and parts[0].isdigit():
+                rows.append([float(x) for x in parts[1:]])
+            if len(rows) == 8:
+                break
+        out[int(blocks[k])] = np.array(rows)
+    return out
+
+
+def runs_arguments(
+    description: str | None, *, runs: int, quick: int, quick_help: str
+) -> tuple[argparse.Namespace, int]:
+    """The ``--runs N`` and ``--quick`` options of a simulation script: its arguments, and the
+    runs to do (``quick`` of them with ``--quick``)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--runs", type=int, default=runs)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    args = parser.parse_args()
+    return args, quick if args.quick else args.runs

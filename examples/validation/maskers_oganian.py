@@ -68,68 +68,32 @@ def ratios(original: pd.DataFrame, masked: pd.DataFrame) -> tuple[np.ndarray, np
     return mean_ratio, cov_ratio
 
 
+def multiplicative(variant: str, **options):
+    """Multiplicative noise of this variant, the noise covariance repaired as needed (k = K
+    unless ``options`` say otherwise), as a ``(data, seed) -> result`` for :data:`SETTINGS`."""
+    options = {"variance_factor": K, **options}
+    return lambda d, s: multiplicative_noise(
+        d, variant=variant, noise_covariance="nearest", random_state=s, **options
+    )
+
+
+TWO_ZONES = {"variance_factor": [0.15, 0.01], "zone_thresholds": [15]}
+
 SETTINGS = {
     "normal, additive (eq. 1)": (
         normal_sets,
         lambda d, s: additive_noise(d, variance_factor=K, random_state=s),
     ),
-    "normal, plain (eqs. 5-9)": (
-        normal_sets,
-        lambda d, s: multiplicative_noise(
-            d, variance_factor=K, variant="plain", noise_covariance="nearest", random_state=s
-        ),
-    ),
-    "normal, z-score (eq. 21)": (
-        normal_sets,
-        lambda d, s: multiplicative_noise(
-            d, variance_factor=K, variant="zscore", noise_covariance="nearest", random_state=s
-        ),
-    ),
+    "normal, plain (eqs. 5-9)": (normal_sets, multiplicative("plain")),
+    "normal, z-score (eq. 21)": (normal_sets, multiplicative("zscore")),
     "normal, z-score, noise by magnitude": (
         normal_sets,
-        lambda d, s: multiplicative_noise(
-            d,
-            variance_factor=K,
-            variant="zscore",
-            mixed_sign="magnitude",
-            noise_covariance="nearest",
-            random_state=s,
-        ),
+        multiplicative("zscore", mixed_sign="magnitude"),
     ),
-    "lognormal, plain (eqs. 5-9)": (
-        lognormal_sets,
-        lambda d, s: multiplicative_noise(
-            d, variance_factor=K, variant="plain", noise_covariance="nearest", random_state=s
-        ),
-    ),
-    "lognormal, z-score (eq. 21)": (
-        lognormal_sets,
-        lambda d, s: multiplicative_noise(
-            d, variance_factor=K, variant="zscore", noise_covariance="nearest", random_state=s
-        ),
-    ),
-    "lognormal, two zones, z-score": (
-        lognormal_sets,
-        lambda d, s: multiplicative_noise(
-            d,
-            variance_factor=[0.15, 0.01],
-            zone_thresholds=[15],
-            variant="zscore",
-            noise_covariance="nearest",
-            random_state=s,
-        ),
-    ),
-    "lognormal, two zones, plain": (
-        lognormal_sets,
-        lambda d, s: multiplicative_noise(
-            d,
-            variance_factor=[0.15, 0.01],
-            zone_thresholds=[15],
-            variant="plain",
-            noise_covariance="nearest",
-            random_state=s,
-        ),
-    ),
+    "lognormal, plain (eqs. 5-9)": (lognormal_sets, multiplicative("plain")),
+    "lognormal, z-score (eq. 21)": (lognormal_sets, multiplicative("zscore")),
+    "lognormal, two zones, z-score": (lognormal_sets, multiplicative("zscore", **TWO_ZONES)),
+    "lognormal, two zones, plain": (lognormal_sets, multiplicative("plain", **TWO_ZONES)),
 }
 
 PAPER = {

@@ -20,12 +20,11 @@ it (Kifer 2015, Section 2), averaged over --runs repetitions.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _shared import markdown, naive_bayes_resample
+from _shared import markdown, naive_bayes_resample, runs_arguments
 
 from sdckit.swaprate import consensus_swap_count, estimate_swap_count, swap_group_count
 
@@ -46,11 +45,7 @@ def semi_synthetic(data: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="1 run, three rates")
-    args = parser.parse_args()
-    runs = 1 if args.quick else args.runs
+    args, runs = runs_arguments(__doc__, runs=5, quick=1, quick_help="1 run, three rates")
     rates = [0.01, 0.05, 0.1] if args.quick else [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2]
     adult = load_adult()
     n = len(adult)

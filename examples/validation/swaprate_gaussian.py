@@ -10,11 +10,9 @@ estimates alpha, mu0 and mu1. Prints markdown tables.
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 import pandas as pd
-from _shared import markdown
+from _shared import markdown, runs_arguments
 
 from sdckit.swaprate import estimate_swap_count, swap_group_count
 
@@ -57,11 +55,7 @@ def table(rows: list[dict], key: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--quick", action="store_true", help="3 runs, fewer points")
-    args = parser.parse_args()
-    runs = 3 if args.quick else args.runs
+    args, runs = runs_arguments(__doc__, runs=10, quick=3, quick_help="3 runs, fewer points")
     rates = (
         [0.0, 0.05, 0.1, 0.2]
         if args.quick

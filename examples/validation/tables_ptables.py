@@ -12,36 +12,13 @@ numbers are read from the text of the paper (../shared/seeds) when it is present
 from __future__ import annotations
 
 import argparse
-import re
-from pathlib import Path
 
 import numpy as np
+from _shared import paper_table_1
 
 from sdckit.tables import design_ptable
 
-SEED = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "004_dc4073f5c10a766a.txt"
 COLUMNS = [0, *range(3, 14)]
-
-
-def paper_table_1() -> dict[int, np.ndarray]:
-    """Rows 1..8 of the paper's 'Random Noise, D = k' blocks (columns 0, 3..13)."""
-    if not SEED.exists():
-        return {}
-    text = SEED.read_text()
-    start = text.index("Table 1: Zero mean, Variance")
-    blocks = re.split(r"Random Noise, \$D = (\d)\$", text[start:])
-    out = {}
-    for k in range(1, len(blocks) - 1, 2):
-        D = int(blocks[k])
-        rows = []
-        for line in blocks[k + 1].splitlines():
-            parts = line.split()
-            if len(parts) == 13 and parts[0].isdigit():
-                rows.append([float(x) for x in parts[1:]])
-            if len(rows) == 8:
-                break
-        out[D] = np.array(rows)
-    return out
 
 
 def main() -> None:

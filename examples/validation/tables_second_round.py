@@ -17,12 +17,12 @@
 
 from __future__ import annotations
 
-import re
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _shared import paper_table_1
 from scipy.optimize import Bounds, LinearConstraint, minimize
 
 from sdckit.tables import (
@@ -34,7 +34,6 @@ from sdckit.tables import (
 )
 
 ROOT = Path(__file__).resolve().parents[3] / "shared"
-SEED = ROOT / "seeds" / "004_dc4073f5c10a766a.txt"
 COLUMNS = [0, *range(3, 14)]
 
 
@@ -62,25 +61,6 @@ def independent_maxent(D: int, V: float, js: int, i: int) -> np.ndarray:
             options={"xtol": 1e-13, "gtol": 1e-13, "maxiter": 5000},
         )
     return res.x
-
-
-def paper_table_1() -> dict[int, np.ndarray]:
-    if not SEED.exists():
-        return {}
-    text = SEED.read_text()
-    start = text.index("Table 1: Zero mean, Variance")
-    blocks = re.split(r"Random Noise, \$D = (\d)\$", text[start:])
-    out = {}
-    for k in range(1, len(blocks) - 1, 2):
-        rows = []
-        for line in blocks[k + 1].splitlines():
-            parts = line.split()
-            if len(parts) == 13 and parts[0].isdigit():
-                rows.append([float(x) for x in parts[1:]])
-            if len(rows) == 8:
-                break
-        out[int(blocks[k])] = np.array(rows)
-    return out
 
 
 def main() -> None:
