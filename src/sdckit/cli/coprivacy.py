@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -21,6 +22,12 @@ from sdckit.errors import DataError, ParameterError
 ReportOption = Annotated[
     Path | None, typer.Option("--output", "-o", help="Also write an HTML report there.")
 ]
+
+
+def _report_written(output: Path | None, write: Callable[[Path], Path | None]) -> None:
+    """Write the report when ``-o`` was given and say where it went."""
+    if output is not None:
+        err_console.print(f"wrote the report to {write(output)}")
 
 
 def game_command(
@@ -177,9 +184,7 @@ def p2p_command(
             workload, max_attempts=max_attempts, random_state=seed, progress=callback
         )
     console.print(result.summary(), highlight=False, soft_wrap=True)
-    if output is not None:
-        written = p2p_report(result, path=output).path
-        err_console.print(f"wrote the report to {written}")
+    _report_written(output, lambda path: p2p_report(result, path=path).path)
 
 
 def _read_graph(path: Path) -> nx.Graph:
@@ -244,9 +249,7 @@ def social_command(
     console.print(
         "\n".join([one_shot, *(p.summary() for p in plays)]), highlight=False, soft_wrap=True
     )
-    if output is not None:
-        written = social_report(plays, path=output, notes=[one_shot]).path
-        err_console.print(f"wrote the report to {written}")
+    _report_written(output, lambda path: social_report(plays, path=path, notes=[one_shot]).path)
 
 
 def register(app: typer.Typer) -> None:

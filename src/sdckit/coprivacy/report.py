@@ -12,45 +12,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from sdckit.assess.report import _TEMPLATE, Report, _Figure, _figure, _png, _table_html
+from sdckit.assess.report import Report, _Figure, _figure, _png, _render_page, _table_html
 from sdckit.coprivacy.p2p_search import P2PSimulation
 from sdckit.coprivacy.social import RepeatedPlay
 from sdckit.errors import ParameterError
-from sdckit.io import atomic_write
 
 __all__ = ["p2p_report", "social_report"]
-
-
-def _render(
-    title: str,
-    meta: str,
-    notes: list[str],
-    tables: list[dict[str, str]],
-    figures: list[_Figure],
-    path: str | os.PathLike[str] | None,
-) -> Report:
-    page = _TEMPLATE.render(
-        title=title,
-        meta=meta,
-        recommendation="",
-        notes=notes,
-        tables=tables,
-        figures=figures,
-        manifest=[f.name for f in figures],
-    )
-    written = None
-    if path is not None:
-
-        def write(tmp: Path) -> None:
-            Path(tmp).write_text(page, encoding="utf-8")
-
-        written = atomic_write(path, write)
-    return Report(html=page, figures=[f.name for f in figures], path=written)
 
 
 def p2p_report(
@@ -66,14 +37,14 @@ def p2p_report(
     simulation : P2PSimulation
         From :func:`sdckit.coprivacy.simulate_p2p`.
     path : path, optional
-        Write the page there (atomically).
+        Where to save the HTML file (written atomically); None renders only.
     title : str
-        The page's title.
+        Heading and window title.
 
     Returns
     -------
     sdckit.assess.report.Report
-        The page, its figure names, and where it was written.
+        The HTML text, the names of its figures and the file written.
     """
     if not isinstance(simulation, P2PSimulation):
         raise ParameterError("p2p_report needs a P2PSimulation (from simulate_p2p)")
@@ -114,7 +85,7 @@ def p2p_report(
     tables = [
         {"title": "Per peer (most active first)", "html": _table_html(peers.head(200), index=False)}
     ]
-    return _render(title, meta, notes, tables, figures, path)
+    return _render_page(title, meta, notes, tables, figures, path)
 
 
 def social_report(
@@ -129,18 +100,18 @@ def social_report(
     Parameters
     ----------
     plays : sequence of RepeatedPlay
-        From :func:`sdckit.coprivacy.repeated_disclosure`.
+        From :func:`sdckit.coprivacy.repeated_disclosure`, one per protocol.
     path : path, optional
-        Write the page there (atomically).
+        See :func:`p2p_report`.
     title : str
-        The page's title.
+        Heading and window title.
     notes : sequence of str
         Lines shown first (e.g. the one-shot game's equilibrium).
 
     Returns
     -------
     sdckit.assess.report.Report
-        The page, its figure names, and where it was written.
+        As :func:`p2p_report`.
     """
     plays = list(plays)
     if not plays or not all(isinstance(p, RepeatedPlay) for p in plays):
@@ -181,4 +152,4 @@ def social_report(
     )
     lines = list(notes) + [p.summary().splitlines()[0] for p in plays]
     tables = [{"title": "Protocols", "html": _table_html(table, index=False)}]
-    return _render(title, meta, lines, tables, figures, path)
+    return _render_page(title, meta, lines, tables, figures, path)
