@@ -101,6 +101,13 @@ REGISTRY: tuple[Entry, ...] = (
     Entry("querylog_srp.py", "Erola et al. (2011), §4.2 (SRP on the AOL sample)"),
     Entry("querylog_zealous.py", "Erola et al. (2011): planted queries, vs ZEALOUS"),
     Entry("attacks_regression.py", "Bleninger, Drechsler & Ronning (2011), Tables 1-3"),
+    Entry(
+        "coprivacy_paper.py",
+        "Domingo-Ferrer (2011), §4-5: Example 2, the N-player collapse, P2P search on AOL users",
+        runtime="about 1 min on a loaded machine (8 s CPU)",
+        fast_args=("--peers", "10", "--rounds", "20", "--largest", "3"),
+        expect=("| (P, P) | 0.5 | 0.5 |", "dominant strategy solution: (H, H)"),
+    ),
 )
 
 

@@ -165,3 +165,18 @@ def test_bad_parameters_name_themselves() -> None:
         correlated_regret(SEXES, np.array([1.0, 1.0, 0.0, 0.0]))
     with pytest.raises(ParameterError, match="no strategy 'ballet'"):
         SEXES.profile_index(("ballet", "opera"))
+
+
+def test_three_player_mixed_equilibrium_through_pygambit() -> None:
+    pytest.importorskip("pygambit", reason="pygambit (the 'games' extra) is not installed")
+    game = Game(np.random.default_rng(0).integers(0, 5, (3, 2, 2, 2)).astype(float))
+    found = mixed_equilibria(game)
+    assert found.solver.startswith("pygambit")
+    mix = found.equilibria[0]
+    for i in range(3):
+        # No pure deviation beats the equilibrium's expected utility.
+        value = game.payoffs[i]
+        for j in reversed(range(3)):
+            if j != i:
+                value = np.tensordot(value, mix[j], axes=([j], [0]))
+        assert value.max() <= found.payoffs[0][i] + 1e-6

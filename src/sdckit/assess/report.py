@@ -737,9 +737,31 @@ def report(
         )
     if progress is not None:
         progress(2, 2)
+    return _render_page(
+        title or ("sdckit sweep report" if sweep is not None else "sdckit assessment report"),
+        " ".join(meta_parts),
+        notes,
+        tables,
+        figures,
+        path,
+        recommendation=recommendation,
+    )
+
+
+def _render_page(
+    title: str,
+    meta: str,
+    notes: list[str],
+    tables: list[dict[str, str]],
+    figures: list[_Figure],
+    path: str | os.PathLike | None,
+    *,
+    recommendation: str = "",
+) -> Report:
+    """The page of the report template, written atomically to ``path`` when one is given."""
     page = _TEMPLATE.render(
-        title=title or ("sdckit sweep report" if sweep is not None else "sdckit assessment report"),
-        meta=" ".join(meta_parts),
+        title=title,
+        meta=meta,
         recommendation=recommendation,
         notes=notes,
         tables=tables,
@@ -750,7 +772,7 @@ def report(
     if path is not None:
 
         def write(tmp: Path) -> None:
-            tmp.write_text(page, encoding="utf-8")
+            Path(tmp).write_text(page, encoding="utf-8")
 
         written = atomic_write(path, write)
     return Report(html=page, figures=[f.name for f in figures], path=written)

@@ -12,10 +12,19 @@ scenarios. See ``docs/coprivacy.md``.
 from __future__ import annotations
 
 # Each module's __all__ is the list of what a user calls; the package re-exports them all.
-from sdckit.coprivacy import definitions, games, p2p_search, social
+from sdckit.coprivacy import definitions, files, games, p2p_search, report, social
 from sdckit.coprivacy.definitions import *  # noqa: F403
+from sdckit.coprivacy.files import *  # noqa: F403
 from sdckit.coprivacy.games import *  # noqa: F403
 from sdckit.coprivacy.p2p_search import *  # noqa: F403
+from sdckit.coprivacy.report import *  # noqa: F403
 from sdckit.coprivacy.social import *  # noqa: F403
 
-__all__ = [*games.__all__, *definitions.__all__, *p2p_search.__all__, *social.__all__]
+__all__ = [
+    *games.__all__,
+    *definitions.__all__,
+    *files.__all__,
+    *p2p_search.__all__,
+    *report.__all__,
+    *social.__all__,
+]
