@@ -177,8 +177,10 @@ def test_several_sensitive_variables_and_defaults_kept():
     assert result.sensitive == "s1" and result.l_diversity == 1
     assert set(result.diversities) == {"s1", "s2"}
     assert result.diversities["s2"].l_distinct == 1
+    assert "recursive (2, 1)-diverse" in result.diversities["s2"].summary()
     assert result.missing == "category" and result.population_frequencies is None
-    assert "sensitive 's2'" in result.summary()
+    assert "sensitive 's2': 1-diverse" in result.summary()
+    assert "t-close" not in result.summary()  # the summary line is the one it always was
 
 
 def test_bad_input_is_named():

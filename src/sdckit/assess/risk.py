@@ -852,7 +852,11 @@ class KeyRisk(FrozenResult):
             )
         if self.sensitive is not None and not self.diversities:
             lines.append(f"  sensitive {self.sensitive!r}: {self.l_diversity}-diverse")
-        lines.extend(f"  {d.summary()}" for d in self.diversities.values())
+        # Distinct l per sensitive variable, as always; the other measures in ``diversities``.
+        lines.extend(
+            f"  sensitive {d.sensitive!r}: {d.l_distinct}-diverse"
+            for d in self.diversities.values()
+        )
         return "\n".join(lines)
 
 

@@ -69,6 +69,8 @@ def risk_command(
     )
     console.print(risk.summary(), highlight=False)
     console.print(frequencies.summary(), highlight=False)
+    for diversity in frequencies.diversities.values():
+        console.print(diversity.summary(), highlight=False)
     riskiest = risk.risk.to_numpy().argsort(kind="stable")[::-1][:explain]
     for position in riskiest:
         console.print("- " + risk.explain(int(position)), highlight=False)
