@@ -35,11 +35,11 @@ import numpy as np
 import pandas as pd
 
 from sdckit._keys import combine_codes, key_codes
-from sdckit._validation import RandomState, check_columns, check_dataframe, check_fraction
+from sdckit._validation import RandomState, check_fraction
 from sdckit.errors import ParameterError
 from sdckit.microdata.base import MaskResult, column_changes, register_masker
 from sdckit.microdata.recode import Hierarchy
-from sdckit.microdata.suppression import check_k, local_suppression
+from sdckit.microdata.suppression import check_k, check_key_columns, local_suppression
 from sdckit.schema import Schema
 
 __all__ = ["KAnonResult", "LatticeSearch", "kanon", "search_lattice"]
@@ -192,8 +192,8 @@ def kanon(
     schema: Schema | None = None,
     random_state: RandomState = None,
     progress: Callable[[int, int], None] | None = None,
-    k_anonymity: int = 3,
     hierarchies: Mapping[str, Hierarchy] | None = None,
+    k_anonymity: int = 3,
     max_suppression: float = 0.05,
     combinations: int | Iterable[Iterable[str]] | None = None,
     importance: Sequence[str] | None = None,
@@ -235,12 +235,7 @@ def kanon(
     -------
     KAnonResult
     """
-    check_dataframe(data)
-    if columns is None:
-        raise ParameterError("columns: name the key variables to make k-anonymous")
-    keys = check_columns(data, columns, "columns")
-    if schema is not None:
-        schema.check_matches(data)
+    keys = check_key_columns(data, columns, schema)
     hierarchies = dict(hierarchies or {})
     stray = [c for c in hierarchies if c not in keys]
     if stray:

@@ -196,6 +196,21 @@ def _blank_cells(data: pd.DataFrame, columns: Sequence[str], mask: np.ndarray) -
     return out
 
 
+def check_key_columns(
+    data: pd.DataFrame, columns: Iterable[str] | None, schema: Schema | None
+) -> list[str]:
+    """The data checked and the key columns (required, existing, at least one)."""
+    check_dataframe(data)
+    if columns is None:
+        raise ParameterError("columns: name the key variables to make k-anonymous")
+    keys = check_columns(data, columns, "columns")
+    if not keys:
+        raise ParameterError("columns: name at least one key variable")
+    if schema is not None:
+        schema.check_matches(data)
+    return keys
+
+
 def check_k(k_anonymity: object, n: int) -> int:
     """The k of k-anonymity: an integer from 1 to the number of records."""
     k = check_int(k_anonymity, "k_anonymity", minimum=1)  # type: ignore[arg-type]  # checked
@@ -278,14 +293,7 @@ def local_suppression(
         The data with blanked key values (a plain int or bool column that
         gets a blank becomes nullable ``Int64`` / ``boolean``).
     """
-    check_dataframe(data)
-    if columns is None:
-        raise ParameterError("columns: name the key variables to make k-anonymous")
-    keys = check_columns(data, columns, "columns")
-    if not keys:
-        raise ParameterError("columns: name at least one key variable")
-    if schema is not None:
-        schema.check_matches(data)
+    keys = check_key_columns(data, columns, schema)
     k = check_k(k_anonymity, len(data))
     missing = check_missing(missing)
     combos = key_combinations(keys, combinations)
