@@ -77,6 +77,10 @@ REGISTRY: tuple[Entry, ...] = (
         # First sample (seed 2015): 2 original matches; eps 0.3 finds 1, her own row; eps 0.2: 1 other.
         expect=("| 1 | 2 | 1 | 1 | 1 | 0 |",),
     ),
+    Entry(
+        "categorical_risk.py", "Benedetti & Franconi (1998) risk on testdata and free1 (issue 16)"
+    ),
+    Entry("kanon_adult.py", "k-anonymity search vs brute force on Adult (issue 16)"),
     Entry("rwn_prgeng.py", 'Matloff & Tendick (2015), "Example": regression coefficients'),
     Entry("maskers_oganian.py", "Oganian (2011), §5 (moment ratios)", ("--replicates", "500")),
     Entry("noise_business.py", "Oganian (2011) on the CASC business files (issue 31)"),

@@ -39,6 +39,22 @@ SETTINGS: dict[str, tuple[dict, tuple[str, object]]] = {
     "additive_noise": ({"columns": ["income", "age"]}, ("variance_factor", -0.5)),
     "multiplicative_noise": ({"columns": ["income", "age"]}, ("variance_factor", 0.0)),
     "microaggregation": ({"columns": ["income", "age"], "group_size": 3}, ("group_size", 1)),
+    "recode": (
+        {
+            "columns": ["income", "age"],
+            "top": {"income": 30000.0, "age": 80},
+            "bottom": {"age": 20},
+        },
+        ("bottom", {"age": 20.5}),
+    ),
+    "kanon": (
+        {"columns": ["region", "visits"], "k_anonymity": 4, "max_suppression": 0.5},
+        ("max_suppression", 1.5),
+    ),
+    "local_suppression": (
+        {"columns": ["region", "visits"], "k_anonymity": 5},
+        ("k_anonymity", 0),
+    ),
 }
 
 METHODS = sorted(available_maskers())

@@ -7,6 +7,12 @@ of Perry, Matloff & Tendick (2022, Section 8).
 """
 
 from sdckit.assess.assessment import Assessment, Risk, Utility, assess
+from sdckit.assess.categorical import (
+    Diversity,
+    IndividualRisk,
+    individual_risk,
+    sensitive_diversity,
+)
 from sdckit.assess.report import report
 from sdckit.assess.risk import (
     DistanceToClosest,
@@ -48,7 +54,9 @@ __all__ = [
     "Assessment",
     "CorrelationComparison",
     "DistanceToClosest",
+    "Diversity",
     "ExtremeRecords",
+    "IndividualRisk",
     "IntervalDisclosure",
     "KeyRisk",
     "KeyRiskComparison",
@@ -75,6 +83,7 @@ __all__ = [
     "distance_to_closest",
     "expand_grid",
     "fit_regression",
+    "individual_risk",
     "interval_disclosure",
     "key_risk",
     "mahalanobis_distances",
@@ -82,5 +91,6 @@ __all__ = [
     "prediction_experiment",
     "record_linkage",
     "report",
+    "sensitive_diversity",
     "sweep",
 ]

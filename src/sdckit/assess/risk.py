@@ -19,7 +19,7 @@ Sources
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -44,12 +44,22 @@ from sdckit.assess._data import (
     resolve_schema,
 )
 from sdckit.assess._result import MeasureResult
+from sdckit.assess.categorical import (
+    Diversity,
+    check_keys,
+    check_weights,
+    frequencies,
+    sensitive_diversity,
+)
+from sdckit.assess.categorical import (
+    max_numeric_key_levels as max_numeric_key_levels,
+)
 from sdckit.assess.distances import LinkSearch, link_search, within_distances
 from sdckit.assess.utility import fit_regression
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.neighbors import NeighborBackend
 from sdckit.neighbors.backends import resolve_backend
-from sdckit.schema import Kind, Schema
+from sdckit.schema import Schema
 
 __all__ = [
     "DistanceToClosest",
@@ -779,9 +789,10 @@ class KeyRisk(FrozenResult):
     keys : list of str
         The categorical key variables (quasi-identifiers).
     frequencies : Series
-        f_k of each record: how many records share its combination of keys.
+        f_k of each record: how many records share its combination of keys
+        (under ``missing="any"``, how many records its keys match).
     n_combinations : int
-        Number of distinct key combinations.
+        Number of distinct key combinations (a missing value counted as a value).
     sample_uniques : int
         Records whose combination is unique (f_k = 1).
     k_anonymity : int
@@ -793,11 +804,21 @@ class KeyRisk(FrozenResult):
         knows the keys and that the person is in the file re-identifies by
         picking at random within the combination.
     sensitive : str or None
+        The (first) sensitive variable.
     diversity : Series or None
-        Per record: the number of distinct sensitive values in its key
+        Per record: the number of distinct values of ``sensitive`` in its key
         combination (its class's l).
     l_diversity : int or None
-        min over combinations of the number of distinct sensitive values.
+        min over combinations of the number of distinct values of ``sensitive``.
+    missing : str
+        ``"category"`` (a missing key value is a category of its own) or
+        ``"any"`` (it matches any value).
+    population_frequencies : Series or None
+        With sampling weights, F_k of each record: the sum of the weights of
+        the records its keys match.
+    diversities : mapping of str to Diversity
+        Distinct, entropy and recursive l-diversity and t-closeness of every
+        sensitive variable (:func:`sdckit.assess.categorical.sensitive_diversity`).
     """
 
     keys: list[str]
@@ -810,6 +831,9 @@ class KeyRisk(FrozenResult):
     sensitive: str | None = None
     diversity: pd.Series | None = None
     l_diversity: int | None = None
+    missing: str = "category"
+    population_frequencies: pd.Series | None = None
+    diversities: Mapping[str, Diversity] = field(default_factory=dict)
 
     def summary(self) -> str:
         lines = [
@@ -819,43 +843,45 @@ class KeyRisk(FrozenResult):
             + ", ".join(f"k={k}: {v}" for k, v in self.violations.items()),
             f"  expected re-identifications (sum 1/f_k): {self.expected_reidentifications:.1f}",
         ]
-        if self.sensitive is not None:
+        if self.missing == "any":
+            lines.append("  missing key values match any value")
+        if self.population_frequencies is not None:
+            lines.append(
+                "  smallest population frequency F_k (sum of weights): "
+                f"{float(self.population_frequencies.min()):.4g}"
+            )
+        if self.sensitive is not None and not self.diversities:
             lines.append(f"  sensitive {self.sensitive!r}: {self.l_diversity}-diverse")
+        # Distinct l per sensitive variable, as always; the other measures in ``diversities``.
+        lines.extend(
+            f"  sensitive {d.sensitive!r}: {d.l_distinct}-diverse"
+            for d in self.diversities.values()
+        )
         return "\n".join(lines)
-
-
-def _group_codes(data: pd.DataFrame, columns: list[str]) -> np.ndarray:
-    codes = np.column_stack(
-        [pd.factorize(data[c], use_na_sentinel=False)[0] for c in columns]
-    ).astype(np.int64)
-    _, inverse = np.unique(codes, axis=0, return_inverse=True)
-    return inverse.reshape(-1)
-
-
-#: A numeric key with more distinct values than this is refused (see key_risk).
-NUMERIC_KEY_LEVELS = 100
-
-
-def max_numeric_key_levels(n_records: int) -> int:
-    """Most distinct values a numeric key may take: 100, and at most half the records."""
-    return int(min(NUMERIC_KEY_LEVELS, n_records / 2))
 
 
 def key_risk(
     data: pd.DataFrame,
     keys: Iterable[str],
     *,
-    sensitive: str | None = None,
+    sensitive: str | Iterable[str] | None = None,
     schema: Schema | None = None,
+    missing: str = "category",
+    weight: str | None = None,
+    c: float = 2.0,
 ) -> KeyRisk:
     """Frequency counts, sample uniques, k-anonymity and l-diversity of one file.
 
-    A missing key value counts as a category of its own. Key variables are
-    expected to be categorical or ordinal; a numeric key is accepted only if
-    it takes few distinct values (:func:`max_numeric_key_levels`: at most 100,
-    and at most half the number of records), since nearly every value of a
-    continuous variable is unique. Declare such a column categorical in the
-    schema to use its values as categories anyway.
+    By default a missing key value counts as a category of its own; with
+    ``missing="any"`` it matches any value, the convention of sdcMicro and
+    mu-Argus for suppressed cells (Hundepool et al. 2012, §3.4.2), so that a
+    file made k-anonymous by local suppression can be certified. Key
+    variables are expected to be categorical or ordinal; a numeric key is
+    accepted only if it takes few distinct values
+    (:func:`max_numeric_key_levels`: at most 100, and at most half the number
+    of records), since nearly every value of a continuous variable is unique.
+    Declare such a column categorical in the schema to use its values as
+    categories anyway.
 
     Parameters
     ----------
@@ -863,55 +889,50 @@ def key_risk(
         One file.
     keys : iterable of str
         The key variables (quasi-identifiers), at least one.
-    sensitive : str, optional
-        A sensitive variable, for l-diversity; not one of the keys.
+    sensitive : str or iterable of str, optional
+        Sensitive variable(s), for l-diversity and t-closeness; not keys.
     schema : Schema, optional
         Inferred from ``data`` when omitted.
+    missing : {"category", "any"}, default "category"
+        How a missing key value counts.
+    weight : str, optional
+        Column of sampling weights, for the population frequencies F_k.
+    c : float, default 2.0
+        The constant of recursive (c, l)-diversity.
 
     Returns
     -------
     KeyRisk
     """
-    check_dataframe(data)
-    schema = resolve_schema(data, schema)
-    keys = check_columns(data, keys, "keys")
-    if not keys:
-        raise ParameterError("keys: give at least one key variable")
-    for key in keys:
-        distinct = int(data[key].nunique())
-        if schema[key].kind is Kind.NUMERIC and distinct > max_numeric_key_levels(len(data)):
-            raise SchemaError(
-                f"key {key!r} is numeric with {distinct} distinct values in {len(data)} records "
-                f"(more than {max_numeric_key_levels(len(data))}): nearly every value points at "
-                "few records. Recode it into categories (bands) before using it as a key, or "
-                "declare it categorical to use its values as they are"
-            )
-    if sensitive is not None:
-        check_columns(data, [sensitive], "sensitive")
-        if sensitive in keys:
-            raise ParameterError(f"sensitive variable {sensitive!r} is also a key")
-    group = _group_codes(data, keys)
-    counts = np.bincount(group)
-    freq = counts[group]
-    diversity: pd.Series | None = None
-    l_div: int | None = None
-    if sensitive is not None:
-        sens = pd.factorize(data[sensitive], use_na_sentinel=False)[0].astype(np.int64)
-        pairs = np.unique(np.column_stack([group, sens]), axis=0)
-        distinct_values = np.bincount(pairs[:, 0], minlength=len(counts))
-        diversity = pd.Series(distinct_values[group], index=data.index, name="l_diversity")
-        l_div = int(distinct_values.min())
+    keys, schema = check_keys(data, keys, schema)
+    sensitives = [] if sensitive is None else check_columns(data, sensitive, "sensitive")
+    for name in sensitives:
+        if name in keys:
+            raise ParameterError(f"sensitive variable {name!r} is also a key")
+    weights = None if weight is None else check_weights(data, weight, keys)
+    groups, freq_float, big_f = frequencies(data, keys, missing=missing, weights=weights)
+    freq = freq_float.astype(np.int64)
+    diversities = {
+        name: sensitive_diversity(data, keys, name, missing=missing, c=c, schema=schema)
+        for name in sensitives
+    }
+    first = diversities[sensitives[0]] if sensitives else None
     return KeyRisk(
         keys=keys,
         frequencies=pd.Series(freq, index=data.index, name="frequency"),
-        n_combinations=len(counts),
-        sample_uniques=int((counts == 1).sum()),
-        k_anonymity=int(counts.min()),
+        n_combinations=groups.n_groups,
+        sample_uniques=int((freq == 1).sum()),
+        k_anonymity=int(freq.min()),
         violations={k: int((freq < k).sum()) for k in (2, 3, 5)},
         expected_reidentifications=float((1.0 / freq).sum()),
-        sensitive=sensitive,
-        diversity=diversity,
-        l_diversity=l_div,
+        sensitive=sensitives[0] if sensitives else None,
+        diversity=None if first is None else first.distinct.rename("l_diversity"),
+        l_diversity=None if first is None else first.l_distinct,
+        missing=groups.missing,
+        population_frequencies=None
+        if weights is None
+        else pd.Series(big_f, index=data.index, name="population_frequency"),
+        diversities=diversities,
     )
 
 

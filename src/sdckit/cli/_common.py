@@ -420,3 +420,25 @@ IdOption = Annotated[str | None, id_option()]
 WeightColumnOption = Annotated[str | None, weight_column_option()]
 NaValuesOption = Annotated[str | None, na_values_option()]
 MaskedOutput = Annotated[Path, typer.Option("--output", "-o", help="Masked output file.")]
+
+# The options of the categorical-key commands (risk, recode, kanon, pram).
+KeysOption = Annotated[
+    str,
+    typer.Option("--keys", help="Comma-separated categorical key variables (quasi-identifiers)."),
+]
+MissingOption = Annotated[
+    str,
+    typer.Option(
+        "--missing",
+        help="How a missing key value counts: 'category' (a value of its own) or 'any' "
+        "(it matches any value, as sdcMicro and mu-Argus count suppressed cells).",
+    ),
+]
+SamplingWeightOption = Annotated[
+    str | None,
+    typer.Option("--weight", help="Sampling-weight column (population frequencies F_k)."),
+]
+HouseholdOption = Annotated[
+    str | None,
+    typer.Option("--household", help="Household identifier column (household risk)."),
+]

@@ -7,6 +7,7 @@ name with :func:`mask`.
 
 from sdckit._moved import moved_names
 from sdckit.microdata.base import MaskResult, available_maskers, get_masker, mask, register_masker
+from sdckit.microdata.kanon import KAnonResult, kanon
 from sdckit.microdata.microaggregation import MicroaggregationResult, mdav_groups, microaggregate
 from sdckit.microdata.noise import NoiseResult, additive_noise, multiplicative_noise
 from sdckit.microdata.noise_moments import (
@@ -16,27 +17,36 @@ from sdckit.microdata.noise_moments import (
     recover_moments,
 )
 from sdckit.microdata.rankswap import RankSwapResult, rank_swap
+from sdckit.microdata.recode import Hierarchy, RecodeResult, recode
 from sdckit.microdata.rwn import RWNResult, rwn
+from sdckit.microdata.suppression import SuppressionResult, local_suppression
 from sdckit.microdata.swap import SwapResult, swap
 
 __all__ = [
+    "Hierarchy",
+    "KAnonResult",
     "MaskResult",
     "MicroaggregationResult",
     "MixedMoments",
     "NoiseResult",
     "RWNResult",
     "RankSwapResult",
+    "RecodeResult",
+    "SuppressionResult",
     "SwapResult",
     "additive_noise",
     "available_maskers",
     "expected_masked_moments",
     "get_masker",
+    "kanon",
+    "local_suppression",
     "mask",
     "mdav_groups",
     "microaggregate",
     "mixed_moments",
     "multiplicative_noise",
     "rank_swap",
+    "recode",
     "recover_moments",
     "register_masker",
     "rwn",
