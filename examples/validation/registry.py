@@ -78,6 +78,12 @@ REGISTRY: tuple[Entry, ...] = (
         expect=("| 1 | 2 | 1 | 1 | 1 | 0 |",),
     ),
     Entry("rwn_prgeng.py", 'Matloff & Tendick (2015), "Example": regression coefficients'),
+    Entry(
+        "rwn_bodyfat_section8.py",
+        f"{PMT}, §8.1 and §8.3, Figures 4, 5, 8, 9 (bodyfat regression, distances, PCA)",
+        ("--reps", "10"),
+        runtime="about 6 min",
+    ),
     Entry("maskers_oganian.py", "Oganian (2011), §5 (moment ratios)", ("--replicates", "500")),
     Entry("noise_business.py", "Oganian (2011) on the CASC business files (issue 31)"),
     Entry("maskers_bodyfat.py", f"{PMT}: RWN vs rank swapping vs MDAV on bodyfat"),
@@ -101,6 +107,8 @@ REGISTRY: tuple[Entry, ...] = (
     Entry("querylog_srp.py", "Erola et al. (2011), §4.2 (SRP on the AOL sample)"),
     Entry("querylog_zealous.py", "Erola et al. (2011): planted queries, vs ZEALOUS"),
     Entry("attacks_regression.py", "Bleninger, Drechsler & Ronning (2011), Tables 1-3"),
+    Entry("attacks_differencing.py", f"{LUCERO}, §3.1-§4 and {GH}, §5: attacks on Adult"),
+    Entry("rwn_large_files.py", f"{PMT}, §11 (large-data neighbourhoods)"),
 )
 
 
