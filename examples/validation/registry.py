@@ -82,6 +82,12 @@ REGISTRY: tuple[Entry, ...] = (
     ),
     Entry("kanon_adult.py", "k-anonymity search vs brute force on Adult (issue 16)"),
     Entry("rwn_prgeng.py", 'Matloff & Tendick (2015), "Example": regression coefficients'),
+    Entry(
+        "rwn_bodyfat_section8.py",
+        f"{PMT}, §8.1 and §8.3, Figures 4, 5, 8, 9 (bodyfat regression, distances, PCA)",
+        ("--reps", "10"),
+        runtime="about 6 min",
+    ),
     Entry("maskers_oganian.py", "Oganian (2011), §5 (moment ratios)", ("--replicates", "500")),
     Entry("noise_business.py", "Oganian (2011) on the CASC business files (issue 31)"),
     Entry("maskers_bodyfat.py", f"{PMT}: RWN vs rank swapping vs MDAV on bodyfat"),
@@ -112,6 +118,8 @@ REGISTRY: tuple[Entry, ...] = (
         fast_args=("--peers", "10", "--rounds", "20", "--largest", "3"),
         expect=("| (P, P) | 0.5 | 0.5 |", "dominant strategy solution: (H, H)"),
     ),
+    Entry("attacks_differencing.py", f"{LUCERO}, §3.1-§4 and {GH}, §5: attacks on Adult"),
+    Entry("rwn_large_files.py", f"{PMT}, §11 (large-data neighbourhoods)"),
 )
 
 

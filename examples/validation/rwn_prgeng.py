@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
+from _shared import markdown
 
 from sdckit import rwn
 
@@ -90,10 +91,7 @@ def worked_example(population: pd.DataFrame, args: argparse.Namespace) -> None:
         f"computer occupations in prgeng: {len(population)} records; {args.reps} samples of "
         f"{args.n} (seed {args.seed}); query: sex 2, PhD, age < 31\n"
     )
-    print("| " + " | ".join(table.columns) + " |")
-    print("|" + "---|" * len(table.columns))
-    for values in table.itertuples(index=False):
-        print("| " + " | ".join(str(v) for v in values) + " |")
+    print(markdown(table))
     print("\npaper (one sample of 5,000): 1 original match; eps=0.3: 4 matches, 0 of them her;")
     print("eps=0.2: 0 matches")
     single = table[table["original matches"] == 1]

@@ -28,9 +28,8 @@ NEEDS_DATA = {"rwn_prgeng.py": "prgeng.csv"}
 
 
 def test_registry_lists_every_validation_script_once_at_least() -> None:
-    # Modules whose name starts with "_" are helpers the scripts import (_shared.py), not scripts.
-    found = (ROOT / "examples" / "validation").glob("*.py")
-    scripts = {p.name for p in found if not p.name.startswith("_")} - {"registry.py"}
+    folder = ROOT / "examples" / "validation"
+    scripts = {p.name for p in folder.glob("[!_]*.py")} - {"registry.py"}
     listed = {entry.script for entry in REGISTRY.REGISTRY}
     assert scripts <= listed, f"not in examples/validation/registry.py: {sorted(scripts - listed)}"
     assert listed <= scripts
