@@ -182,6 +182,25 @@ def attacker_intervals(
     return lower, upper, solves
 
 
+def protection_met(
+    relations: sparse.spmatrix,
+    values: np.ndarray,
+    hidden: np.ndarray,
+    primary: np.ndarray,
+    upper: np.ndarray,
+    lower: np.ndarray,
+) -> bool:
+    """Whether every primary cell is hidden and its interval reaches its protection levels."""
+    cells = np.flatnonzero(primary)
+    if not hidden[cells].all():
+        return False
+    lo, hi, _ = attacker_intervals(relations, values, hidden, cells=cells)
+    return bool(
+        np.all(lo <= values[cells] - lower[cells] + EXACT_TOLERANCE)
+        and np.all(hi >= values[cells] + upper[cells] - EXACT_TOLERANCE)
+    )
+
+
 def _component_intervals(
     sub: sparse.csr_matrix, rhs: np.ndarray, ub: np.ndarray, targets: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
