@@ -11,7 +11,6 @@ from sdckit.tables import primary_suppression, suppress, tabulate
 from sdckit.tables.audit import protection_met
 from sdckit.tables.release import check_release
 from sdckit.tables.suppression import Protection, exhaustive_cost
-from sdckit.tables.tabulate import TableStructure
 
 
 def count_table(seed: int, dims: int, hierarchical: bool) -> pd.DataFrame:
@@ -58,13 +57,12 @@ def test_no_primary_cell_is_left_exposed(seed: int, dims: int, hierarchical: boo
 @pytest.mark.parametrize("seed", range(4))
 def test_optimal_pattern_matches_brute_force(seed: int) -> None:
     rng = np.random.default_rng(seed)
-    structure = TableStructure.from_categories(["a", "b"], [["x", "y"], ["u", "v", "w"]])
-    inner = rng.integers(1, 9, size=(2, 3))
-    inner[0, int(rng.integers(3))] = 1
-    values = structure.aggregate(inner).ravel().astype(float)
-    table = structure.labels()
-    table["count"] = values.astype(np.int64)
-    table.attrs["structure"] = structure
+    counts = rng.integers(1, 9, size=6)
+    counts[int(rng.integers(3))] = 1  # one primary cell in the first row
+    cells = pd.DataFrame({"a": ["x"] * 3 + ["y"] * 3, "b": ["u", "v", "w"] * 2})
+    table = tabulate(cells.loc[cells.index.repeat(counts)], ["a", "b"])
+    structure = table.attrs["structure"]
+    values = table["count"].to_numpy(np.float64)
     result = suppress(table, rules=["freq>=2"], method="optimal")
     internal = result.internal
     primary = (internal["status"] == "primary").to_numpy()
