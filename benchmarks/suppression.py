@@ -41,8 +41,8 @@ from sdckit.tables.audit import attacker_intervals
 SHAPES = [
     ("2-way region x industry", (), 6_000, ("hypercube", "modular", "optimal")),
     ("3-way + 6 sizes", (6,), 40_000, ("hypercube", "modular")),
-    # the modular method's sub-tables here hold 4 x 4 x 7 x 11 cells with dozens of primary
-    # cells each: their compact MILPs do not finish in useful time (docs/benchmarks.md)
+    # the modular method's sub-tables here hold 4 x 4 x 7 x 11 cells, each solved by the
+    # compact MILP: not run (docs/benchmarks.md)
     ("4-way + 6 sizes + 10 ages", (6, 10), 300_000, ("hypercube",)),
 ]
 
