@@ -60,7 +60,7 @@ class AuditResult(FrozenResult):
     params : mapping
     stats : mapping
         ``cells``, ``suppressed``, ``published_primary``, ``exposed``,
-        ``exact``, ``lp_solves``,
+        ``exact``, ``lp_solves``, ``levels_given`` (False: only exact disclosure checked),
         ``seconds``.
     """
 
@@ -76,7 +76,12 @@ class AuditResult(FrozenResult):
     def summary(self) -> str:
         """Whether every suppressed cell is protected, and the cells that are not."""
         s = self.stats
-        if s["exposed"] == 0:
+        if s["exposed"] == 0 and not s["levels_given"]:
+            head = (
+                f"none of the {s['suppressed']} suppressed cells can be recomputed exactly "
+                "(no protection levels given: only exact disclosure was checked)"
+            )
+        elif s["exposed"] == 0:
             head = (
                 f"all {s['suppressed']} suppressed cells are protected: each attacker interval "
                 "reaches the required protection"
@@ -180,6 +185,25 @@ def attacker_intervals(
         lower[targets], upper[targets] = lo, hi
         solves += 2 * len(targets)
     return lower, upper, solves
+
+
+def protection_met(
+    relations: sparse.spmatrix,
+    values: np.ndarray,
+    hidden: np.ndarray,
+    primary: np.ndarray,
+    upper: np.ndarray,
+    lower: np.ndarray,
+) -> bool:
+    """Whether every primary cell is hidden and its interval reaches its protection levels."""
+    cells = np.flatnonzero(primary)
+    if not hidden[cells].all():
+        return False
+    lo, hi, _ = attacker_intervals(relations, values, hidden, cells=cells)
+    return bool(
+        np.all(lo <= values[cells] - lower[cells] + EXACT_TOLERANCE)
+        and np.all(hi >= values[cells] + upper[cells] - EXACT_TOLERANCE)
+    )
 
 
 def _component_intervals(
@@ -437,6 +461,7 @@ def audit_suppression(
         "exact": int(exact.sum()),
         "lp_solves": solves,
         "seconds": seconds,
+        "levels_given": not check_all,
     }
     params = {"dims": list(structure.dims), "value": value, "protection": protection}
     return AuditResult(report, params, stats)

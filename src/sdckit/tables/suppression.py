@@ -54,7 +54,12 @@ from sdckit._results import FrozenResult
 from sdckit._validation import check_dataframe, check_positive
 from sdckit.errors import DataError, InfeasibleError, ParameterError
 from sdckit.tables.additivity import _highs, _NoTableInTime
-from sdckit.tables.audit import AuditResult, audit_suppression, resolve_structure
+from sdckit.tables.audit import (
+    AuditResult,
+    audit_suppression,
+    protection_met,
+    resolve_structure,
+)
 from sdckit.tables.release import release_frame
 from sdckit.tables.rules_primary import PrimaryRule, primary_suppression
 from sdckit.tables.tabulate import Hierarchy, TableStructure
@@ -439,6 +444,33 @@ def modular_pattern(
         hidden[cells[pattern]] = True
         decided[cells] = True
     return hidden, {"subtables": len(nodes), "relaxed_subtables": relaxed}
+
+
+def exhaustive_cost(structure: TableStructure, problem: Protection) -> float:
+    """The optimum by enumeration: every set of non-primary cells, cheapest first by size.
+
+    Each candidate is checked by the attacker's LP (:func:`protection_met`); for tables of
+    a dozen cells, to validate the other methods against a known optimum.
+    """
+    relations, _ = structure.relations()
+    others = np.flatnonzero(~problem.primary)
+    if len(others) > 16:
+        raise ParameterError(
+            f"exhaustive search over {len(others)} cells is too large (16 at most)"
+        )
+    best = np.inf
+    for size in range(len(others) + 1):
+        for chosen in itertools.combinations(others, size):
+            cost = float(problem.weights[list(chosen)].sum())
+            if cost >= best:
+                continue
+            hidden = problem.primary.copy()
+            hidden[list(chosen)] = True
+            if protection_met(
+                relations, problem.values, hidden, problem.primary, problem.upper, problem.lower
+            ):
+                best = cost
+    return best
 
 
 # --- the entry point ---------------------------------------------------------------
