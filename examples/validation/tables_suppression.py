@@ -23,7 +23,6 @@ import pandas as pd
 
 from sdckit.tables import (
     add_record_keys,
-    audit_suppression,
     cell_key_perturb,
     design_ptable,
     primary_suppression,
@@ -132,33 +131,6 @@ def census_comparison() -> None:
         print("| " + " | ".join(row) + " |")
 
 
-def sdctable_example() -> None:
-    """The 4 x 4 table of R sdcTable's documented SIMPLEHEURISTIC check (its
-    tests/testthat/test-simpleheuristic.R): nine suppressed inner cells leave w|b = 47
-    recomputable; with x|b suppressed too, sdcTable's attack() gives w|b the bounds
-    [0, 141]."""
-    print("\n## 3. R sdcTable's documented example (test-simpleheuristic.R)")
-    inner = [[30, 47, 64, 89], [90, 124, 5, 31], [92, 100, 59, 85], [800, 991, 651, 685]]
-    structure = TableStructure.from_categories(
-        ["v1", "v2"], [list("wxyz"), list("abcd")], total_label="tot"
-    )
-    table = structure.labels()
-    table["count"] = structure.aggregate(np.array(inner)).ravel()
-    table.attrs["structure"] = structure
-    pattern = {"wa", "wb", "wc", "xa", "xc", "yb", "yd", "zb", "zd"}
-    for extra in (set(), {"xb"}):
-        hidden = [
-            f"{r}{c}" in pattern | extra for r, c in zip(table["v1"], table["v2"], strict=True)
-        ]
-        audit = audit_suppression(table.assign(suppressed=hidden))
-        cell = audit.cells.query("v1 == 'w' and v2 == 'b'").iloc[0]
-        print(
-            f"{len(pattern | extra)} suppressed: w|b = {cell['value']:g}, attacker interval "
-            f"[{cell['lower']:g}, {cell['upper']:g}]; {audit.summary()}"
-        )
-
-
 if __name__ == "__main__":
     known_optima()
     census_comparison()
-    sdctable_example()
