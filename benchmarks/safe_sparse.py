@@ -72,13 +72,14 @@ def measured(function):  # type: ignore[no-untyped-def]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--records", type=int, default=1_000_000)
-    parser.add_argument("--seed", type=int, default=2011)
+    parser = argparse.ArgumentParser(description="SAFE on a sparse census-style file")
+    parser.add_argument("--records", type=int, default=1_000_000, help="number of records")
+    parser.add_argument("--seed", type=int, default=2011, help="seed of the records and of SAFE")
     args = parser.parse_args()
+    versions = f"Python {sys.version.split()[0]}, numpy {np.__version__}, pandas {pd.__version__}"
+    load = os.getloadavg()[0]
     print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}, "
-        f"numpy {np.__version__}, pandas {pd.__version__}, load average {os.getloadavg()[0]:.1f}"
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, {versions}, load average {load:.1f}"
     )
     data = census(args.records, args.seed)
     variables = list(SIZES)
