@@ -194,7 +194,9 @@ class _State:
         return order[lo:hi]
 
 
-def _fix_options(state: _State, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _fix_options(
+    state: _State, s: int, rng: np.random.Generator, sample: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Moves that make unsafe cell ``s`` safe without creating another unsafe cell."""
     c = int(state.y[s])
     near = state.neighbours(s)
@@ -206,6 +208,8 @@ def _fix_options(state: _State, s: int) -> tuple[np.ndarray, np.ndarray, np.ndar
         # no neighbour helps: allow any cell that can take the records
         everywhere = np.flatnonzero((state.y >= 1) & (state.y + c >= 3))
         empty_into = everywhere[everywhere != s]
+        if len(empty_into) > sample:  # a sample of them: each is costed over every table
+            empty_into = rng.choice(empty_into, sample, replace=False)
     src = np.concatenate([np.full(len(empty_into), s), fill_from])
     dst = np.concatenate([empty_into, np.full(len(fill_from), s)])
     amount = np.concatenate([np.full(len(empty_into), c), np.full(len(fill_from), need)])
@@ -213,7 +217,7 @@ def _fix_options(state: _State, s: int) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def _first_feasible(
-    state: _State, bound: int, limit: int, rng: np.random.Generator, history: list
+    state: _State, bound: int, limit: int, rng: np.random.Generator, history: list, sample: int
 ) -> int:
     while True:
         unsafe = np.flatnonzero((state.y == 1) | (state.y == 2))
@@ -223,7 +227,7 @@ def _first_feasible(
         for s in rng.permutation(unsafe):
             if state.y[s] not in (1, 2):
                 continue
-            src, dst, amount = _fix_options(state, int(s))
+            src, dst, amount = _fix_options(state, int(s), rng, sample)
             if len(src) == 0:
                 continue
             cost = state.cost(src, dst, amount)
@@ -396,7 +400,9 @@ def safe_perturb(
     max_rounds : int, default 20
         Tightening rounds in phase 2.
     repair_sample : int, default 256
-        Elementary cells examined per repair in phase 2.
+        Elementary cells examined per repair in phase 2, and per unsafe cell
+        in phase 1 when no neighbouring cell can take or give its records
+        (a random sample of all the cells that can).
     random_state : None, int or Generator
         Order of visits, tie-breaking and which records of a cell move.
     progress : callable, optional
@@ -482,7 +488,7 @@ def safe_perturb(
     state = _State(ids, counts.astype(np.int64), shape, subtables, allowance)
     unsafe_before = int(((counts == 1) | (counts == 2)).sum())
     history: list[tuple[str, int]] = [("start", start)]
-    feasible_bound = _first_feasible(state, start, limit, rng, history)
+    feasible_bound = _first_feasible(state, start, limit, rng, history, repair_sample)
     if progress is not None:
         progress(1, 2)
     if optimise:
