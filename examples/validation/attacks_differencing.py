@@ -46,18 +46,10 @@ from sdckit.tables import (
 )
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-COLUMNS = [
-    "age",
-    "workclass",
-    "education",
-    "marital_status",
-    "occupation",
-    "race",
-    "sex",
-    "hours_per_week",
-    "native_country",
-    "fnlwgt",
-]
+COLUMNS = (
+    "age workclass education marital_status occupation race sex hours_per_week "
+    "native_country fnlwgt"
+).split()
 SECRET = b"attacks-differencing-validation!"
 
 

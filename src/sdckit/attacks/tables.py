@@ -356,7 +356,7 @@ class AveragingAttackResult(FrozenResult):
         t = self.table.set_index("keys")
         c = t.loc["consistent record keys"]
         first = (
-            f"Averaging {c['shared_cells']} cells shared by {c['mean_tables']:.1f} tables on "
+            f"Averaging {int(c['shared_cells'])} cells shared by {c['mean_tables']:.1f} tables on "
             f"average: with consistent record keys every copy of a cell carries the same noise "
             f"(error {c['rmse_single']:.3f} alone, {c['rmse_average']:.3f} averaged)"
         )
