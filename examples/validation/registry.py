@@ -95,6 +95,10 @@ REGISTRY: tuple[Entry, ...] = (
     Entry("assess_prediction.py", f"{PMT}, §8.4 (prediction check)", ("--dataset", "pima")),
     Entry("distributed_rwn.py", f"{PMT}, §11.3 (partitioned RWN)"),
     Entry("rwn_categorical.py", "RWN on mixed files (categorical columns masked)"),
+    Entry(
+        "rwn_large_files.py",
+        f"{PMT}, §§10-11: utility and risk of approximate and sampled neighbourhoods",
+    ),
     Entry("server_differencing.py", f"{LUCERO}, §4, eq. (5) and bounds (6)"),
     Entry("server_perturbation.py", f"{LUCERO}, §4 with the padding defence"),
     Entry("server_utility.py", f"{LUCERO}: cost of the padding defence"),

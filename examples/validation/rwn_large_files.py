@@ -17,7 +17,7 @@ Tendick (2022), Section 11 — then, with ``sdckit.assess`` (all exact searches)
   closest masked record is their own row;
 * the recall@10 and k-th-neighbour distance ratio RWN measured, and the time.
 
-    .venv/bin/python examples/validation/rwn_large_files.py [--n 100000] [--seed 1]
+    .venv/bin/python examples/validation/rwn_large_files.py [--n 100000] [--seed 1] [--only ivf]
 """
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--only", help="comma list of strategy labels' first words (e.g. ivf,pairs)"
+    )
     args = parser.parse_args()
     data = make_data("factor", args.n)
     columns = list(data.columns)
@@ -60,6 +63,9 @@ def main() -> None:
         f"{'strategy':<24}{'time s':>8}{'recall':>8}{'dist x':>8}{'corr err':>10}"
         f"{'CI overlap':>12}{'DCR median':>12}{'DCR p5':>9}{'own row':>9}"
     )
+    if args.only:
+        wanted = set(args.only.split(","))
+        strategies = {k: v for k, v in strategies.items() if k.split()[0] in wanted}
     for label, strategy in strategies.items():
         start = time.perf_counter()
         result = rwn(data, k=10, q=1.0, neighbors=strategy, random_state=args.seed)

@@ -186,8 +186,8 @@ def test_high_effort_approximate_search_equals_exact_search(frame, backend):
 
 def test_the_recall_estimate_agrees_with_the_true_recall():
     rng = np.random.default_rng(2)
-    matrix = rng.standard_normal((20_000, 8))
-    backend = IVFBackend(nlist=200, nprobe=1)
+    matrix = rng.standard_normal((8_000, 6))
+    backend = IVFBackend(nlist=100, nprobe=1)
     backend.fit(matrix)
     rows = np.arange(len(matrix))
     exact = make_backend("kd_tree")

@@ -446,7 +446,7 @@ def rwn(
         "distance_columns": dist_cols,
         "empty": empty,
         "missing": missing,
-        "algorithm": getattr(backend, "name", algorithm),
+        "algorithm": getattr(backend, "name", algorithm) if exact_search else algorithm,
         "neighbors": "exact" if exact_search else getattr(backend, "name", "custom"),
         "sample_size": getattr(backend, "sample_size", None),
         "recall_sample": recall_sample,
