@@ -113,7 +113,9 @@ REGISTRY: tuple[Entry, ...] = (
     Entry("tables_adult.py", f"{GH}, §6, Table 5 style on Adult"),
     Entry("tables_second_round.py", f"{GH}: second round (issue 24)"),
     Entry("querylog_srp.py", "Erola et al. (2011), §4.2 (SRP on the AOL sample)"),
-    Entry("querylog_zealous.py", "Götz et al. (2012): planted queries vs microaggregation and ZEALOUS"),
+    Entry(
+        "querylog_zealous.py", "Götz et al. (2012): planted queries vs microaggregation and ZEALOUS"
+    ),
     Entry("attacks_regression.py", "Bleninger, Drechsler & Ronning (2011), Tables 1-3"),
     Entry(
         "coprivacy_paper.py",
