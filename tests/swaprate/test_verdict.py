@@ -111,7 +111,7 @@ def test_impossible_numbers_make_the_verdict_unreliable(changes, reason):
 
 def test_calibration_that_does_not_follow_is_unreliable():
     # The issue's case: after adding 450 known swaps the estimate rose by 56.
-    calibration = _judge((0.025, 0.05), (450, 925), (130.0, 959.0), 74.0, 55.0, 48842)
+    calibration = _judge((0.025, 0.05), (450, 925), (130.0, 959.0), 74.0, 55.0, 48842, 11687)
     assert not calibration.follows
     verdict = judge_swap_estimate(
         n0=37155, n1=11687, alpha=74.0, standard_error=55.0, calibration=calibration
@@ -266,3 +266,16 @@ def test_library_verdict_is_the_clis_first_line(tmp_path, capsys, halves, librar
     assert first == result.verdict.line()
     assert first == f"verdict: {result.verdict.code}: {result.verdict.sentence}"
     assert len(first) > 80  # longer than a terminal line: it was not wrapped
+
+
+def test_calibration_expects_the_rise_of_unbalanced_groups():
+    # alpha/N = 0.1 with a 76/24 split: a re-swap of alpha' records raises the group
+    # swap count by alpha' (1 - alpha/n0 - alpha/n1) = 0.45 alpha', not 0.6 alpha'.
+    n, n1, alpha = 30_000, 7_200, 3_000.0
+    factor = 1 - alpha / (n - n1) - alpha / n1
+    added = (750, 1500)
+    estimates = tuple(alpha + a * factor for a in added)
+    calibration = _judge((0.05, 0.1), added, estimates, alpha, 60.0, n, n1)
+    assert calibration.slope == pytest.approx(1.0)
+    assert calibration.follows
+    assert calibration.expected_rises[0] == pytest.approx(750 * factor)
