@@ -24,8 +24,11 @@
 Linearity, derived: after a first swap with p = 2 alpha / N of the records
 changed, a second swap changing p' = 2 alpha' / N of them (alpha' = rho' 2 n0 n1
 / (N - 1), Lemma 2.3) leaves p + p' - 2 p p' changed (a record changed twice
-is back), i.e. a group swap count alpha + alpha' (1 - 4 alpha / N): a line in
-rho' with slope (2 n0 n1 / (N - 1)) (1 - 4 alpha / N).
+is back; the re-swap moves alpha' records out of each group at random, of which
+a share alpha / n0, resp. alpha / n1, the first swap had brought there), i.e. a
+group swap count alpha + alpha' (1 - alpha / n0 - alpha / n1): a line in rho'
+with slope (2 n0 n1 / (N - 1)) (1 - alpha / n0 - alpha / n1), which is
+(1 - 4 alpha / N) only for balanced groups.
 """
 
 from __future__ import annotations
@@ -241,7 +244,7 @@ class LinearityCheck:
     intercept, slope : float
         Least-squares line estimate = intercept + slope * rho'.
     expected_slope : float
-        (2 n0 n1 / (N - 1)) (1 - 4 intercept / N): the slope a correct
+        (2 n0 n1 / (N - 1)) (1 - intercept / n0 - intercept / n1): the slope a correct
         estimator would show.
     slope_ratio : float
         slope / expected_slope.
@@ -383,7 +386,7 @@ def reswap_linearity(
     fitted = intercept + slope * rates
     span = abs(slope) * (rates.max() - rates.min())
     departure = float(np.max(np.abs(estimates - fitted)) / span) if span > 0 else float("inf")
-    expected_slope = 2.0 * n0 * n1 / (n - 1) * (1.0 - 4.0 * intercept / n)
+    expected_slope = 2.0 * n0 * n1 / (n - 1) * (1.0 - intercept / n0 - intercept / n1)
     slope_ratio = float(slope / expected_slope) if expected_slope > 0 else float("nan")
     nonlinear = bool(
         departure > departure_threshold
