@@ -112,6 +112,10 @@ REGISTRY: tuple[Entry, ...] = (
     Entry("tables_ptables.py", f"{GH}, appendix Table 1 (perturbation tables)"),
     Entry("tables_adult.py", f"{GH}, §6, Table 5 style on Adult"),
     Entry("tables_second_round.py", f"{GH}: second round (issue 24)"),
+    Entry(
+        "tables_suppression.py",
+        "Cell suppression (issue 21): audit vs enumeration, known optima, census-style comparison",
+    ),
     Entry("querylog_srp.py", "Erola et al. (2011), §4.2 (SRP on the AOL sample)"),
     Entry(
         "querylog_zealous.py", "Götz et al. (2012): planted queries vs microaggregation and ZEALOUS"

@@ -35,6 +35,9 @@ _PARAMS = {
     "additive_noise": {"columns": ["age", "income"], "variance_factor": 0.1},
     "multiplicative_noise": {"columns": ["age", "income"], "variance_factor": 0.1},
     "microaggregation": {"columns": ["age", "income"], "group_size": 3},
+    "recode": {"columns": ["age"], "intervals": {"age": [-1000, 30, 45, 60, 1000]}},
+    "kanon": {"columns": ["sex", "region"], "k_anonymity": 3},
+    "local_suppression": {"columns": ["sex", "region"], "k_anonymity": 3},
 }
 
 
