@@ -121,6 +121,15 @@ def test_sweep_any_masker_following_the_interface(survey):
     rec = s.recommend(max_correlation_difference=0.5)
     assert rec is not None and rec["setting"] == "digits=-1"
     assert s.recommend(max_correlation_difference=0.0) is None or rec["linkage_rate"] <= 1.0
+    # No setting meets a bound below the smallest difference: None, and the
+    # sentence names the bound asked for and the closest setting.
+    smallest = by["corr_mean_abs_diff"].min()
+    assert smallest > 0  # rounding to 3 digits moves the correlations a little
+    bound = smallest / 2
+    assert s.recommend(max_correlation_difference=bound) is None
+    sentence = s.recommendation(max_correlation_difference=bound)
+    assert f"within {bound:g}" in sentence
+    assert f"the smallest is {smallest:.3g}, at digits=3" in sentence
 
 
 def test_sweep_rejects_clashing_parameters(survey):

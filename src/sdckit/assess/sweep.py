@@ -175,23 +175,44 @@ class SweepResult(FrozenResult):
         lines.append(self.recommendation())
         return "\n".join(lines)
 
-    def recommendation(self) -> str:
-        """The recommended setting in a sentence (the same in the terminal and the report)."""
-        rec = self.recommend()
-        if rec is None and "corr_mean_abs_diff" not in self.by_setting():
+    def recommendation(self, *, max_correlation_difference: float = 0.05) -> str:
+        """The recommended setting in a sentence (the same in the terminal and the report).
+
+        Parameters
+        ----------
+        max_correlation_difference : float, default 0.05
+            The bound passed to :meth:`recommend`.
+
+        Returns
+        -------
+        str
+            The setting :meth:`recommend` picks and why; when it picks none, why not
+            and the smallest mean correlation difference any setting reached.
+        """
+        bound = max_correlation_difference
+        rec = self.recommend(max_correlation_difference=bound)
+        table = self.by_setting()
+        if rec is None and "corr_mean_abs_diff" not in table:
             return (
                 "No recommended setting: the correlations could not be compared (fewer than "
                 "two numeric variables), so utility has no common measure here."
             )
         if rec is None:
+            diffs = table["corr_mean_abs_diff"].dropna()
+            closest = (
+                f" (the smallest is {diffs.min():.3g}, at {diffs.idxmin()})"
+                if not diffs.empty
+                else ""
+            )
             return (
-                "No setting keeps the mean absolute correlation difference within 0.05; "
-                "consider smaller neighbourhoods or a lower modification probability."
+                f"No setting keeps the mean absolute correlation difference within {bound:g}"
+                f"{closest}; consider smaller neighbourhoods, a lower modification "
+                "probability, or a looser bound."
             )
         return (
             f"Recommended setting: {rec['setting']}. It has the lowest record-linkage "
             f"re-identification rate ({rec['linkage_rate']:.1%}) among the settings whose "
-            f"correlations move by at most 0.05 on average ({rec['corr_mean_abs_diff']:.3f})."
+            f"correlations move by at most {bound:g} on average ({rec['corr_mean_abs_diff']:.3f})."
         )
 
 
