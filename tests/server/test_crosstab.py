@@ -121,3 +121,26 @@ def test_input_errors(server):
         server.crosstab("ALL", "sex", mean_of="region")
     refused = server.crosstab("ALL", "ssn")
     assert isinstance(refused, Refusal) and refused.rules == ("allowed_variables",)
+
+
+@pytest.mark.parametrize("perturbation", [True, False])
+def test_rows_and_columns_the_universe_rules_out_are_left_out(
+    people, people_metadata, perturbation
+):
+    server = AnalysisServer(people, people_metadata, {"perturbation": perturbation}, secret=SECRET)
+    narrow = server.crosstab("region = north OR region = south", "sex", "region", mean_of="wage")
+    assert isinstance(narrow, CrosstabResult)
+    assert narrow.col_labels == ("north", "south")
+    assert np.shape(narrow.counts) == (2, 2)
+    assert np.shape(narrow.means) == (2, 2) and len(narrow.col_means) == 2
+    if not perturbation:  # exact counts: nothing left out was counted
+        assert narrow.total == sum(narrow.row_totals) == sum(narrow.col_totals)
+    # The rule reads the query only: a universe whose pieces do not all restrict
+    # region keeps every region, zero or not.
+    wide = server.crosstab("region = north OR sex = male", "sex", "region")
+    assert isinstance(wide, CrosstabResult)
+    assert set(wide.col_labels) == {"north", "south", "east", "west"}
+    # Bins of a continuous variable alike.
+    bins = server.crosstab("age in bins 0, 1", "age", "sex")
+    assert isinstance(bins, CrosstabResult)
+    assert len(bins.row_labels) == 2

@@ -38,6 +38,7 @@ from sdckit.server.limits import check_deadline
 from sdckit.server.metadata import Metadata
 from sdckit.server.perturbation import Perturbation
 from sdckit.server.rules import Verdict, static_regression_rules
+from sdckit.server.universe import Universe, parse_universe
 
 __all__ = [
     "AnalysisOutcome",
@@ -306,6 +307,12 @@ def _axis(name: str, coded: CodedData) -> tuple[np.ndarray, tuple[str, ...]]:
     return coded.codes[name], var.code_labels()
 
 
+def _possible(universe: Universe, name: str, coded: CodedData, n_codes: int) -> np.ndarray:
+    """Indices of the codes of ``name`` a unit of ``universe`` can have."""
+    possible = universe.possible_codes(name, coded.metadata)
+    return np.arange(n_codes) if possible is None else np.flatnonzero(possible)
+
+
 def crosstab(
     coded: CodedData,
     positions: np.ndarray,
@@ -469,15 +476,29 @@ def crosstab(
             "col_means": tuple(_num(v) for v in col_means),
             "total_mean": _num(total_mean),
         }
+    # Rows and columns the universe rules out (read from the query, not the data)
+    # are structural zeros: left out rather than printed as 0.
+    universe = parse_universe(universe_text, coded.metadata)
+    keep_r = _possible(universe, rows, coded, len(row_labels))
+    keep_c = (
+        _possible(universe, cols, coded, len(col_labels))
+        if cols is not None
+        else np.arange(len(col_labels))
+    )
+    if mean_of is not None:
+        kwargs["means"] = tuple(tuple(kwargs["means"][i][j] for j in keep_c) for i in keep_r)
+        kwargs["row_means"] = tuple(kwargs["row_means"][i] for i in keep_r)
+        kwargs["col_means"] = tuple(kwargs["col_means"][j] for j in keep_c)
+    counts = np.asarray(released["counts"])[np.ix_(keep_r, keep_c)]
     result = CrosstabResult(
         universe=universe_text,
         rows=rows,
         cols=cols,
-        row_labels=tuple(row_labels),
-        col_labels=tuple(col_labels),
-        counts=tuple(tuple(int(v) for v in row) for row in released["counts"]),
-        row_totals=tuple(int(v) for v in released["rows"]),
-        col_totals=tuple(int(v) for v in released["cols"]),
+        row_labels=tuple(row_labels[i] for i in keep_r),
+        col_labels=tuple(col_labels[j] for j in keep_c),
+        counts=tuple(tuple(int(v) for v in row) for row in counts),
+        row_totals=tuple(int(released["rows"][i]) for i in keep_r),
+        col_totals=tuple(int(released["cols"][j]) for j in keep_c),
         total=int(released["total"]),
         verdicts=tuple(verdicts),
         **kwargs,

@@ -106,6 +106,39 @@ class Universe:
         """Every variable the universe mentions, sorted."""
         return tuple(sorted({v for p in self.pieces for v in p.variables}))
 
+    def possible_codes(self, variable: str, metadata: Metadata) -> np.ndarray | None:
+        """Which codes of ``variable`` a unit of this universe can have.
+
+        Read from the query alone, never from the data: a crosstab over
+        ``region = north OR region = south`` has no east or west row to show.
+
+        Parameters
+        ----------
+        variable : str
+            A variable of ``metadata``.
+        metadata : Metadata
+            The server's metadata (levels and cutpoint bins).
+
+        Returns
+        -------
+        ndarray of bool or None
+            One flag per code (level or bin, in code order); None when the
+            universe allows every code.
+        """
+        if self.is_everything:
+            return None
+        var = metadata.variable(variable)
+        possible = np.zeros(len(var.code_labels()), dtype=bool)
+        for piece in self.pieces:
+            condition = next((c for c in piece.conditions if c.variable == variable), None)
+            if condition is None:
+                return None
+            if condition.is_bins:
+                possible[list(condition.values)] = True
+            else:
+                possible[[var.levels.index(v) for v in condition.values]] = True
+        return None if possible.all() else possible
+
     def to_string(self) -> str:
         """Canonical readable form (parses back to an equal universe)."""
         if self.is_everything:
