@@ -102,11 +102,17 @@ def paper_table_1() -> dict[int, np.ndarray]:
 
 
 def runs_arguments(
-    description: str | None, *, runs: int, quick: int, quick_help: str
+    description: str | None,
+    *,
+    runs: int,
+    quick: int,
+    quick_help: str,
+    parser: argparse.ArgumentParser | None = None,
 ) -> tuple[argparse.Namespace, int]:
     """The ``--runs N`` and ``--quick`` options of a simulation script: its arguments, and the
-    runs to do (``quick`` of them with ``--quick``)."""
-    parser = argparse.ArgumentParser(description=description)
+    runs to do (``quick`` of them with ``--quick``). ``parser`` may carry the script's own
+    options."""
+    parser = parser or argparse.ArgumentParser(description=description)
     parser.add_argument("--runs", type=int, default=runs)
     parser.add_argument("--quick", action="store_true", help=quick_help)
     args = parser.parse_args()

@@ -210,6 +210,47 @@ def test_prediction_experiment_runs_registered_masker(numeric_pair):
     pd.testing.assert_frame_equal(result.errors, run().errors)  # same seed, same errors
 
 
+def test_prediction_check_reports_the_constant_prediction_it_must_beat():
+    rng = np.random.default_rng(3)
+    n = 600
+    x = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    # A class carried by a: the forest learns it and beats the commonest class.
+    learnable = x.assign(y=np.where(x["a"] > 0.5, "high", "low"))
+    result = prediction_check(
+        learnable,
+        learnable,
+        "y",
+        ["a", "b"],
+        holdout=200,
+        n_replications=2,
+        n_estimators=20,
+        random_state=1,
+    )
+    share_high = float((learnable["y"] == "high").mean())
+    assert result.baseline_error == pytest.approx(share_high, abs=0.06)
+    assert result.learns and "commonest class" in result.note()
+    # A class independent of every predictor (80/20): fully grown trees do
+    # worse than always answering the commonest class, and the note says so.
+    noise = x.assign(y=np.where(rng.random(n) < 0.2, "rare", "common"))
+    result = prediction_check(
+        noise,
+        noise,
+        "y",
+        ["a", "b"],
+        holdout=200,
+        n_replications=3,
+        n_estimators=20,
+        random_state=1,
+    )
+    assert result.baseline_error == pytest.approx(0.2, abs=0.06)
+    assert result.mean_errors["original"] > result.baseline_error
+    assert not result.learns
+    assert "says nothing about the masking" in result.note()
+    assert "no evidence about masking" in result.summary()
+    with pytest.raises(ParameterError, match="min_samples_leaf"):
+        prediction_check(noise, noise, "y", ["a", "b"], min_samples_leaf=0)
+
+
 def test_pair_checks(numeric_pair):
     original, masked = numeric_pair
     with pytest.raises(DataError, match="rows"):

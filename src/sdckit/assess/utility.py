@@ -921,6 +921,11 @@ class PredictionCheck(MeasureResult):
         Mean error per training set, ``original`` first.
     holdout : int
         Size of each holdout set.
+    baseline_error : float
+        Mean error on the same holdouts of a constant prediction from the
+        original training records (their commonest class, or their mean): a
+        forest that does not beat it has learnt nothing, and then the check
+        says nothing about the masking.
     """
 
     response: str
@@ -928,6 +933,7 @@ class PredictionCheck(MeasureResult):
     errors: pd.DataFrame
     mean_errors: pd.Series
     holdout: int
+    baseline_error: float = math.nan
 
     @property
     def error_name(self) -> str:
@@ -941,13 +947,37 @@ class PredictionCheck(MeasureResult):
             f"prediction_error_{name}": float(value) for name, value in self.mean_errors.items()
         }
 
+    @property
+    def constant_prediction(self) -> str:
+        """What the baseline predicts, in words."""
+        return (
+            "the commonest class of the training records"
+            if self.task == "classification"
+            else "the mean of the training records"
+        )
+
+    @property
+    def learns(self) -> bool:
+        """Whether the forest trained on the original data beats the constant prediction."""
+        o = self.mean_errors.get("original", math.nan)
+        return bool(math.isnan(self.baseline_error) or o < self.baseline_error)
+
     def note(self) -> str:
         o = self.mean_errors.get("original", math.nan)
         others = ", ".join(f"{k}: {v:.3f}" for k, v in self.mean_errors.items() if k != "original")
-        return (
+        text = (
             f"A random forest predicting {self.response} has {self.error_name} {o:.3f} when trained on "
             f"the original data and {others} when trained on the masked data."
         )
+        if math.isnan(self.baseline_error):
+            return text
+        text += f" Always predicting {self.constant_prediction} gives {self.baseline_error:.3f}."
+        if not self.learns:
+            text += (
+                " The forest does no better than that even on the original data, so this check "
+                "says nothing about the masking (prediction_check or prediction_experiment with a larger min_samples_leaf grows smoother forests)."
+            )
+        return text
 
     def summary(self) -> str:
         reps = int(self.errors["replication"].nunique())
@@ -957,6 +987,12 @@ class PredictionCheck(MeasureResult):
         ]
         for name, value in self.mean_errors.items():
             lines.append(f"  trained on {name:<24} {value:.4f}")
+        if not math.isnan(self.baseline_error):
+            lines.append(f"  {'constant prediction (baseline)':<35} {self.baseline_error:.4f}")
+            if not self.learns:
+                lines.append(
+                    "  the forest does not beat the constant prediction: no evidence about masking"
+                )
         return "\n".join(lines)
 
 
@@ -992,9 +1028,29 @@ def _target(data: pd.DataFrame, response: str, classification: bool) -> np.ndarr
     return pd.to_numeric(y).to_numpy(np.float64)
 
 
-def _forest(classification: bool, n_estimators: int, seed: int, n_jobs: int | None):
+def _forest(
+    classification: bool,
+    n_estimators: int,
+    seed: int,
+    n_jobs: int | None,
+    min_samples_leaf: int = 1,
+):
     cls = RandomForestClassifier if classification else RandomForestRegressor
-    return cls(n_estimators=n_estimators, random_state=seed, n_jobs=n_jobs)
+    return cls(
+        n_estimators=n_estimators,
+        random_state=seed,
+        n_jobs=n_jobs,
+        min_samples_leaf=min_samples_leaf,
+    )
+
+
+def _constant_error(classification: bool, train: np.ndarray, truth: np.ndarray) -> float:
+    """Error of predicting the training records' commonest class (or mean) for every record."""
+    if classification:
+        values, counts = np.unique(train, return_counts=True)
+        guess = values[counts.argmax()]
+        return float(np.mean(truth != guess))
+    return _error(False, truth, np.full(truth.shape, float(np.mean(train))))
 
 
 def _error(classification: bool, truth: np.ndarray, predicted: np.ndarray) -> float:
@@ -1029,6 +1085,7 @@ def prediction_check(
     holdout: int | float | None = None,
     n_replications: int = 5,
     n_estimators: int = 100,
+    min_samples_leaf: int = 1,
     n_jobs: int | None = None,
     random_state: RandomState = None,
 ) -> PredictionCheck:
@@ -1058,6 +1115,10 @@ def prediction_check(
         Holdout draws.
     n_estimators : int, default 100
         Trees per forest.
+    min_samples_leaf : int, default 1
+        Smallest leaf of each tree (scikit-learn's parameter). Fully grown
+        trees (1) can do worse than a constant prediction on noisy classes;
+        the result's ``baseline_error`` shows when they do.
     n_jobs : int, optional
         Passed to scikit-learn's forests (None: one job, -1: every core).
     random_state : None, int or Generator
@@ -1083,6 +1144,7 @@ def prediction_check(
     size = _check_holdout(holdout, n)
     n_replications = check_int(n_replications, "n_replications", minimum=1)
     n_estimators = check_int(n_estimators, "n_estimators", minimum=1)
+    min_samples_leaf = check_int(min_samples_leaf, "min_samples_leaf", minimum=1)
     rng = check_random_state(random_state)
     classification = _is_classification(original[response], schema, response, task)
     x0 = _features(original, predictors, schema)
@@ -1090,17 +1152,25 @@ def prediction_check(
     y0 = _target(original, response, classification)
     y1 = _target(masked, response, classification)
     rows = []
+    constant = []
     for rep in range(n_replications):
         perm = rng.permutation(n)
         test, train = perm[:size], perm[size:]
         seed = int(rng.integers(0, 2**31 - 1))
+        constant.append(_constant_error(classification, y0[train], y0[test]))
         for label, x, y in (("original", x0, y0), ("masked", x1, y1)):
-            model = _forest(classification, n_estimators, seed, n_jobs).fit(x[train], y[train])
+            model = _forest(classification, n_estimators, seed, n_jobs, min_samples_leaf)
+            model.fit(x[train], y[train])
             rows.append((rep, label, _error(classification, y0[test], model.predict(x0[test]))))
     errors = pd.DataFrame(rows, columns=["replication", "training", "error"])
     means = errors.groupby("training", sort=False)["error"].mean()
     return PredictionCheck(
-        response, "classification" if classification else "regression", errors, means, size
+        response,
+        "classification" if classification else "regression",
+        errors,
+        means,
+        size,
+        float(np.mean(constant)),
     )
 
 
@@ -1116,6 +1186,7 @@ def prediction_experiment(
     holdout: int | float | None = None,
     n_replications: int = 25,
     n_estimators: int = 100,
+    min_samples_leaf: int = 1,
     n_jobs: int | None = None,
     random_state: RandomState = None,
 ) -> PredictionCheck:
@@ -1156,6 +1227,10 @@ def prediction_experiment(
         Holdout draws.
     n_estimators : int, default 100
         Trees per forest.
+    min_samples_leaf : int, default 1
+        Smallest leaf of each tree (scikit-learn's parameter). Fully grown
+        trees (1) can do worse than a constant prediction on noisy classes;
+        the result's ``baseline_error`` shows when they do.
     n_jobs : int, optional
         Passed to scikit-learn's forests (None: one job, -1: every core).
     random_state : None, int or Generator
@@ -1186,18 +1261,21 @@ def prediction_experiment(
     size = _check_holdout(holdout, n)
     n_replications = check_int(n_replications, "n_replications", minimum=1)
     n_estimators = check_int(n_estimators, "n_estimators", minimum=1)
+    min_samples_leaf = check_int(min_samples_leaf, "min_samples_leaf", minimum=1)
     rng = check_random_state(random_state)
     classification = _is_classification(data[response], schema, response, task)
     used = [*predictors, response]
     x_all = _features(data, predictors, schema)
     y_all = _target(data, response, classification)
     rows = []
+    constant = []
     for rep in range(n_replications):
         perm = rng.permutation(n)
         test, train = np.sort(perm[:size]), np.sort(perm[size:])
         forest_seed = int(rng.integers(0, 2**31 - 1))
         train_frame = data.iloc[train][used]
-        model = _forest(classification, n_estimators, forest_seed, n_jobs)
+        constant.append(_constant_error(classification, y_all[train], y_all[test]))
+        model = _forest(classification, n_estimators, forest_seed, n_jobs, min_samples_leaf)
         model.fit(x_all[train], y_all[train])
         rows.append(
             (rep, "original", _error(classification, y_all[test], model.predict(x_all[test])))
@@ -1208,12 +1286,18 @@ def prediction_experiment(
             masked = mask(method, train_frame, **params).data
             xm = _features(masked, predictors, schema)
             ym = _target(masked, response, classification)
-            model = _forest(classification, n_estimators, forest_seed, n_jobs).fit(xm, ym)
+            model = _forest(classification, n_estimators, forest_seed, n_jobs, min_samples_leaf)
+            model.fit(xm, ym)
             rows.append(
                 (rep, str(label), _error(classification, y_all[test], model.predict(x_all[test])))
             )
     errors = pd.DataFrame(rows, columns=["replication", "training", "error"])
     means = errors.groupby("training", sort=False)["error"].mean()
     return PredictionCheck(
-        response, "classification" if classification else "regression", errors, means, size
+        response,
+        "classification" if classification else "regression",
+        errors,
+        means,
+        size,
+        float(np.mean(constant)),
     )
