@@ -115,7 +115,7 @@ def test_no_table_within_the_time_limit_falls_back_to_soft_bounds(keyed, ptable,
     def out_of_time(*args, relax=False, **kwargs):
         if relax:  # the LP relaxation (for the warm start) still solves
             return solve(*args, relax=True, **kwargs)
-        raise additivity._NoTableInTime("time limit")
+        raise additivity.NoTableInTime("time limit")
 
     monkeypatch.setattr(additivity, "_solve", out_of_time)
     perturbed = cell_key_perturb(keyed, ptable, dims=["district", "age", "sex"]).internal

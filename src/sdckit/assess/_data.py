@@ -24,8 +24,8 @@ from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.schema import ColumnSpec, Kind, Schema, build_design, category_codes
 
 #: Parameter entries the measures of ``utility.py`` and ``risk.py`` share: a line
-#: ``{{pair}}`` (or ``{{numeric_pair}}``, ``{{schema}}``) in a Parameters section
-#: stands for them (:func:`sdckit._docs.shared_doc`).
+#: ``{{pair}}`` (or ``{{numeric_pair}}``, ``{{schema}}``, ``{{distance_search}}``) in a
+#: Parameters section stands for them (:func:`sdckit._docs.shared_doc`).
 pair_doc = shared_doc(
     {
         "pair": """
@@ -43,6 +43,20 @@ pair_doc = shared_doc(
             Numeric or ordinal variables; default every numeric/ordinal column.
         schema : Schema, optional
             Inferred from ``original`` when omitted.
+        """,
+        "distance_search": """
+        scale, weights
+            How distances are computed (see :func:`sdckit.schema.build_design`);
+            the scaling constants are computed on both files together.
+        backend : NeighborBackend or str, optional
+            The neighbour search: a :class:`~sdckit.neighbors.NeighborBackend`
+            or a name for :func:`~sdckit.neighbors.make_backend` (default an
+            exact KD-tree).
+        chunk_size : int, default 8192
+            Records per search block.
+        n_jobs : None, -1 or positive int
+            Search threads (:func:`sdckit.neighbors.resolve_n_jobs`: None or -1
+            is one per core).
         """,
     }
 )

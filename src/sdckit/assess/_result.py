@@ -15,9 +15,10 @@ __all__ = ["MeasureResult"]
 class MeasureResult(FrozenResult):
     """Base of the comparison results: :class:`sdckit.assess.measures.Measure`, documented once.
 
-    A subclass overrides :meth:`summary` and :meth:`headline`, and
-    :meth:`note` when it has a finding of its own; ``LABELS`` maps its
-    headline keys to the labels of the report's summary table.
+    A subclass overrides :meth:`summary`, :meth:`headline` unless its headline
+    keys are its attributes' names, and :meth:`note` when it has a finding of
+    its own; ``LABELS`` maps its headline keys to the labels of the report's
+    summary table.
     """
 
     LABELS: ClassVar[Mapping[str, str]] = {}
@@ -28,9 +29,10 @@ class MeasureResult(FrozenResult):
         Returns
         -------
         dict
-            Names unique across the measures; none by default.
+            Names unique across the measures; by default every ``LABELS`` key
+            with the value of the attribute of that name (none without labels).
         """
-        return {}
+        return {key: float(getattr(self, key)) for key in self.LABELS}
 
     def note(self) -> str | None:
         """One plain-language sentence for the report's notes.

@@ -23,6 +23,7 @@ from sdckit.neighbors import (
     nearest_other_record,
     nearest_records,
 )
+from sdckit.neighbors.executor import chunk_doc
 
 __all__ = ["LinkSearch", "link_search", "within_distances"]
 
@@ -48,6 +49,7 @@ class LinkSearch:
     score: np.ndarray
 
 
+@chunk_doc
 def link_search(
     x0: np.ndarray,
     x1: np.ndarray,
@@ -65,10 +67,7 @@ def link_search(
         the same record as row i of the other.
     backend : NeighborBackend
         The search; fitted here on the complete masked records.
-    chunk_size : int, default 8192
-        Queries per block.
-    n_jobs : None, -1 or positive int
-        Threads (:func:`sdckit.neighbors.resolve_n_jobs`).
+    {{chunking}}
 
     Returns
     -------
@@ -106,6 +105,7 @@ def link_search(
     return LinkSearch(nearest, own, score)
 
 
+@chunk_doc
 def within_distances(
     matrix: np.ndarray,
     *,
@@ -121,10 +121,7 @@ def within_distances(
         One file's design.
     backend : NeighborBackend
         The search; fitted here on the complete records.
-    chunk_size : int, default 8192
-        Records per block.
-    n_jobs : None, -1 or positive int
-        Threads (:func:`sdckit.neighbors.resolve_n_jobs`).
+    {{chunking}}
 
     Returns
     -------

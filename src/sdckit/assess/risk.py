@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -536,16 +536,35 @@ class RecordLinkage(MeasureResult):
         )
 
 
-def _design_pair(
+class _Linked(NamedTuple):
+    """An original/masked pair checked, its joint design built and the linkage search run."""
+
+    index: pd.Index
+    columns: list[str]
+    x0: np.ndarray
+    x1: np.ndarray
+    found: LinkSearch
+    backend: NeighborBackend
+    chunk_size: int
+
+
+def _link_pair(
     original: pd.DataFrame,
     masked: pd.DataFrame,
     columns: Iterable[str] | None,
-    schema: Schema,
+    schema: Schema | None,
     scale: str | None,
     weights: Mapping[str, float] | None,
-) -> tuple[list[str], np.ndarray, np.ndarray]:
+    backend: NeighborBackend | str | None,
+    chunk_size: int,
+    n_jobs: int | None,
+) -> _Linked:
+    original, masked = check_pair(original, masked)
+    resolved = resolve_schema(original, schema)
+    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    search = resolve_backend(backend)
     if columns is None:
-        cols = [c for c in schema.maskable() if c in masked.columns]
+        cols = [c for c in resolved.maskable() if c in masked.columns]
     else:
         cols = check_columns(original, columns, "columns")
     if not cols:
@@ -554,13 +573,15 @@ def _design_pair(
         original,
         masked,
         cols,
-        schema,
+        resolved,
         scale=scale,
         weights=dict(weights) if weights is not None else None,
     )
-    return cols, x0, x1
+    found = link_search(x0, x1, backend=search, chunk_size=chunk_size, n_jobs=n_jobs)
+    return _Linked(original.index, cols, x0, x1, found, search, chunk_size)
 
 
+@pair_doc
 def distance_to_closest(
     original: pd.DataFrame,
     masked: pd.DataFrame,
@@ -583,47 +604,33 @@ def distance_to_closest(
 
     Parameters
     ----------
-    original, masked : DataFrame
-        The original file and its release (same rows in the same order).
+    {{pair}}
     columns : iterable of str, optional
         Variables to measure distances on; default every maskable column.
-    schema : Schema, optional
-        Column kinds and roles; inferred from ``original`` when omitted.
-    scale, weights
-        How distances are computed (see :func:`sdckit.schema.build_design`).
-    backend : NeighborBackend or str, optional
-        The neighbour search: a :class:`~sdckit.neighbors.NeighborBackend`
-        or a name for :func:`~sdckit.neighbors.make_backend` (default an
-        exact KD-tree).
-    chunk_size : int, default 8192
-        Records per search block.
-    n_jobs : None, -1 or positive int
-        Search threads (:func:`sdckit.neighbors.resolve_n_jobs`: None or -1
-        is one per core).
+    {{schema}}
+    {{distance_search}}
 
     Returns
     -------
     DistanceToClosest
     """
-    original, masked = check_pair(original, masked)
-    schema = resolve_schema(original, schema)
-    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
-    search = resolve_backend(backend)
-    cols, x0, x1 = _design_pair(original, masked, columns, schema, scale, weights)
-    found = link_search(x0, x1, backend=search, chunk_size=chunk_size, n_jobs=n_jobs)
+    linked = _link_pair(
+        original, masked, columns, schema, scale, weights, backend, chunk_size, n_jobs
+    )
     return DistanceToClosest.from_search(
-        original.index,
-        cols,
+        linked.index,
+        linked.columns,
         scale,
-        x0,
-        x1,
-        found,
-        backend=search,
-        chunk_size=chunk_size,
+        linked.x0,
+        linked.x1,
+        linked.found,
+        backend=linked.backend,
+        chunk_size=linked.chunk_size,
         n_jobs=n_jobs,
     )
 
 
+@pair_doc
 def record_linkage(
     original: pd.DataFrame,
     masked: pd.DataFrame,
@@ -640,22 +647,12 @@ def record_linkage(
 
     Parameters
     ----------
-    original, masked : DataFrame
-        The original file and its release (same rows in the same order).
+    {{pair}}
     columns : iterable of str, optional
         The attributes the intruder knows (a subset of the original's, as in
         Oganian's set-up); default every maskable column.
-    schema : Schema, optional
-        Column kinds and roles; inferred from ``original`` when omitted.
-    scale, weights
-        How distances are computed (see :func:`sdckit.schema.build_design`);
-        the scaling constants are computed on both files together.
-    backend : NeighborBackend or str, optional
-        The neighbour search (default an exact KD-tree).
-    chunk_size : int, default 8192
-        Records per search block.
-    n_jobs : None, -1 or positive int
-        Search threads (:func:`sdckit.neighbors.resolve_n_jobs`).
+    {{schema}}
+    {{distance_search}}
 
     Returns
     -------
@@ -664,13 +661,10 @@ def record_linkage(
         duplicated records) and about 1/n when the masked file is unrelated
         to the original.
     """
-    original, masked = check_pair(original, masked)
-    schema = resolve_schema(original, schema)
-    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
-    search = resolve_backend(backend)
-    cols, x0, x1 = _design_pair(original, masked, columns, schema, scale, weights)
-    found = link_search(x0, x1, backend=search, chunk_size=chunk_size, n_jobs=n_jobs)
-    return RecordLinkage.from_search(original.index, cols, found)
+    linked = _link_pair(
+        original, masked, columns, schema, scale, weights, backend, chunk_size, n_jobs
+    )
+    return RecordLinkage.from_search(linked.index, linked.columns, linked.found)
 
 
 # ---------------------------------------------------------------------------

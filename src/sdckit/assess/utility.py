@@ -559,13 +559,6 @@ class PCAComparison(MeasureResult):
         "pc1_share_masked": "PC1 share of variance, masked",
     }
 
-    def headline(self) -> dict[str, float]:
-        """The key figures: the first component's share of variance in both files."""
-        return {
-            "pc1_share_original": self.pc1_share_original,
-            "pc1_share_masked": self.pc1_share_masked,
-        }
-
     def note(self) -> str:
         return (
             f"The first principal component explains {self.pc1_share_original:.1%} of the "
@@ -828,13 +821,6 @@ class MutualInformationComparison(MeasureResult):
         "multi_information_original": "multi-information (bits), original",
         "multi_information_masked": "multi-information (bits), masked",
     }
-
-    def headline(self) -> dict[str, float]:
-        """The key figures: multi-information of both files."""
-        return {
-            "multi_information_original": self.multi_information_original,
-            "multi_information_masked": self.multi_information_masked,
-        }
 
     def summary(self) -> str:
         return (

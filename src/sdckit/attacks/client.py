@@ -19,6 +19,7 @@ from sdckit.attacks.targets import (
     Refused,
     RegressionQuery,
     _translate,
+    fit_doc,
 )
 from sdckit.errors import ParameterError, SDCError
 
@@ -141,17 +142,11 @@ class ServiceTarget:
             raise ParameterError(f"analysis must be one of {sorted(routes)}, got {analysis!r}")
         return dict(self._request("POST", routes[analysis], dict(body)))
 
+    @fit_doc
     def fit(self, query: RegressionQuery) -> Answer | Refused:
         """Send the translated query (see :mod:`sdckit.attacks.targets`) to ``POST /api/regression``.
 
-        Parameters
-        ----------
-        query : RegressionQuery
-            What the intruder asks.
-
-        Returns
-        -------
-        Answer or Refused
+        {{fit}}
             The released coefficients, or the service's refusal reasons.
         """
         formula, universe, _ = _translate(query, self.metadata)

@@ -64,13 +64,7 @@ class LinkageAttackResult(FrozenResult):
     assigned: pd.Series
 
     def summary(self) -> str:
-        """One line per intruder.
-
-        Returns
-        -------
-        str
-            Plain text.
-        """
+        """One line per intruder."""
         n = len(self.assigned)
         return (
             f"record linkage on {', '.join(self.columns)} ({self.distance} distance, {n} records):\n"

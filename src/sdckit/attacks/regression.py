@@ -437,13 +437,7 @@ class RegressionAttackResult(FrozenResult):
         }
 
     def summary(self) -> str:
-        """The table in the paper's layout, after a one-line verdict.
-
-        Returns
-        -------
-        str
-            Plain text.
-        """
+        """The table in the paper's layout, after a one-line verdict."""
         head = self.headline()
         if head["max_disclosed"] > 0:
             verdict = (
@@ -705,6 +699,58 @@ def _check_inputs(
     return bg, size_column, extras, approx, epsilon, qs, chosen
 
 
+def attack_params(
+    sensitive: str,
+    background: list[str],
+    size: str,
+    approx: float | None,
+    approx_mode: str,
+    epsilon: float,
+    quantiles: list[float],
+    extra: list[str],
+    attacks: list[str],
+) -> dict[str, Any]:
+    """The checked settings of a regression attack, as its result's ``params`` records them.
+
+    Parameters
+    ----------
+    sensitive : str
+        The attacked column.
+    background : list of str
+        The columns the intruder knows.
+    size : str
+        The size variable of the subsets.
+    approx : float or None
+        The tolerance of an approximately known first background column.
+    approx_mode : str
+        "multiplicative" or "additive".
+    epsilon : float
+        The artificial outlier's epsilon.
+    quantiles : list of float
+        The subsets' size quantiles.
+    extra : list of str
+        Extra regressors.
+    attacks : list of str
+        The attacks run.
+
+    Returns
+    -------
+    dict
+        ``{name: value}`` under the attack's parameter names.
+    """
+    return {
+        "sensitive": sensitive,
+        "background": background,
+        "size": size,
+        "approx": approx,
+        "approx_mode": approx_mode,
+        "epsilon": epsilon,
+        "quantiles": quantiles,
+        "extra": extra,
+        "attacks": attacks,
+    }
+
+
 def quantile_subsets(
     data: pd.DataFrame, size: str, quantiles: Sequence[float]
 ) -> list[tuple[float, np.ndarray]]:
@@ -895,17 +941,9 @@ def regression_attack(
                 )
         if progress is not None:
             progress(done + 1, total)
-    params = {
-        "sensitive": sensitive,
-        "background": bg,
-        "size": size_column,
-        "approx": approx,
-        "approx_mode": approx_mode,
-        "epsilon": epsilon,
-        "quantiles": qs,
-        "extra": extras,
-        "attacks": chosen,
-    }
+    params = attack_params(
+        sensitive, bg, size_column, approx, approx_mode, epsilon, qs, extras, chosen
+    )
     return RegressionAttackResult(
         table=pd.DataFrame(rows),
         target=target_name or ("naive server" if released is data else "released file"),

@@ -38,11 +38,11 @@ import numpy as np
 import pandas as pd
 from scipy.sparse.linalg import lsqr
 
+from sdckit._highs import solve_highs
 from sdckit._results import FrozenResult
 from sdckit._validation import check_dataframe, check_int, check_random_state
 from sdckit.errors import ParameterError, SchemaError
 from sdckit.tables import PTable, add_record_keys, cell_key_perturb
-from sdckit.tables.additivity import _highs
 from sdckit.tables.linked import _cell_identities
 from sdckit.tables.tabulate import TableStructure
 
@@ -211,7 +211,7 @@ def interval_attack(
         for sign, out in ((1.0, lower), (-1.0, upper)):
             cost[cell] = sign
             # One LP per bound, with the CTA module's HiGHS set-up (no integer variables).
-            solution, status = _highs(cost, csc, zeros, zeros, low, high, None, None, None)
+            solution, status = solve_highs(cost, csc, zeros, zeros, low, high, None, None, None)
             cost[cell] = 0.0
             if solution is None:
                 raise ParameterError(
@@ -487,13 +487,7 @@ class OverlapAttackResult(FrozenResult):
     stats: Mapping[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
-        """What the difference of the two tables showed, over the trials.
-
-        Returns
-        -------
-        str
-            One sentence.
-        """
+        """What the difference of the two tables showed, over the trials."""
         s = self.stats
         return (
             f"Over {s['trials']} targets, the difference of two tables of {' x '.join(self.dims)} "

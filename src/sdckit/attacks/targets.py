@@ -34,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
+from sdckit._docs import shared_doc
 from sdckit._validation import check_dataframe, check_random_state, plain_value
 from sdckit.attacks.regression import (
     DEFAULT_QUANTILES,
@@ -43,6 +44,7 @@ from sdckit.attacks.regression import (
     _relative_errors,
     _row,
     artificial_outlier,
+    attack_params,
     dummy_mean_isolates,
     outlier_distance,
     quantile_subsets,
@@ -68,6 +70,23 @@ __all__ = [
     "attack",
     "universe_text",
 ]
+
+#: The ``{{fit}}`` marker of every target's ``fit`` docstring: its Parameters and
+#: Returns, written once (:func:`sdckit._docs.shared_doc`).
+fit_doc = shared_doc(
+    {
+        "fit": """
+        Parameters
+        ----------
+        query : RegressionQuery
+            What the intruder asks.
+
+        Returns
+        -------
+        Answer or Refused
+        """
+    }
+)
 
 
 # ---------------------------------------------------------------------------
@@ -181,17 +200,11 @@ class Target(Protocol):
 
     name: str
 
+    @fit_doc
     def fit(self, query: RegressionQuery) -> Answer | Refused:
         """Answer ``query`` or refuse it.
 
-        Parameters
-        ----------
-        query : RegressionQuery
-            What the intruder asks.
-
-        Returns
-        -------
-        Answer or Refused
+        {{fit}}
         """
 
 
@@ -229,17 +242,11 @@ class NaiveServer:
         self.data = check_dataframe(data, "data")
         self.name = name
 
+    @fit_doc
     def fit(self, query: RegressionQuery) -> Answer | Refused:
         """Least squares of the response on the intercept and the regressors.
 
-        Parameters
-        ----------
-        query : RegressionQuery
-            What the intruder asks.
-
-        Returns
-        -------
-        Answer or Refused
+        {{fit}}
             Always an answer unless the universe is empty.
         """
         sub = self.data[_universe_mask(self.data, query.universe)]
@@ -443,17 +450,11 @@ class LibraryServer:
         self.metadata = PublicMetadata(server.public_metadata())
         self.name = name
 
+    @fit_doc
     def fit(self, query: RegressionQuery) -> Answer | Refused:
         """Send the translated query (see the module docstring) and return the server's answer.
 
-        Parameters
-        ----------
-        query : RegressionQuery
-            What the intruder asks.
-
-        Returns
-        -------
-        Answer or Refused
+        {{fit}}
             Refused with the server's reasons, or the released coefficients.
         """
         formula, universe, _ = _translate(query, self.metadata)
@@ -520,17 +521,11 @@ class MaskedRelease:
         self.name = name
         self._naive = NaiveServer(masked, name=name)
 
+    @fit_doc
     def fit(self, query: RegressionQuery) -> Answer | Refused:
         """Least squares on the released file.
 
-        Parameters
-        ----------
-        query : RegressionQuery
-            What the intruder asks.
-
-        Returns
-        -------
-        Answer or Refused
+        {{fit}}
         """
         return self._naive.fit(query)
 
@@ -705,7 +700,9 @@ def attack(
         released count of units used of 1 or 2), and ``recovered`` the
         share of targets whose value came back within 1%.
     """
-    if isinstance(target, NaiveServer) and not through_queries:
+    if isinstance(target, NaiveServer | MaskedRelease) and not through_queries:
+        # The whole file is at hand: the closed-form attack, without a query per target.
+        naive_on_data = isinstance(target, NaiveServer) and target.data is data
         return regression_attack(
             data,
             sensitive=sensitive,
@@ -717,23 +714,7 @@ def attack(
             quantiles=quantiles,
             extra=extra,
             attacks=attacks,
-            released=None if target.data is data else target.data,
-            target_name=target.name,
-            progress=progress,
-        )
-    if isinstance(target, MaskedRelease) and not through_queries:
-        return regression_attack(
-            data,
-            sensitive=sensitive,
-            background=background,
-            approx=approx,
-            approx_mode=approx_mode,
-            epsilon=epsilon,
-            size=size,
-            quantiles=quantiles,
-            extra=extra,
-            attacks=attacks,
-            released=target.data,
+            released=None if naive_on_data else target.data,
             target_name=target.name,
             progress=progress,
         )
@@ -799,16 +780,8 @@ def attack(
                     )
         if progress is not None:
             progress(done + 1, total)
-    params = {
-        "sensitive": sensitive,
-        "background": bg,
-        "size": size_column,
-        "approx": approx,
-        "approx_mode": approx_mode,
-        "epsilon": epsilon,
-        "quantiles": qs,
-        "extra": extras,
-        "attacks": chosen,
-        "max_targets": max_targets,
-    }
+    params = attack_params(
+        sensitive, bg, size_column, approx, approx_mode, epsilon, qs, extras, chosen
+    )
+    params["max_targets"] = max_targets
     return RegressionAttackResult(table=pd.DataFrame(rows), target=target.name, params=params)

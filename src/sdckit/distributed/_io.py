@@ -64,13 +64,7 @@ class ParquetSource:
         return np.concatenate([[0], np.cumsum(self.rows)]).astype(np.int64)
 
     def summary(self) -> str:
-        """Files, records and columns, for a person.
-
-        Returns
-        -------
-        str
-            One line.
-        """
+        """Files, records and columns, for a person."""
         return (
             f"{len(self.files)} Parquet file(s), {self.n_records} records, "
             f"{len(self.dtypes)} columns"

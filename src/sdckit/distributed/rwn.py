@@ -95,13 +95,7 @@ class PartitionedRWNResult(FrozenResult):
     data: pd.DataFrame | None = None
 
     def summary(self) -> str:
-        """Partitioning, records, share of cells changed, partition sizes.
-
-        Returns
-        -------
-        str
-            A few lines.
-        """
+        """Partitioning, records, share of cells changed, partition sizes."""
         s, p = self.stats, self.params
         where = f"written to {self.output}" if self.output is not None else "in memory"
         return "\n".join(

@@ -140,13 +140,7 @@ class MixedMoments(FrozenResult):
         return frame.sort_values("order", kind="stable").reset_index(drop=True)
 
     def summary(self) -> str:
-        """The source, the variables and the pure moments ``E[X_j^p]`` per order.
-
-        Returns
-        -------
-        str
-            Plain text.
-        """
+        """The source, the variables and the pure moments ``E[X_j^p]`` per order."""
         lines = [
             f"{self.source} mixed moments of {len(self.columns)} variable(s), orders 1 to "
             f"{self.max_order} ({len(self.moments)} moments)"

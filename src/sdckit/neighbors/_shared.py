@@ -1,4 +1,4 @@
-"""What the approximate and sampled backends share: their query docstrings and eps-balls.
+"""What the neighbour-search backends share: their query docstrings and eps-balls.
 
 Each backend method answers one of :class:`~sdckit.neighbors.NeighborBackend`'s
 questions; the parameters and returns of a question are written once here and
@@ -7,6 +7,7 @@ attached under each method's own summary line by :func:`answers`.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -29,23 +30,23 @@ def _numpydoc(parameters: list[str], returns: str | None) -> str:
     return "\n" + "".join(f"        {line}\n" if line else "\n" for line in text.split("\n"))
 
 
-_SECTIONS = {
-    "fit": _numpydoc(["matrix : ndarray\n    The records, one per row."], None),
-    "kneighbors": _numpydoc([_ROWS, _K + " (the row itself included)."], _NEAREST.format("rows")),
-    "radius_counts": _numpydoc(
+_QUESTIONS: dict[str, tuple[list[str], str | None]] = {
+    "fit": (["matrix : ndarray\n    The records, one per row."], None),
+    "kneighbors": ([_ROWS, _K + " (the row itself included)."], _NEAREST.format("rows")),
+    "radius_counts": (
         [_ROWS, _RADIUS.format("row")],
         "ndarray of int\n    Records within the radius, the row itself included.",
     ),
-    "radius_neighbors": _numpydoc(
+    "radius_neighbors": (
         [_ROWS, _RADIUS.format("row")],
         "list of ndarray\n    One array of row numbers per query row, the row itself first.",
     ),
-    "query": _numpydoc([_POINTS, _K + "."], _NEAREST.format("points")),
-    "count_within": _numpydoc([_POINTS, _RADIUS.format("point")], "ndarray of int"),
+    "query": ([_POINTS, _K + "."], _NEAREST.format("points")),
+    "count_within": ([_POINTS, _RADIUS.format("point")], "ndarray of int"),
 }
 
 
-def answers(question: str, summary: str) -> Callable[[F], F]:
+def answers(question: str, summary: str, *, returns: str | None = None) -> Callable[[F], F]:
     """Give a backend method ``summary`` and the documented parameters of ``question``.
 
     Parameters
@@ -54,6 +55,9 @@ def answers(question: str, summary: str) -> Callable[[F], F]:
         A method of :class:`~sdckit.neighbors.NeighborBackend` (or ``"fit"``).
     summary : str
         The method's own first line (and any paragraph after it).
+    returns : str, optional
+        The method's own Returns entry, where it says more than the question's
+        (the order of the rows it returns, say).
 
     Returns
     -------
@@ -61,22 +65,26 @@ def answers(question: str, summary: str) -> Callable[[F], F]:
         A decorator setting the method's docstring.
     """
 
+    parameters, answer = _QUESTIONS[question]
+    section = _numpydoc(parameters, answer if returns is None else returns)
+
     def attach(method: F) -> F:
-        method.__doc__ = summary + "\n" + _SECTIONS[question]
+        method.__doc__ = summary + "\n" + section
         return method
 
     return attach
 
 
-class BallRows:
+class BallRows(abc.ABC):
     """Row radius questions answered from ``_ball(rows, radius)``: the other records within.
 
     A subclass's ``_ball`` returns, per row, the other records (the row
     excluded) it finds within the radius, nearest first where it can tell.
     """
 
+    @abc.abstractmethod
     def _ball(self, rows: np.ndarray, radius: np.ndarray) -> list[np.ndarray]:
-        raise NotImplementedError
+        """Per row, the other records found within its radius (the row excluded)."""
 
     @answers(
         "radius_counts", "Records found within ``radius[i]`` of each fitted row, plus the row."

@@ -20,6 +20,7 @@ cut to the nearest ``max_neighbors`` and reported as truncated
 
 from __future__ import annotations
 
+import abc
 import numbers
 from collections.abc import Callable
 from typing import Any
@@ -85,9 +86,9 @@ class _FaissBackend(BallRows):
         self._matrix: np.ndarray | None = None
         self._index: Any = None
 
-    # Subclasses build the (trained, empty) index and set its search effort.
+    @abc.abstractmethod
     def _new_index(self, faiss: Any, x: np.ndarray) -> Any:
-        raise NotImplementedError
+        """The (trained, empty) index for the design ``x``, its search effort set."""
 
     @property
     def neighborhood_cap(self) -> int:

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from sdckit.errors import ParameterError
+from sdckit.neighbors._shared import answers
 
 __all__ = [
     "BruteBackend",
@@ -96,14 +97,8 @@ class TreeBackend:
         self._tree: Any = None  # a fitted sklearn KDTree or BallTree
         self._matrix: np.ndarray | None = None
 
+    @answers("fit", "Index the n x m design matrix.")
     def fit(self, matrix: np.ndarray) -> None:
-        """Index the n x m design matrix.
-
-        Parameters
-        ----------
-        matrix : ndarray
-            The records to search among, one per row.
-        """
         # Imported here: scikit-learn is heavy, and the command line should start fast.
         from sklearn.neighbors import BallTree, KDTree
 
@@ -116,92 +111,36 @@ class TreeBackend:
             raise RuntimeError(f"the {self.name} backend is used before fit()")
         return self._tree, self._matrix
 
+    @answers("kneighbors", "Distances and indices of the ``k`` nearest records to fitted rows.")
     def kneighbors(self, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Distances and indices of the ``k`` nearest records to fitted rows.
-
-        Parameters
-        ----------
-        rows : ndarray of int
-            Row numbers of the fitted matrix.
-        k : int
-            Number of neighbours (the row itself included).
-
-        Returns
-        -------
-        tuple of ndarray
-            Distances and indices, each len(rows) x k, sorted by distance.
-        """
         matrix = self._fitted()[1]
         return self.query(matrix[rows], k)
 
+    @answers(
+        "radius_counts",
+        "Number of records within ``radius[i]`` of each fitted row (itself included).",
+    )
     def radius_counts(self, rows: np.ndarray, radius: np.ndarray) -> np.ndarray:
-        """Number of records within ``radius[i]`` of each fitted row (itself included).
-
-        Parameters
-        ----------
-        rows : ndarray of int
-            Row numbers of the fitted matrix.
-        radius : ndarray
-            One radius per row.
-
-        Returns
-        -------
-        ndarray of int
-        """
         matrix = self._fitted()[1]
         return self.count_within(matrix[rows], radius)
 
+    @answers(
+        "radius_neighbors",
+        "Indices of the records within ``radius[i]`` of each fitted row (itself included).",
+        returns="list of ndarray\n    One array of row numbers per query row, in no particular order.",
+    )
     def radius_neighbors(self, rows: np.ndarray, radius: np.ndarray) -> list[np.ndarray]:
-        """Indices of the records within ``radius[i]`` of each fitted row (itself included).
-
-        Parameters
-        ----------
-        rows : ndarray of int
-            Row numbers of the fitted matrix.
-        radius : ndarray
-            One radius per row.
-
-        Returns
-        -------
-        list of ndarray
-            One array of row numbers per query row, in no particular order.
-        """
         tree, matrix = self._fitted()
         return list(tree.query_radius(matrix[rows], r=radius))
 
+    @answers("query", "Distances and indices of the ``k`` nearest records to each point.")
     def query(self, points: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Distances and indices of the ``k`` nearest records to each point.
-
-        Parameters
-        ----------
-        points : ndarray
-            Query records, one per row, with the fitted matrix's columns.
-        k : int
-            Number of neighbours.
-
-        Returns
-        -------
-        tuple of ndarray
-            Distances and indices, each len(points) x k, sorted by distance.
-        """
         tree, _ = self._fitted()
         dist, idx = tree.query(points, k=k, sort_results=True)
         return dist, idx
 
+    @answers("count_within", "Number of records within ``radius[i]`` of each point.")
     def count_within(self, points: np.ndarray, radius: np.ndarray) -> np.ndarray:
-        """Number of records within ``radius[i]`` of each point.
-
-        Parameters
-        ----------
-        points : ndarray
-            Query records, one per row.
-        radius : ndarray
-            One radius per point.
-
-        Returns
-        -------
-        ndarray of int
-        """
         tree, _ = self._fitted()
         counts: np.ndarray = tree.query_radius(points, r=radius, count_only=True)
         return counts
@@ -227,14 +166,8 @@ class BruteBackend:
         self._matrix: np.ndarray | None = None
         self._sq: np.ndarray | None = None
 
+    @answers("fit", "Index the n x m design matrix.")
     def fit(self, matrix: np.ndarray) -> None:
-        """Index the n x m design matrix.
-
-        Parameters
-        ----------
-        matrix : ndarray
-            The records to search among, one per row.
-        """
         self._matrix = matrix
         self._sq = np.einsum("ij,ij->i", matrix, matrix)
 
@@ -265,90 +198,34 @@ class BruteBackend:
         order = np.argsort(pd_, axis=1, kind="stable")
         return np.take_along_axis(pd_, order, axis=1), np.take_along_axis(part, order, axis=1)
 
+    @answers("kneighbors", "Distances and indices of the ``k`` nearest records to fitted rows.")
     def kneighbors(self, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Distances and indices of the ``k`` nearest records to fitted rows.
-
-        Parameters
-        ----------
-        rows : ndarray of int
-            Row numbers of the fitted matrix.
-        k : int
-            Number of neighbours (the row itself included).
-
-        Returns
-        -------
-        tuple of ndarray
-            Distances and indices, each len(rows) x k, sorted by distance.
-        """
         return self._nearest(self._distances(rows), k)
 
+    @answers(
+        "radius_counts",
+        "Number of records within ``radius[i]`` of each fitted row (itself included).",
+    )
     def radius_counts(self, rows: np.ndarray, radius: np.ndarray) -> np.ndarray:
-        """Number of records within ``radius[i]`` of each fitted row (itself included).
-
-        Parameters
-        ----------
-        rows : ndarray of int
-            Row numbers of the fitted matrix.
-        radius : ndarray
-            One radius per row.
-
-        Returns
-        -------
-        ndarray of int
-        """
         counts: np.ndarray = (self._distances(rows) <= radius[:, None]).sum(axis=1)
         return counts
 
+    @answers(
+        "radius_neighbors",
+        "Indices of the records within ``radius[i]`` of each fitted row (itself included).",
+        returns="list of ndarray\n    One array of row numbers per query row, ascending.",
+    )
     def radius_neighbors(self, rows: np.ndarray, radius: np.ndarray) -> list[np.ndarray]:
-        """Indices of the records within ``radius[i]`` of each fitted row (itself included).
-
-        Parameters
-        ----------
-        rows : ndarray of int
-            Row numbers of the fitted matrix.
-        radius : ndarray
-            One radius per row.
-
-        Returns
-        -------
-        list of ndarray
-            One array of row numbers per query row, ascending.
-        """
         within = self._distances(rows) <= radius[:, None]
         return [np.flatnonzero(r) for r in within]
 
+    @answers("query", "Distances and indices of the ``k`` nearest records to each point.")
     def query(self, points: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Distances and indices of the ``k`` nearest records to each point.
-
-        Parameters
-        ----------
-        points : ndarray
-            Query records, one per row, with the fitted matrix's columns.
-        k : int
-            Number of neighbours.
-
-        Returns
-        -------
-        tuple of ndarray
-            Distances and indices, each len(points) x k, sorted by distance.
-        """
         d = np.sqrt(self._point_distances(points))
         return self._nearest(d, k)
 
+    @answers("count_within", "Number of records within ``radius[i]`` of each point.")
     def count_within(self, points: np.ndarray, radius: np.ndarray) -> np.ndarray:
-        """Number of records within ``radius[i]`` of each point.
-
-        Parameters
-        ----------
-        points : ndarray
-            Query records, one per row.
-        radius : ndarray
-            One radius per point.
-
-        Returns
-        -------
-        ndarray of int
-        """
         d = np.sqrt(self._point_distances(points))
         counts: np.ndarray = (d <= radius[:, None]).sum(axis=1)
         return counts

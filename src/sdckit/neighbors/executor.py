@@ -31,6 +31,35 @@ __all__ = ["map_chunks", "resolve_n_jobs"]
 
 T = TypeVar("T")
 
+F = TypeVar("F", bound=Callable[..., object])
+
+# The chunk_size and n_jobs entries of a chunked search's Parameters section, as a
+# top-level function's docstring indents them.
+_CHUNKING = """chunk_size : int, default 8192
+        Queries per block.
+    n_jobs : None, -1 or positive int
+        Threads (:func:`sdckit.neighbors.resolve_n_jobs`)."""
+
+
+def chunk_doc(func: F) -> F:
+    """Write a chunked search's ``chunk_size`` and ``n_jobs`` entries at its ``{{chunking}}`` line.
+
+    The neighbour layer imports nothing of sdckit above :mod:`sdckit.errors`,
+    so this is its own small form of :func:`sdckit._docs.shared_doc`.
+
+    Parameters
+    ----------
+    func : callable
+        A top-level function whose Parameters section holds the line ``    {{chunking}}``.
+
+    Returns
+    -------
+    callable
+        ``func``, its docstring completed.
+    """
+    func.__doc__ = (func.__doc__ or "").replace("{{chunking}}", _CHUNKING)
+    return func
+
 
 def resolve_n_jobs(n_jobs: object) -> int:
     """The number of threads ``n_jobs`` asks for.

@@ -22,7 +22,7 @@ import numpy as np
 
 from sdckit.errors import DataError
 from sdckit.neighbors.backends import NeighborBackend, make_backend
-from sdckit.neighbors.executor import map_chunks
+from sdckit.neighbors.executor import chunk_doc, map_chunks
 
 __all__ = [
     "NeighborhoodChunk",
@@ -92,6 +92,7 @@ def exclude_self(
     return dist[keep].reshape(m, k), idx[keep].reshape(m, k)
 
 
+@chunk_doc
 def nearest_records(
     reference: np.ndarray,
     queries: np.ndarray,
@@ -116,10 +117,7 @@ def nearest_records(
         The search (default: an exact KD-tree).
     fitted : bool, default False
         True when ``backend`` is already fitted on ``reference``.
-    chunk_size : int, default 8192
-        Queries per block.
-    n_jobs : None, -1 or positive int
-        Threads (:func:`sdckit.neighbors.resolve_n_jobs`).
+    {{chunking}}
 
     Returns
     -------
@@ -144,6 +142,7 @@ def nearest_records(
     return dist, idx
 
 
+@chunk_doc
 def nearest_other_record(
     matrix: np.ndarray,
     *,
@@ -162,10 +161,7 @@ def nearest_other_record(
         The records, one per row (at least 2).
     backend : NeighborBackend, optional
         The search (default: an exact KD-tree); fitted here on ``matrix``.
-    chunk_size : int, default 8192
-        Records per block.
-    n_jobs : None, -1 or positive int
-        Threads (:func:`sdckit.neighbors.resolve_n_jobs`).
+    {{chunking}}
 
     Returns
     -------
@@ -182,6 +178,7 @@ def nearest_other_record(
     return others[:, 0]
 
 
+@chunk_doc
 def count_within(
     backend: NeighborBackend,
     queries: np.ndarray,
@@ -200,10 +197,7 @@ def count_within(
         The records looked up, one per row.
     radius : ndarray
         One radius per query.
-    chunk_size : int, default 8192
-        Queries per block.
-    n_jobs : None, -1 or positive int
-        Threads (:func:`sdckit.neighbors.resolve_n_jobs`).
+    {{chunking}}
 
     Returns
     -------

@@ -102,13 +102,7 @@ class LinkageAttack(FrozenResult):
     bound: float
 
     def summary(self) -> str:
-        """The attack's success against 1/k.
-
-        Returns
-        -------
-        str
-            One line.
-        """
+        """The attack's success against 1/k."""
         verdict = "within" if self.reidentification_max <= self.bound + 1e-12 else "ABOVE"
         return (
             f"linkage attack: re-identification {self.reidentification_mean:.3f} on average, "
@@ -234,13 +228,7 @@ class LogEvaluation(FrozenResult):
     params: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
-        """The privacy verdict first, then SRP by level and the attack.
-
-        Returns
-        -------
-        str
-            Several lines.
-        """
+        """The privacy verdict first, then SRP by level and the attack."""
         if self.privacy_ok:
             head = (
                 f"privacy check passed: each of the {self.n_released_users:,} released users "

@@ -104,13 +104,7 @@ class PlantedAttack(FrozenResult):
     params: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
-        """The attacker's gain first, then the set-up.
-
-        Returns
-        -------
-        str
-            Two lines.
-        """
+        """The attacker's gain first, then the set-up."""
         if self.method == "zealous":
             head = (
                 f"ZEALOUS: guessing whether user {self.target} asked each of {self.n_claimed} "

@@ -64,13 +64,7 @@ class ProtectedLog(FrozenResult):
     stats: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
-        """What was released and what it promises.
-
-        Returns
-        -------
-        str
-            Several lines, the guarantee first.
-        """
+        """What was released and what it promises: several lines, the guarantee first."""
         s, p = self.stats, self.params
         lines = [
             f"{s['n_released_users']:,} released users, each standing for at least "

@@ -110,13 +110,7 @@ class QueryLog(FrozenResult):
         )
 
     def summary(self) -> str:
-        """A short report of the log for a person.
-
-        Returns
-        -------
-        str
-            Users, queries, empty queries and bad lines.
-        """
+        """A short report of the log for a person: users, queries, empty queries and bad lines."""
         lines = [
             f"search log {self.source}: {self.n_lines:,} queries from {self.n_users:,} users "
             f"({len(self.queries):,} distinct queries)"

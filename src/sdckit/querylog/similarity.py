@@ -207,13 +207,7 @@ class Classification(FrozenResult):
         return len(self.matrices)
 
     def summary(self) -> str:
-        """Shares of queries classified by level.
-
-        Returns
-        -------
-        str
-            One line per level.
-        """
+        """Shares of queries classified by level: one line per level."""
         lines = [
             f"classification: {self.n_classified_terms:,} of {self.n_terms:,} term occurrences "
             "classified"

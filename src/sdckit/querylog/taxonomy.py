@@ -169,6 +169,23 @@ class Taxonomy(ABC):
         """
 
 
+class _ReadTaxonomy(Taxonomy):
+    """A taxonomy read from files at :attr:`path`: it describes itself by its name and path."""
+
+    path: Path
+
+    def describe(self) -> str:
+        """Where the taxonomy was read from.
+
+        Returns
+        -------
+        str
+            ``<name> (<path>)``: ``odp239 (<file>)``, ``table (<file>)``,
+            ``wordnet (<directory>)``.
+        """
+        return f"{self.name} ({self.path})"
+
+
 def _read_csv_rows(path: Path, what: str) -> tuple[list[str], list[list[str]]]:
     try:
         with open(path, encoding="utf-8", newline="") as handle:
@@ -188,7 +205,7 @@ def _require(header: list[str], name: str, path: Path, what: str) -> int:
     return header.index(name)
 
 
-class ODP239Taxonomy(Taxonomy):
+class ODP239Taxonomy(_ReadTaxonomy):
     """The ODP239 taxonomy (Carpineto & Romano, 2009), read where it is installed.
 
     Each row of the CSV (columns ``category_path`` with ``/``-joined names,
@@ -238,16 +255,6 @@ class ODP239Taxonomy(Taxonomy):
         if not self.entries:
             raise DataError(f"the ODP239 taxonomy {str(self.path)!r} holds no category path")
 
-    def describe(self) -> str:
-        """Where the taxonomy was read from.
-
-        Returns
-        -------
-        str
-            ``odp239 (<path>)``.
-        """
-        return f"odp239 ({self.path})"
-
 
 def _odp239_path(path: str | os.PathLike[str] | None) -> Path:
     if path is not None:
@@ -264,7 +271,7 @@ def _odp239_path(path: str | os.PathLike[str] | None) -> Path:
     )
 
 
-class TableTaxonomy(Taxonomy):
+class TableTaxonomy(_ReadTaxonomy):
     """A user's own term -> category-path table (CSV).
 
     One row per (term, category path); a term with several rows has several
@@ -315,16 +322,6 @@ class TableTaxonomy(Taxonomy):
         if not self.entries:
             raise DataError(f"the taxonomy table {str(self.path)!r} holds no term")
 
-    def describe(self) -> str:
-        """Where the taxonomy was read from.
-
-        Returns
-        -------
-        str
-            ``table (<path>)``.
-        """
-        return f"table ({self.path})"
-
 
 #: Environment variable naming the WordNet dictionary directory.
 WORDNET_ENV = "SDCKIT_WORDNET"
@@ -364,7 +361,7 @@ _NOUN_LEXFILES = {
 }
 
 
-class WordNetTaxonomy(Taxonomy):
+class WordNetTaxonomy(_ReadTaxonomy):
     """WordNet's noun hierarchy (Miller, 1995), read from its installed dictionary files.
 
     A term is a WordNet noun (a lemma of ``index.noun``; several words for a
@@ -501,16 +498,6 @@ class WordNetTaxonomy(Taxonomy):
         except (OSError, UnicodeDecodeError, ValueError, IndexError) as exc:
             raise DataError(f"cannot read the WordNet data file {str(path)!r}: {exc}") from exc
         return synsets
-
-    def describe(self) -> str:
-        """Where the taxonomy was read from.
-
-        Returns
-        -------
-        str
-            ``wordnet (<directory>)``.
-        """
-        return f"wordnet ({self.path})"
 
 
 def _wordnet_dir(path: str | os.PathLike[str] | None) -> Path:

@@ -119,13 +119,7 @@ class ZealousRelease(FrozenResult):
     stats: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
-        """The guarantee first, then what was released.
-
-        Returns
-        -------
-        str
-            Several lines.
-        """
+        """The guarantee first, then what was released."""
         p, s = self.params, self.stats
         lines = [
             f"{s['n_released']:,} queries released with noisy user counts, "

@@ -353,6 +353,14 @@ def _readable_validation_message(errors: list[Mapping[str, Any]]) -> str:
     return "the request is not valid: " + "; ".join(parts) + more
 
 
+def _retry_later(code: str, wait: float, what: str) -> ApiError:
+    """A 429 refusal saying what ran out and when to retry (also in ``Retry-After``)."""
+    seconds = max(1, math.ceil(wait))
+    return ApiError(
+        429, code, f"{what}; retry in {seconds} s", headers={"Retry-After": str(seconds)}
+    )
+
+
 def _account(
     request: Request, authorization: Annotated[str | None, Header()] = None
 ) -> AccountInfo:
@@ -379,13 +387,7 @@ def _account(
     limit = found.rate_per_minute or settings.rate_per_minute
     wait = limiter.retry_after(found.id, limit)
     if wait is not None:
-        seconds = max(1, math.ceil(wait))
-        raise ApiError(
-            429,
-            "rate_limited",
-            f"more than {limit} requests in a minute; retry in {seconds} s",
-            headers={"Retry-After": str(seconds)},
-        )
+        raise _retry_later("rate_limited", wait, f"more than {limit} requests in a minute")
     return found
 
 
@@ -534,13 +536,10 @@ def create_app(
         if cpu_budget is not None:
             wait = meter.retry_after(who.id, cpu_budget)
             if wait is not None:
-                seconds = max(1, math.ceil(wait))
-                raise ApiError(
-                    429,
+                raise _retry_later(
                     "cost_budget_exhausted",
-                    f"your analyses used more than {cpu_budget:g} CPU seconds in the last minute; "
-                    f"retry in {seconds} s",
-                    headers={"Retry-After": str(seconds)},
+                    wait,
+                    f"your analyses used more than {cpu_budget:g} CPU seconds in the last minute",
                 )
         budget = who.daily_budget or settings.daily_budget
         if budget is not None and not store.consume_daily_query(who.id, budget):

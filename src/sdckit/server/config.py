@@ -257,11 +257,7 @@ class ServerConfig:
     @classmethod
     def from_yaml(cls, path: str | Path) -> ServerConfig:
         """Read a config from a YAML file holding a mapping of the keys above."""
-        path = Path(path)
-        if not path.exists():
-            raise ParameterError(f"config file {path} does not exist")
-        with path.open(encoding="utf-8") as handle:
-            loaded = yaml.safe_load(handle)
+        loaded = read_yaml(path, "config")
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, Mapping):
@@ -289,6 +285,28 @@ class ServerConfig:
 
 
 DEFAULT_CONFIG = ServerConfig()
+
+
+def read_yaml(path: str | Path, what: str) -> Any:
+    """The content of a YAML file, or a :class:`ParameterError` naming it when it is missing.
+
+    Parameters
+    ----------
+    path : path
+        The file.
+    what : str
+        What it holds ("config", "metadata"), for the message.
+
+    Returns
+    -------
+    object
+        What ``yaml.safe_load`` read (None for an empty file).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise ParameterError(f"{what} file {path} does not exist")
+    with path.open(encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
 
 
 def load_config(config: ServerConfig | Mapping[str, Any] | str | Path | None) -> ServerConfig:

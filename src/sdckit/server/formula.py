@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sdckit.errors import FormulaError
+from sdckit.server._parsing import TokenParser
 
 __all__ = [
     "Factor",
@@ -194,14 +195,8 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
     return tokens
 
 
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.tokens = _tokenize(text)
-        self.i = 0
-
-    def peek(self) -> tuple[str, str, int] | None:
-        return self.tokens[self.i] if self.i < len(self.tokens) else None
+class _Parser(TokenParser):
+    tokenize = staticmethod(_tokenize)
 
     def expect(self, kind: str, value: str | None = None) -> tuple[str, str, int]:
         tok = self.peek()

@@ -23,6 +23,7 @@ import yaml
 from sdckit._validation import check_dataframe
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.io import atomic_write
+from sdckit.server.config import read_yaml
 from sdckit.server.cutpoints import Binning, cutpoints
 
 __all__ = ["CATEGORICAL", "CONTINUOUS", "DOMAINS", "Metadata", "Variable", "level_key"]
@@ -330,11 +331,7 @@ class Metadata:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> Metadata:
-        path = Path(path)
-        if not path.exists():
-            raise ParameterError(f"metadata file {path} does not exist")
-        with path.open(encoding="utf-8") as handle:
-            return cls.from_dict(yaml.safe_load(handle))
+        return cls.from_dict(read_yaml(path, "metadata"))
 
     def to_yaml(self, path: str | Path, *, include_counts: bool = False) -> Path:
         """Write the metadata as YAML, atomically."""

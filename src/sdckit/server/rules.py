@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from sdckit._docs import shared_doc
 from sdckit.errors import FormulaError, RuleViolation, UniverseError
 from sdckit.server.config import ServerConfig
 from sdckit.server.formula import Factor, Formula, Term
@@ -165,6 +166,20 @@ class Verdict:
             "reason": self.reason,
             "adjustments": list(self.adjustments),
         }
+
+
+#: The ``{{model}}`` marker: the Parameters entries of a rule that reads the parsed
+#: model and the public metadata (:func:`sdckit._docs.shared_doc`).
+_model_doc = shared_doc(
+    {
+        "model": """
+        formula : Formula
+            The parsed model.
+        metadata : Metadata
+            The public metadata.
+        """
+    }
+)
 
 
 def _pass(rule: str, reason: str = "", adjustments: Iterable[str] = ()) -> Verdict:
@@ -488,6 +503,7 @@ def continuous_variables(names: Sequence[str], metadata: Metadata) -> Verdict:
     return _pass("allowed_variables")
 
 
+@_model_doc
 def response_variable(formula: Formula, metadata: Metadata, family: str) -> Verdict:
     """The response suits the model: continuous for OLS, two-level categorical for logit.
 
@@ -496,10 +512,7 @@ def response_variable(formula: Formula, metadata: Metadata, family: str) -> Verd
 
     Parameters
     ----------
-    formula : Formula
-        The parsed model.
-    metadata : Metadata
-        The public metadata.
+    {{model}}
     family : {"ols", "logit"}
         The model family.
 
@@ -683,6 +696,7 @@ def interaction_hierarchy(formula: Formula, *, max_order: int = 3) -> Verdict:
     return _pass(rule)
 
 
+@_model_doc
 def no_fully_interacted_dummy_model(formula: Formula, metadata: Metadata) -> Verdict:
     """No fully interacted model whose predictors are all dummies (Lucero et al. (2011), §3.2).
 
@@ -692,10 +706,7 @@ def no_fully_interacted_dummy_model(formula: Formula, metadata: Metadata) -> Ver
 
     Parameters
     ----------
-    formula : Formula
-        The parsed model.
-    metadata : Metadata
-        The public metadata.
+    {{model}}
 
     Returns
     -------

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from sdckit.errors import UniverseError
+from sdckit.server._parsing import TokenParser
 from sdckit.server.metadata import Metadata, level_key
 
 __all__ = [
@@ -197,14 +198,8 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
     return tokens
 
 
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.tokens = _tokenize(text)
-        self.i = 0
-
-    def peek(self) -> tuple[str, str, int] | None:
-        return self.tokens[self.i] if self.i < len(self.tokens) else None
+class _Parser(TokenParser):
+    tokenize = staticmethod(_tokenize)
 
     def take(self, kind: str | None = None, value: str | None = None) -> tuple[str, str, int]:
         tok = self.peek()

@@ -221,13 +221,7 @@ class CorrelationSensitivity(FrozenResult):
         return _beta_for(self.signal, self.q, self.n, alpha)
 
     def summary(self) -> str:
-        """What the estimate would be under a few correlations.
-
-        Returns
-        -------
-        str
-            Two or three lines.
-        """
+        """What the estimate would be under a few correlations."""
         steps = [b for b in (-0.01, -0.005, 0.0, 0.005, 0.01) if b < self.beta_no_swap]
         shown = ", ".join(f"beta {b:+.3f}: {self.alpha_at(b):,.0f}" for b in steps)
         lines = [

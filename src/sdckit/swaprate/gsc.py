@@ -417,13 +417,7 @@ class SwapModelFit(FrozenResult):
     n1: int
 
     def summary(self) -> str:
-        """alpha, its standard errors, convergence and the identifiability check.
-
-        Returns
-        -------
-        str
-            Several lines of plain text.
-        """
+        """alpha, its standard errors, convergence and the identifiability check."""
         status = "converged" if self.converged else "NOT converged"
         lines = [
             f"Algorithm 1 on encoded records: N = {self.n0 + self.n1} "

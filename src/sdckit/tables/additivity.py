@@ -22,22 +22,18 @@ a high price) names the relations that cannot hold together with the bounds.
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-import highspy
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from sdckit._results import FrozenResult
+from sdckit._highs import NoTableInTime, solve_highs
 from sdckit._validation import check_dataframe, check_int, check_positive
 from sdckit.errors import DataError, InfeasibleError, ParameterError
-from sdckit.tables.release import CONFIDENTIAL_COLUMNS, release_frame
+from sdckit.tables.release import CONFIDENTIAL_COLUMNS, TableRelease, release_frame
 from sdckit.tables.tabulate import Hierarchy, TableStructure
 
 __all__ = ["AdditivityResult", "restore_additivity"]
@@ -46,7 +42,7 @@ METHODS = ("two-stage", "joint", "elementary")
 
 
 @dataclass(frozen=True)
-class AdditivityResult(FrozenResult):
+class AdditivityResult(TableRelease):
     """Result of :func:`restore_additivity`.
 
     Attributes
@@ -65,11 +61,6 @@ class AdditivityResult(FrozenResult):
         stage), ``objective``, ``joint_fallback`` (True when the two-stage
         refinement was infeasible and the joint model was solved instead).
     """
-
-    table: pd.DataFrame
-    internal: pd.DataFrame
-    params: Mapping[str, Any] = field(default_factory=dict)
-    stats: Mapping[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
         """Size of the problem and of the adjustment."""
@@ -178,7 +169,7 @@ def _solve(
     var_lo = np.concatenate([lower, np.zeros(n), np.zeros(n_bin), np.zeros(n_slack)])
     var_hi = np.concatenate([upper, np.full(n, np.inf), np.ones(n_bin), np.full(n_slack, np.inf)])
     integer = np.concatenate([np.ones(n), np.zeros(n), np.ones(n_bin), np.zeros(n_slack)]) > 0
-    x, status = _highs(
+    x, status = solve_highs(
         cost,
         matrix,
         np.concatenate(lo),
@@ -197,13 +188,6 @@ def _solve(
     if relax:
         return x[:n], status
     return np.round(x[:n]).astype(np.int64), status
-
-
-_BANNER_SHOWN = False
-
-
-class _NoTableInTime(InfeasibleError):
-    """HiGHS reached its time limit before any integer table."""
 
 
 def _solve_soft(
@@ -270,7 +254,7 @@ def _solve_soft(
             (start[binary] >= 3).astype(float),
         ]
     )
-    x, _ = _highs(
+    x, _ = solve_highs(
         cost,
         matrix,
         np.concatenate(lo),
@@ -285,98 +269,6 @@ def _solve_soft(
     if x is None:
         raise InfeasibleError("restore_additivity: the soft-bound model found no table")
     return np.round(x[:n]).astype(np.int64)
-
-
-def _new_highs() -> highspy.Highs:
-    """A Highs instance; the first one's copyright banner (printed by the C++ library on
-    standard output, before any option can be set) is kept off the command line's output."""
-    global _BANNER_SHOWN
-    if _BANNER_SHOWN:
-        return highspy.Highs()
-    _BANNER_SHOWN = True
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 1)
-            return highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
-def _highs(
-    cost: np.ndarray,
-    matrix: sparse.csc_matrix,
-    row_lo: np.ndarray,
-    row_hi: np.ndarray,
-    var_lo: np.ndarray,
-    var_hi: np.ndarray,
-    integer: np.ndarray | None,
-    time_limit: float | None,
-    info: dict | None,
-    start: np.ndarray | None = None,
-) -> tuple[np.ndarray | None, str]:
-    """Solve one (mixed integer) linear programme with highspy; the best table within the limit.
-
-    ``start``, a feasible point, is handed to HiGHS as its first incumbent
-    (a warm start, which scipy's interface does not accept).
-    """
-    inf = highspy.kHighsInf
-    lp = highspy.HighsLp()
-    lp.num_col_ = len(cost)
-    lp.num_row_ = matrix.shape[0]
-    lp.col_cost_ = cost
-    lp.col_lower_ = var_lo
-    lp.col_upper_ = np.where(np.isinf(var_hi), inf, var_hi)
-    lp.row_lower_ = np.where(np.isinf(row_lo), -inf, row_lo)
-    lp.row_upper_ = np.where(np.isinf(row_hi), inf, row_hi)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = matrix.indptr
-    lp.a_matrix_.index_ = matrix.indices
-    lp.a_matrix_.value_ = matrix.data
-    if integer is not None:
-        lp.integrality_ = [
-            highspy.HighsVarType.kInteger if flag else highspy.HighsVarType.kContinuous
-            for flag in integer
-        ]
-    h = _new_highs()
-    h.setOptionValue("output_flag", False)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
-    h.passModel(lp)
-    if start is not None:
-        solution = highspy.HighsSolution()
-        solution.col_value = list(start)
-        solution.value_valid = True
-        h.setSolution(solution)
-    h.run()
-    status = h.getModelStatus()
-    text = h.modelStatusToString(status)
-    solved = h.getInfo()
-    feasible = solved.primal_solution_status == 2  # kSolutionStatusFeasible
-    if info is not None:
-        info["status"] = text
-        info["objective"] = float(solved.objective_function_value) if feasible else None
-        if integer is not None:
-            info["mip_gap"] = float(solved.mip_gap) if feasible else None
-            info["dual_bound"] = float(solved.mip_dual_bound)
-    if status == highspy.HighsModelStatus.kOptimal or (
-        feasible
-        and status
-        in (
-            highspy.HighsModelStatus.kTimeLimit,
-            highspy.HighsModelStatus.kInterrupt,
-            highspy.HighsModelStatus.kSolutionLimit,
-            highspy.HighsModelStatus.kIterationLimit,
-        )
-    ):
-        return np.asarray(h.getSolution().col_value), text
-    if status in (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kIterationLimit):
-        raise _NoTableInTime(
-            f"restore_additivity: HiGHS stopped ({text}) before finding any table; raise time_limit"
-        )
-    return None, text
 
 
 def _aggregation(structure: TableStructure) -> sparse.csr_matrix:
@@ -508,7 +400,7 @@ def _solve_elementary(
         warm += [np.maximum(outside, 0.0), np.maximum(-outside, 0.0)]
     warm.append((current[bin_cells] >= 3).astype(float))
     feasible_start = n_soft > 0 or np.array_equal(inside, move)
-    x, _ = _highs(
+    x, _ = solve_highs(
         cost,
         sparse.vstack(rows, format="csc"),
         row_lo,
@@ -603,7 +495,7 @@ def _restore_elementary(
     if left is None or left > 0:
         try:
             found = _solve_elementary(pr, current, free, left, _stage(runs))
-        except _NoTableInTime:
+        except NoTableInTime:
             found = None
         if found is not None:
             current = found
@@ -928,6 +820,25 @@ def restore_additivity(
     soft_bounds = False
     decomposition: dict = {}
     y: np.ndarray | None
+
+    def solve(
+        lo: np.ndarray, hi: np.ndarray, weights: np.ndarray, binary: np.ndarray
+    ) -> np.ndarray | None:
+        """One timed CTA run on the whole table; its seconds and binaries are recorded."""
+        start = time.perf_counter()
+        found, _status = _solve(
+            p, relations, lo, hi, weights, binary, time_limit, info=_stage(runs)
+        )
+        seconds.append(time.perf_counter() - start)
+        binaries.append(len(binary))
+        return found
+
+    def infeasible(binary: np.ndarray, stage: str) -> InfeasibleError:
+        """The relations that cannot hold together with the bounds, named."""
+        return _diagnose(
+            structure, p, relations, described, lower, upper, w, binary, time_limit, stage
+        )
+
     try:
         if method == "elementary":
             # margins are sums of the elementary cells, each of them 0 or at least 3: only
@@ -948,43 +859,15 @@ def restore_additivity(
                 )
         elif method == "joint":
             risky = np.flatnonzero((lower <= 2) & (upper >= 1) & ~hidden)
-            start = time.perf_counter()
-            y, _status = _solve(p, relations, lower, upper, w, risky, time_limit, info=_stage(runs))
-            seconds.append(time.perf_counter() - start)
-            binaries.append(len(risky))
+            y = solve(lower, upper, w, risky)
             if y is None:
-                raise _diagnose(
-                    structure, p, relations, described, lower, upper, w, risky, time_limit, "joint"
-                )
+                raise infeasible(risky, "joint")
         else:
             # stage 1: additivity only; cells at 3 are weighted up so they tend to stay
-            w1 = np.where(p == 3, 10.0 * w, w)
-            start = time.perf_counter()
-            y1, _status = _solve(
-                p,
-                relations,
-                lower,
-                upper,
-                w1,
-                np.array([], dtype=np.int64),
-                time_limit,
-                info=_stage(runs),
-            )
-            seconds.append(time.perf_counter() - start)
-            binaries.append(0)
+            none = np.array([], dtype=np.int64)
+            y1 = solve(lower, upper, np.where(p == 3, 10.0 * w, w), none)
             if y1 is None:
-                raise _diagnose(
-                    structure,
-                    p,
-                    relations,
-                    described,
-                    lower,
-                    upper,
-                    w,
-                    np.array([], dtype=np.int64),
-                    time_limit,
-                    "stage 1, additivity",
-                )
+                raise infeasible(none, "stage 1, additivity")
             sensitive = np.flatnonzero(((y1 == 1) | (y1 == 2)) & ~hidden)
             if len(sensitive) == 0:
                 y = y1
@@ -994,37 +877,16 @@ def restore_additivity(
                 lower2, upper2 = lower.copy(), upper.copy()
                 lower2[(y1 >= 3) & ~hidden] = np.maximum(lower2[(y1 >= 3) & ~hidden], 3.0)
                 upper2[(y1 == 0) & ~hidden] = 0.0
-                start = time.perf_counter()
-                y, _status = _solve(
-                    p, relations, lower2, upper2, w, sensitive, time_limit, info=_stage(runs)
-                )
-                seconds.append(time.perf_counter() - start)
-                binaries.append(len(sensitive))
+                y = solve(lower2, upper2, w, sensitive)
                 if y is None:
                     # the refinement's bounds (3+ stays 3+, stage-1 zeros stay 0) were too
                     # narrow, the risk the paper names; fall back to the joint model
                     fallback = True
                     risky = np.flatnonzero((lower <= 2) & (upper >= 1) & ~hidden)
-                    start = time.perf_counter()
-                    y, _status = _solve(
-                        p, relations, lower, upper, w, risky, time_limit, info=_stage(runs)
-                    )
-                    seconds.append(time.perf_counter() - start)
-                    binaries.append(len(risky))
+                    y = solve(lower, upper, w, risky)
                     if y is None:
-                        raise _diagnose(
-                            structure,
-                            p,
-                            relations,
-                            described,
-                            lower,
-                            upper,
-                            w,
-                            risky,
-                            time_limit,
-                            "stage 2 and joint fallback",
-                        )
-    except _NoTableInTime:
+                        raise infeasible(risky, "stage 2 and joint fallback")
+    except NoTableInTime:
         if on_timeout != "soft-bounds":
             raise
         # no table within the limit. Warm start, the rounded LP repaired to feasibility:
@@ -1046,7 +908,7 @@ def restore_additivity(
                 relax=True,
                 info=_stage(runs),
             )
-        except _NoTableInTime:  # not even the LP within the limit: the perturbed cells
+        except NoTableInTime:  # not even the LP within the limit: the perturbed cells
             relaxed = None
         base = np.round(relaxed) if relaxed is not None else p.copy()
         small = (base == 1) | (base == 2)

@@ -31,10 +31,10 @@ import pandas as pd
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
+from sdckit._highs import new_highs
 from sdckit._results import FrozenResult
 from sdckit._validation import check_dataframe, plain_value
 from sdckit.errors import DataError, InfeasibleError, ParameterError
-from sdckit.tables.additivity import _new_highs
 from sdckit.tables.tabulate import Hierarchy, TableStructure, _number_text
 
 __all__ = ["AuditResult", "attacker_intervals", "audit_suppression"]
@@ -228,7 +228,7 @@ def _component_intervals(
     lp.a_matrix_.start_ = csc.indptr
     lp.a_matrix_.index_ = csc.indices
     lp.a_matrix_.value_ = csc.data.astype(np.float64)
-    h = _new_highs()
+    h = new_highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("presolve", "off")  # each solve starts from the last basis
     h.passModel(lp)

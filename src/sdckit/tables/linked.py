@@ -30,10 +30,11 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from sdckit._highs import NoTableInTime
 from sdckit._results import FrozenResult
 from sdckit._validation import check_dataframe, check_int, check_positive
 from sdckit.errors import DataError, InfeasibleError, ParameterError
-from sdckit.tables.additivity import _NoTableInTime, _solve, _stage
+from sdckit.tables.additivity import _solve, _stage
 from sdckit.tables.release import CONFIDENTIAL_COLUMNS, release_frame
 from sdckit.tables.tabulate import Hierarchy, TableStructure, _label_key
 
@@ -71,13 +72,7 @@ class LinkedAdditivityResult(FrozenResult):
     stats: Mapping[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
-        """Size of the joint problem and of the adjustment.
-
-        Returns
-        -------
-        str
-            One paragraph.
-        """
+        """Size of the joint problem and of the adjustment."""
         s = self.stats
         text = (
             f"linked tables restored together: {s['tables']} tables, {s['cells']} distinct cells "
@@ -314,7 +309,7 @@ def restore_linked(
         y, status = _solve(
             p, relations, lower, upper, weights, risky, time_limit, info=_stage(runs)
         )
-    except _NoTableInTime as exc:
+    except NoTableInTime as exc:
         raise InfeasibleError(
             "restore_linked: HiGHS found no set of tables within the time limit; raise time_limit"
         ) from exc

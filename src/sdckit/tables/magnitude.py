@@ -31,19 +31,17 @@ server; :func:`magnitude_perturb` builds a whole table with margins.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from sdckit._results import FrozenResult
 from sdckit._validation import check_columns, check_dataframe, check_int, check_positive
 from sdckit.errors import DataError, ParameterError
 from sdckit.tables.cellkey import lookup_noise
 from sdckit.tables.ptable import PTable
 from sdckit.tables.recordkeys import key_units
-from sdckit.tables.release import release_frame
+from sdckit.tables.release import TableRelease, release_frame
 from sdckit.tables.tabulate import Hierarchy, TableStructure, _leaf_categories
 
 __all__ = [
@@ -57,7 +55,7 @@ _CLASSES = [(1, 2), (3, 9), (10, 49), (50, 249), (250, np.inf)]
 
 
 @dataclass(frozen=True)
-class MagnitudeResult(FrozenResult):
+class MagnitudeResult(TableRelease):
     """Result of :func:`magnitude_perturb` and :func:`perturb_sums`.
 
     Attributes
@@ -71,11 +69,6 @@ class MagnitudeResult(FrozenResult):
         Never release it.
     params, stats : mapping
     """
-
-    table: pd.DataFrame
-    internal: pd.DataFrame
-    params: Mapping[str, Any] = field(default_factory=dict)
-    stats: Mapping[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
         """Cells, the size of the noise relative to the sums."""

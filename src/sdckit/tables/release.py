@@ -24,17 +24,21 @@ release.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from sdckit._results import FrozenResult
 from sdckit.errors import ParameterError
 
 __all__ = [
     "CONFIDENTIAL_COLUMNS",
     "CONFIDENTIAL_SUFFIX",
     "ConfidentialColumnError",
+    "TableRelease",
     "check_internal_path",
     "check_release",
     "confidential_columns",
@@ -42,6 +46,27 @@ __all__ = [
     "internal_frame",
     "release_frame",
 ]
+
+
+@dataclass(frozen=True)
+class TableRelease(FrozenResult):
+    """Base of a protected table's result: what may be published and the producer's copy.
+
+    Attributes
+    ----------
+    table : DataFrame
+        What may be published: no confidential column (see the module docstring).
+    internal : DataFrame
+        The producer's copy, confidential columns included. Never release it.
+    params, stats : mapping
+        The parameters used and whole-table figures.
+    """
+
+    table: pd.DataFrame
+    internal: pd.DataFrame
+    params: Mapping[str, Any] = field(default_factory=dict)
+    stats: Mapping[str, Any] = field(default_factory=dict)
+
 
 #: Columns of tables outputs that disclose the true table (see the module docstring).
 CONFIDENTIAL_COLUMNS: tuple[str, ...] = (

@@ -50,10 +50,10 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from sdckit._highs import NoTableInTime, solve_highs
 from sdckit._results import FrozenResult
 from sdckit._validation import check_dataframe, check_positive
 from sdckit.errors import DataError, InfeasibleError, ParameterError
-from sdckit.tables.additivity import _highs, _NoTableInTime
 from sdckit.tables.audit import (
     AuditResult,
     audit_suppression,
@@ -200,7 +200,7 @@ def optimal_pattern(
         y_hi[t * n + cell] = level
     cost = np.concatenate([weights, np.zeros(n * n_dir)])
     integer = np.concatenate([np.ones(n), np.zeros(n * n_dir)]) > 0
-    x, _status = _highs(
+    x, _status = solve_highs(
         cost,
         full,
         np.concatenate(row_lo),
@@ -586,7 +586,7 @@ def suppress(
                 time_limit=time_limit,
                 info=extra,
             )
-        except _NoTableInTime:
+        except NoTableInTime:
             raise InfeasibleError(
                 "the optimal model found no pattern within time_limit; raise it or use "
                 "method='modular' or 'hypercube'"
