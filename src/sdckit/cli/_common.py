@@ -34,6 +34,7 @@ console = Console()
 err_console = Console(stderr=True)
 
 __all__ = [
+    "PassThroughOptions",
     "check_known",
     "check_not_passthrough",
     "check_outputs",
@@ -422,7 +423,9 @@ def with_option_groups(command: Callable[..., Any]) -> Callable[..., Any]:
     stands for the dataclass's fields, each an ``Annotated`` typer option with its default:
     the command line shows the fields, in order, where the parameter stands, and the
     command receives the dataclass built from them. The options are declared once and
-    every command sharing them says so in one line. Apply below ``app.command(...)``.
+    every command sharing them says so in one line. Apply below ``app.command(...)``;
+    the annotations are resolved when the module is imported, so the aliases they name
+    must be defined above the command.
 
     Parameters
     ----------
@@ -484,6 +487,19 @@ IdOption = Annotated[str | None, id_option()]
 WeightColumnOption = Annotated[str | None, weight_column_option()]
 NaValuesOption = Annotated[str | None, na_values_option()]
 MaskedOutput = Annotated[Path, typer.Option("--output", "-o", help="Masked output file.")]
+
+
+@dataclasses.dataclass(frozen=True)
+class PassThroughOptions:
+    """``--id`` and ``--weight-column``: the columns a masking command passes through unchanged."""
+
+    ids: IdOption = None
+    weight_column: WeightColumnOption = None
+
+    def roles(self, data: pd.DataFrame, *, exclude: str | None = None) -> dict[str, str]:
+        """The roles of :func:`column_roles`, with ``--exclude`` where a command has it."""
+        return column_roles(data, ids=self.ids, weights=self.weight_column, exclude=exclude)
+
 
 # The options of the categorical-key commands (risk, recode, kanon, pram).
 KeysOption = Annotated[
