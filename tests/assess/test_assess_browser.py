@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from chromium import CHROMIUM, chromium_or_skip
 from sdckit.assess import assess, report, sweep
 from sdckit.microdata import rwn
 
-CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -26,9 +25,7 @@ CHROMIUM_ARGS = [
 
 @pytest.mark.browser
 def test_report_renders_every_figure_in_chromium(tmp_path, assessment_figures):
-    if not CHROMIUM.exists():
-        print(f"skipping: {CHROMIUM} is absent (install the Debian package 'chromium')")
-        pytest.skip(f"{CHROMIUM} is absent; install the Debian package 'chromium' to run this test")
+    chromium_or_skip()
     playwright = pytest.importorskip("playwright.sync_api")
 
     rng = np.random.default_rng(5)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from planted_firms import planted_firms
 
 from sdckit.cli.main import main
 
@@ -13,14 +14,7 @@ from sdckit.cli.main import main
 def firm_file(tmp_path):
     rng = np.random.default_rng(11)
     n = 300
-    size = np.maximum(1, np.round(np.exp(rng.normal(3, 1.2, size=n))))
-    data = pd.DataFrame(
-        {
-            "size": size,
-            "state": rng.choice(["north", "south", "east", "west"], size=n),
-            "turnover": size * np.exp(rng.normal(10, 0.5, size=n)),
-        }
-    )
+    data = planted_firms(rng, np.maximum(1, np.round(np.exp(rng.normal(3, 1.2, size=n)))))
     path = tmp_path / "firms.csv"
     data.to_csv(path, index=False)
     return path, data

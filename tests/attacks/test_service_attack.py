@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-
-import httpx
 import numpy as np
 import pandas as pd
 import pytest
+from planted_firms import planted_firms
 
 from sdckit.cli.main import main
 from sdckit.server import Metadata
 from sdckit.server.store import Store
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from service_helpers import free_port, start_server, stop, wait_until_up
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +19,7 @@ def service(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("service")
     rng = np.random.default_rng(5)
     n = 500
-    size = np.round(np.exp(rng.normal(3, 1.3, size=n))) + 1
-    data = pd.DataFrame(
-        {
-            "size": size,
-            "state": rng.choice(["north", "south", "east", "west"], size=n),
-            "turnover": size * np.exp(rng.normal(10, 0.5, size=n)),
-        }
-    )
+    data = planted_firms(rng, np.round(np.exp(rng.normal(3, 1.3, size=n))) + 1)
     csv = tmp_path / "firms.csv"
     data.to_csv(csv, index=False)
     meta = tmp_path / "meta.yaml"
@@ -45,35 +27,16 @@ def service(tmp_path_factory):
     db = f"sqlite:///{tmp_path / 'service.db'}"
     with Store(db) as store:
         _, token = store.add_account("intruder", rate_per_minute=100000)
-    port = _free_port()
-    log = (tmp_path / "serve.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "sdckit.cli.main", "serve", "--data", str(csv), "--metadata",
-         str(meta), "--db", db, "--port", str(port)],
-        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
+    port = free_port()
+    log = tmp_path / "serve.log"
+    process = start_server(
+        ["--data", str(csv), "--metadata", str(meta), "--db", db, "--port", str(port)], log
+    )
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"server exited: {(tmp_path / 'serve.log').read_text()}")
-            try:
-                if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("server did not start")
-            time.sleep(0.2)
-        yield url, token, csv, data
+        wait_until_up(process, port, log)
+        yield f"http://127.0.0.1:{port}", token, csv, data
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def test_attack_through_the_service_learns_nothing(service, tmp_path, capsys):

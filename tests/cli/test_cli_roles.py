@@ -115,18 +115,7 @@ def test_microaggregate_weight_column_weights_the_means(households, tmp_path):
 
 def test_id_in_columns_is_refused(households, tmp_path, capsys):
     path, _ = households
-    code = main(
-        [
-            "rankswap",
-            str(path),
-            "-o",
-            str(tmp_path / "o.csv"),
-            "--id",
-            "hid",
-            "--columns",
-            "hid,income",
-        ]
-    )
+    code = sdckit("rankswap {} -o {} --id hid --columns hid,income", path, tmp_path / "o.csv")
     assert code == 2
     assert "'hid' (id)" in capsys.readouterr().err
     code = main(["rwn", str(path), "-o", str(tmp_path / "o.csv"), "--id", "nosuch"])
@@ -136,20 +125,7 @@ def test_id_in_columns_is_refused(households, tmp_path, capsys):
 
 def test_swap_refuses_to_swap_an_id(households, tmp_path, capsys):
     path, _ = households
-    code = main(
-        [
-            "swap",
-            str(path),
-            "-o",
-            str(tmp_path / "o.csv"),
-            "-s",
-            "hid",
-            "--rate",
-            "0.1",
-            "--id",
-            "hid",
-        ]
-    )
+    code = sdckit("swap {} -o {} -s hid --rate 0.1 --id hid", path, tmp_path / "o.csv")
     assert code == 2
     assert "'hid' (id)" in capsys.readouterr().err
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from cli_words import sdckit
 from sdckit.cli.main import main
 
 
@@ -70,19 +71,7 @@ def test_rwn_parquet(tmp_path, mixed_data):
 def test_errors_are_one_line(tmp_path, mixed_data, capsys):
     src = tmp_path / "in.csv"
     mixed_data.to_csv(src, index=False)
-    code = main(
-        [
-            "rwn",
-            str(src),
-            "-o",
-            str(tmp_path / "o.csv"),
-            "--q",
-            "2",
-            "--columns",
-            "height",
-            "--quiet",
-        ]
-    )
+    code = sdckit("rwn {} -o {} --q 2 --columns height --quiet", src, tmp_path / "o.csv")
     err = capsys.readouterr().err
     assert code == 2
     assert "q must be in" in err and "Traceback" not in err
@@ -97,20 +86,7 @@ def test_debug_shows_traceback(tmp_path, mixed_data):
     src = tmp_path / "in.csv"
     mixed_data.to_csv(src, index=False)
     with pytest.raises(Exception, match="q must be in"):
-        main(
-            [
-                "--debug",
-                "rwn",
-                str(src),
-                "-o",
-                str(tmp_path / "o.csv"),
-                "--q",
-                "2",
-                "--columns",
-                "height",
-                "--quiet",
-            ]
-        )
+        sdckit("--debug rwn {} -o {} --q 2 --columns height --quiet", src, tmp_path / "o.csv")
 
 
 def test_help_lists_groups(capsys):

@@ -14,13 +14,13 @@ import warnings
 import httpx
 import pytest
 import sqlalchemy as sa
-from service_helpers import BACKENDS, backend_url
 
 from sdckit.server import AnalysisServer
 from sdckit.server.app import ServiceSettings, create_app
 from sdckit.server.demo import demo_metadata, make_demo_data
 from sdckit.server.engine import digest_response
 from sdckit.server.store import Store, analyst_pseudonym
+from service_helpers import BACKENDS, backend_url
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

@@ -16,11 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from service_helpers import backend_url, free_port, start_server, stop, wait_until_up
 
 from sdckit.server.demo import demo_metadata, make_demo_data
 from sdckit.server.engine import digest_response
 from sdckit.server.store import Store
+from service_helpers import backend_url, free_port, start_server, stop, wait_until_up
 
 QUERIES = [
     ("/api/crosstab", {"universe": "sex = female", "rows": "region", "cols": "employed"}),

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from attack_helpers import TARGET_BINS, attack_pairs, doctorate_row, planted_people
 from server_fixtures import SECRET
-from service_helpers import free_port, start_server, stop, wait_until_up
 
 from sdckit.server import AnalysisServer
 from sdckit.server.store import Store
+from service_helpers import free_port, start_server, stop, wait_until_up
 
 N_PAIRS = 204
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from service_helpers import free_port, start_server, stop, wait_until_up
 
 

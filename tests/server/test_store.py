@@ -6,12 +6,12 @@ from datetime import date
 
 import pytest
 import sqlalchemy as sa
-from service_helpers import BACKENDS, backend_url
 
 from sdckit.errors import ParameterError
 from sdckit.server.engine import AuditRecord
 from sdckit.server.rules import Verdict
 from sdckit.server.store import Store, analyst_pseudonym, hash_token, normalize_db_url
+from service_helpers import BACKENDS, backend_url
 
 
 @pytest.fixture(params=BACKENDS)

@@ -9,16 +9,16 @@ screenshot goes to test-artifacts/.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import pytest
+
+from chromium import CHROMIUM, chromium_or_skip
 from service_helpers import free_port, start_server, stop, wait_until_up
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path(os.environ.get("SDCKIT_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -51,10 +51,7 @@ def demo_server(tmp_path_factory):
 
 
 def test_sign_in_universe_regression_and_residual_plot(demo_server):
-    if not CHROMIUM.exists():
-        reason = f"{CHROMIUM} is absent; install the Debian package 'chromium' to run this test"
-        print(f"skipping: {reason}")
-        pytest.skip(reason)
+    chromium_or_skip()
     playwright = pytest.importorskip("playwright.sync_api")
     url, token = demo_server
     errors: list[str] = []
@@ -180,10 +177,7 @@ def test_sign_in_universe_regression_and_residual_plot(demo_server):
 def test_every_page_loads_with_the_network_blocked(demo_server):
     # An offline deployment (the norm for confidential data) reaches nothing
     # outside the server: every request of every page goes to it and succeeds.
-    if not CHROMIUM.exists():
-        reason = f"{CHROMIUM} is absent; install the Debian package 'chromium' to run this test"
-        print(f"skipping: {reason}")
-        pytest.skip(reason)
+    chromium_or_skip()
     playwright = pytest.importorskip("playwright.sync_api")
     url, token = demo_server
     outside: list[str] = []

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
 import os
+import typing
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +34,7 @@ console = Console()
 err_console = Console(stderr=True)
 
 __all__ = [
+    "PassThroughOptions",
     "check_known",
     "check_not_passthrough",
     "check_outputs",
@@ -49,6 +54,7 @@ __all__ = [
     "refuse_suspect_columns",
     "refuse_text_in_numbers",
     "weight_column_option",
+    "with_option_groups",
     "write_mask_result",
     "write_output",
 ]
@@ -410,6 +416,67 @@ def renamed_option(new: Any, old: Any, *, default: Any, new_flag: str, old_flag:
     return old
 
 
+def with_option_groups(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Let a command take a group of options it shares with others as one dataclass parameter.
+
+    A parameter annotated with a dataclass (``cluster: ClusterOptions = ClusterOptions()``)
+    stands for the dataclass's fields, each an ``Annotated`` typer option with its default:
+    the command line shows the fields, in order, where the parameter stands, and the
+    command receives the dataclass built from them. The options are declared once and
+    every command sharing them says so in one line. Apply below ``app.command(...)``;
+    the annotations are resolved when the module is imported, so the aliases they name
+    must be defined above the command.
+
+    Parameters
+    ----------
+    command : callable
+        The command function.
+
+    Returns
+    -------
+    callable
+        A function typer reads as having the groups' fields for parameters.
+    """
+    hints = typing.get_type_hints(command, include_extras=True)
+    shown: list[inspect.Parameter] = []
+    groups: dict[str, tuple[Callable[..., Any], list[str]]] = {}
+    for param in inspect.signature(command).parameters.values():
+        hint = hints.get(param.name, param.annotation)
+        if not (isinstance(hint, type) and dataclasses.is_dataclass(hint)):
+            shown.append(param.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=hint))
+            continue
+        fields = dataclasses.fields(hint)
+        groups[param.name] = (hint, [field.name for field in fields])
+        field_hints = typing.get_type_hints(hint, include_extras=True)
+        for field in fields:
+            default = inspect.Parameter.empty
+            if field.default is not dataclasses.MISSING:
+                default = field.default
+            shown.append(
+                inspect.Parameter(
+                    field.name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=default,
+                    annotation=field_hints[field.name],
+                )
+            )
+    names = [param.name for param in shown]
+    clashes = sorted({name for name in names if names.count(name) > 1})
+    if clashes:
+        raise TypeError(f"{command.__name__}: option group(s) repeat parameter(s) {clashes}")
+
+    @functools.wraps(command)
+    def run(**values: Any) -> Any:
+        for name, (group, fields) in groups.items():
+            values[name] = group(**{field: values.pop(field) for field in fields})
+        return command(**values)
+
+    # typer reads the parameters from __signature__ and their types from __annotations__.
+    run.__signature__ = inspect.Signature(shown)  # type: ignore[attr-defined]  # a function's documented hook, unknown to mypy
+    run.__annotations__ = {param.name: param.annotation for param in shown}
+    return run
+
+
 # The options most commands share, declared once (help texts as the commands always had).
 InputFile = Annotated[Path, typer.Argument(help="Microdata file (.csv or .parquet).")]
 SeedOption = Annotated[
@@ -420,6 +487,19 @@ IdOption = Annotated[str | None, id_option()]
 WeightColumnOption = Annotated[str | None, weight_column_option()]
 NaValuesOption = Annotated[str | None, na_values_option()]
 MaskedOutput = Annotated[Path, typer.Option("--output", "-o", help="Masked output file.")]
+
+
+@dataclasses.dataclass(frozen=True)
+class PassThroughOptions:
+    """``--id`` and ``--weight-column``: the columns a masking command passes through unchanged."""
+
+    ids: IdOption = None
+    weight_column: WeightColumnOption = None
+
+    def roles(self, data: pd.DataFrame, *, exclude: str | None = None) -> dict[str, str]:
+        """The roles of :func:`column_roles`, with ``--exclude`` where a command has it."""
+        return column_roles(data, ids=self.ids, weights=self.weight_column, exclude=exclude)
+
 
 # The options of the categorical-key commands (risk, recode, kanon, pram).
 KeysOption = Annotated[

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -25,6 +26,7 @@ from sdckit.cli._common import (
     read_input,
     refuse_suspect_columns,
     refuse_text_in_numbers,
+    with_option_groups,
     write_output,
 )
 from sdckit.errors import ParameterError
@@ -84,6 +86,17 @@ ExcludeOption = Annotated[
 TitleOption = Annotated[str | None, typer.Option("--title", help="Title of the report.")]
 
 
+@dataclass(frozen=True)
+class _Roles:
+    """What the columns are: the options ``assess`` and ``sweep`` share after their own."""
+
+    categorical: CategoricalOption = None
+    exclude: ExcludeOption = None
+    ids: IdOption = None
+    weight_column: WeightColumnOption = None
+    na_values: NaValuesOption = None
+
+
 def _write_report(output: Path, title: str | None, *, quiet: bool, assessment=None, sweep=None):
     """Draw the HTML report of an assessment or a sweep, print its summary and where it went.
 
@@ -107,11 +120,7 @@ def _roles_and_schema(
     data: pd.DataFrame,
     keys: list[str] | None,
     checked: dict[str, str | None],
-    *,
-    categorical: str | None,
-    ids: str | None,
-    weight_column: str | None,
-    exclude: str | None,
+    given: _Roles,
 ):
     """The schema of the original: roles set, declared categoricals and keys as categories.
 
@@ -119,10 +128,10 @@ def _roles_and_schema(
     """
     from sdckit.schema import Schema
 
-    roles = column_roles(data, ids=ids, weights=weight_column, exclude=exclude)
+    roles = column_roles(data, ids=given.ids, weights=given.weight_column, exclude=given.exclude)
     for option, value in checked.items():
         check_not_passthrough(data, parse_list(value), roles, option)
-    declared = parse_list(categorical) or []
+    declared = parse_list(given.categorical) or []
     unknown = [c for c in declared if c not in data.columns]
     if unknown:
         raise ParameterError(f"--categorical: unknown column(s) {unknown}")
@@ -157,6 +166,7 @@ def _roles_and_schema(
     return Schema.infer(data, kinds=kinds, roles=roles)
 
 
+@with_option_groups
 def assess_command(
     original: Annotated[Path, typer.Argument(help="Original microdata file (.csv or .parquet).")],
     masked: Annotated[
@@ -194,11 +204,7 @@ def assess_command(
     replications: Annotated[
         int, typer.Option("--reps", help="Replications of the prediction check.")
     ] = 5,
-    categorical: CategoricalOption = None,
-    exclude: ExcludeOption = None,
-    ids: IdOption = None,
-    weight_column: WeightColumnOption = None,
-    na_values: NaValuesOption = None,
+    roles: _Roles = _Roles(),
     seed: Annotated[
         int | None, typer.Option("--seed", help="Random seed for the prediction check.")
     ] = None,
@@ -210,17 +216,14 @@ def assess_command(
     from sdckit.assess import assess
 
     check_outputs(reports=[output], inputs=[original, masked])
-    data = read_input(original, na_values=na_values, quiet=quiet)
-    release = read_input(masked, na_values=na_values, quiet=quiet)
+    data = read_input(original, na_values=roles.na_values, quiet=quiet)
+    release = read_input(masked, na_values=roles.na_values, quiet=quiet)
     key_list = parse_list(keys)
     schema = _roles_and_schema(
         data,
         key_list,
         {"--columns": columns, "--linkage-columns": linkage_columns},
-        categorical=categorical,
-        ids=ids,
-        weight_column=weight_column,
-        exclude=exclude,
+        roles,
     )
     with progress_bar("assessing", quiet=quiet) as callback:
         result = assess(
@@ -241,6 +244,7 @@ def assess_command(
     _write_report(output, title, quiet=quiet, assessment=result)
 
 
+@with_option_groups
 def sweep_command(
     method: Annotated[str, typer.Argument(help="Registered masking method, e.g. rwn.")],
     input: InputFile,
@@ -281,11 +285,7 @@ def sweep_command(
         Path | None,
         typer.Option("--table", help="Also write the per-run figures here (.csv or .parquet)."),
     ] = None,
-    categorical: CategoricalOption = None,
-    exclude: ExcludeOption = None,
-    ids: IdOption = None,
-    weight_column: WeightColumnOption = None,
-    na_values: NaValuesOption = None,
+    roles: _Roles = _Roles(),
     seed: Annotated[
         int | None, typer.Option("--seed", help="Random seed (same seed, same sweep).")
     ] = None,
@@ -301,7 +301,7 @@ def sweep_command(
         )
     # Every output is checked before the sweep, which may take long.
     check_outputs(table, reports=[output], inputs=[input])
-    data = read_input(input, na_values=na_values, quiet=quiet)
+    data = read_input(input, na_values=roles.na_values, quiet=quiet)
     grid: dict[str, list] = {}
     for name, value in (("eps", eps), ("k", k), ("q", q)):
         if value is not None:
@@ -347,15 +347,12 @@ def sweep_command(
         data,
         key_list,
         {"--columns": columns},
-        categorical=categorical,
-        ids=ids,
-        weight_column=weight_column,
-        exclude=exclude,
+        roles,
     )
     if cols is not None:
         fixed["columns"] = cols
     elif "columns" not in grid and _takes(method, "columns"):
-        declared = set(parse_list(categorical) or [])
+        declared = set(parse_list(roles.categorical) or [])
         refuse_suspect_columns(
             data,
             [c for c in schema.maskable() if c not in declared],

@@ -10,13 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Annotated
 
 import typer
 
-from sdckit.cli._common import check_outputs, err_console, parse_list, write_output
+from sdckit.cli._common import (
+    check_outputs,
+    err_console,
+    parse_list,
+    with_option_groups,
+    write_output,
+)
 from sdckit.cli.tables import _hierarchies
 from sdckit.errors import ParameterError
 from sdckit.tables import check_release, design_ptable, read_ptable
@@ -40,34 +47,6 @@ def _lib() -> ModuleType:
     return lib
 
 
-@contextmanager
-def _cluster(
-    scheduler: str | None,
-    workers: int,
-    memory_limit: str,
-    threads: int,
-    quiet: bool,
-    processes: bool = True,
-) -> Iterator[None]:
-    lib = _lib()
-    address = lib.scheduler_address(scheduler)
-    with lib.dask_client(
-        scheduler=address,
-        n_workers=workers,
-        memory_limit=memory_limit,
-        threads_per_worker=threads,
-        processes=processes,
-    ) as client:
-        if not quiet:
-            where = f"scheduler {address}" if address else f"local cluster of {workers} worker(s)"
-            err_console.print(f"Dask {where}; dashboard: {client.dashboard_link}", highlight=False)
-        if quiet:
-            yield
-        else:
-            with err_console.status("computing on Dask (progress on the dashboard) ..."):
-                yield
-
-
 # The options every command shares.
 PartsInput = Annotated[Path, typer.Argument(help="Directory (or glob) of Parquet files.")]
 SchedulerOption = Annotated[str | None, typer.Option("--scheduler", help=_SCHEDULER_HELP)]
@@ -82,7 +61,44 @@ RecordsWeightsOption = Annotated[str | None, typer.Option("--weights", help="Rec
 DimsOption = Annotated[str, typer.Option("--dims", help="Comma-separated classifying variables.")]
 
 
+@dataclass(frozen=True)
+class ClusterOptions:
+    """Where a command runs: on an existing Dask scheduler, or on a local cluster of this shape."""
+
+    scheduler: SchedulerOption = None
+    workers: WorkersOption = 2
+    memory_limit: MemoryOption = "4GB"
+    threads: ThreadsOption = 1
+    processes: ProcessesOption = True
+
+
+@contextmanager
+def _cluster(cluster: ClusterOptions, quiet: bool) -> Iterator[None]:
+    lib = _lib()
+    address = lib.scheduler_address(cluster.scheduler)
+    with lib.dask_client(
+        scheduler=address,
+        n_workers=cluster.workers,
+        memory_limit=cluster.memory_limit,
+        threads_per_worker=cluster.threads,
+        processes=cluster.processes,
+    ) as client:
+        if not quiet:
+            where = (
+                f"scheduler {address}"
+                if address
+                else f"local cluster of {cluster.workers} worker(s)"
+            )
+            err_console.print(f"Dask {where}; dashboard: {client.dashboard_link}", highlight=False)
+        if quiet:
+            yield
+        else:
+            with err_console.status("computing on Dask (progress on the dashboard) ..."):
+                yield
+
+
 @distributed_app.command("rwn")
+@with_option_groups
 def rwn_command(
     input: PartsInput,
     output: Annotated[Path, typer.Option("--output", "-o", help="Output directory to create.")],
@@ -106,16 +122,12 @@ def rwn_command(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace the output directory.")
     ] = False,
-    scheduler: SchedulerOption = None,
-    workers: WorkersOption = 2,
-    memory_limit: MemoryOption = "4GB",
-    threads: ThreadsOption = 1,
-    processes: ProcessesOption = True,
+    cluster: ClusterOptions = ClusterOptions(),
     quiet: Annotated[bool, typer.Option("--quiet", help="No summary.")] = False,
 ) -> None:
     """RWN by partitions (Perry, Matloff & Tendick 2022, §11.3): each partition masked alone."""
     source = _lib().read_parquet(input)
-    with _cluster(scheduler, workers, memory_limit, threads, quiet, processes):
+    with _cluster(cluster, quiet):
         result = _lib().rwn_by_partition(
             source,
             n_partitions=partitions,
@@ -133,6 +145,7 @@ def rwn_command(
 
 
 @distributed_app.command("add-keys")
+@with_option_groups
 def add_keys_command(
     input: PartsInput,
     output: Annotated[Path, typer.Option("--output", "-o", help="Output directory to create.")],
@@ -142,16 +155,12 @@ def add_keys_command(
     key_range: Annotated[
         int | None, typer.Option("--key-range", help="Integer keys 0..R-1.")
     ] = None,
-    scheduler: SchedulerOption = None,
-    workers: WorkersOption = 2,
-    memory_limit: MemoryOption = "4GB",
-    threads: ThreadsOption = 1,
-    processes: ProcessesOption = True,
+    cluster: ClusterOptions = ClusterOptions(),
     quiet: Annotated[bool, typer.Option("--quiet", help="No messages.")] = False,
 ) -> None:
     """Add record keys partition by partition (drawn once, kept with the data)."""
     source = _lib().read_parquet(input)
-    with _cluster(scheduler, workers, memory_limit, threads, quiet, processes):
+    with _cluster(cluster, quiet):
         keyed = _lib().add_record_keys_by_partition(
             source, seed=seed, kind=kind, column=column, key_range=key_range
         )
@@ -163,6 +172,7 @@ def add_keys_command(
 
 
 @distributed_app.command("tabulate")
+@with_option_groups
 def tabulate_command(
     input: PartsInput,
     output: Annotated[Path, typer.Option("--output", "-o", help="Table file (.csv or .parquet).")],
@@ -174,17 +184,13 @@ def tabulate_command(
     hierarchies: Annotated[
         Path | None, typer.Option("--hierarchies", help="As `tables tabulate`.")
     ] = None,
-    scheduler: SchedulerOption = None,
-    workers: WorkersOption = 2,
-    memory_limit: MemoryOption = "4GB",
-    threads: ThreadsOption = 1,
-    processes: ProcessesOption = True,
+    cluster: ClusterOptions = ClusterOptions(),
     quiet: Annotated[bool, typer.Option("--quiet", help="No messages.")] = False,
 ) -> None:
     """Frequency table with margins as map-reduce; writes the TRUE counts (internal, the input to perturb)."""
     check_outputs(output, inputs=[])
     dim_list = parse_list(dims) or []
-    with _cluster(scheduler, workers, memory_limit, threads, quiet, processes):
+    with _cluster(cluster, quiet):
         table = _lib().tabulate_by_partition(
             input,
             dim_list,
@@ -202,6 +208,7 @@ def tabulate_command(
 
 
 @distributed_app.command("perturb")
+@with_option_groups
 def perturb_command(
     input: Annotated[
         Path, typer.Argument(help="Directory (or glob) of Parquet files with record keys.")
@@ -227,17 +234,13 @@ def perturb_command(
     hierarchies: Annotated[
         Path | None, typer.Option("--hierarchies", help="As `tables perturb`.")
     ] = None,
-    scheduler: SchedulerOption = None,
-    workers: WorkersOption = 2,
-    memory_limit: MemoryOption = "4GB",
-    threads: ThreadsOption = 1,
-    processes: ProcessesOption = True,
+    cluster: ClusterOptions = ClusterOptions(),
     quiet: Annotated[bool, typer.Option("--quiet", help="No summary.")] = False,
 ) -> None:
     """Cell key perturbation as map-reduce; the output holds the dimensions and perturbed values only."""
     check_outputs(output, inputs=[p for p in (ptable,) if p is not None])
     table = read_ptable(ptable) if ptable is not None else design_ptable(D, V)
-    with _cluster(scheduler, workers, memory_limit, threads, quiet, processes):
+    with _cluster(cluster, quiet):
         result = _lib().cell_key_perturb_by_partition(
             input,
             table,
@@ -254,24 +257,21 @@ def perturb_command(
 
 
 @distributed_app.command("keys")
+@with_option_groups
 def keys_command(
     input: PartsInput,
     keys: Annotated[str, typer.Option("--keys", help="Comma-separated key variables.")],
     sensitive: Annotated[
         str | None, typer.Option("--sensitive", help="Sensitive variable.")
     ] = None,
-    scheduler: SchedulerOption = None,
-    workers: WorkersOption = 2,
-    memory_limit: MemoryOption = "4GB",
-    threads: ThreadsOption = 1,
-    processes: ProcessesOption = True,
+    cluster: ClusterOptions = ClusterOptions(),
     quiet: Annotated[bool, typer.Option("--quiet", help="No cluster messages.")] = False,
 ) -> None:
     """Key risk as map-reduce: sample uniques, k-anonymity, l-diversity."""
     key_list = parse_list(keys)
     if not key_list:
         raise ParameterError("--keys: give at least one key variable")
-    with _cluster(scheduler, workers, memory_limit, threads, quiet, processes):
+    with _cluster(cluster, quiet):
         result = _lib().key_risk_by_partition(input, key_list, sensitive=sensitive)
     typer.echo(result.summary())
 

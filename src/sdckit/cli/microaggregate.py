@@ -8,26 +8,26 @@ from typing import Annotated
 import typer
 
 from sdckit.cli._common import (
-    IdOption,
     InputFile,
     MaskedOutput,
     NaValuesOption,
+    PassThroughOptions,
     QuietOption,
-    WeightColumnOption,
     check_outputs,
-    column_roles,
     mask_and_write,
     masking_schema,
     parse_assignments,
     parse_list,
     read_input,
     renamed_option,
+    with_option_groups,
 )
 from sdckit.errors import ParameterError
 from sdckit.microdata.microaggregation import microaggregate
 from sdckit.schema import Kind
 
 
+@with_option_groups
 def microaggregate_command(
     input: InputFile,
     output: MaskedOutput,
@@ -66,8 +66,7 @@ def microaggregate_command(
             help="Survey-weight column: weighted group means (default: the --weight-column, if one).",
         ),
     ] = None,
-    ids: IdOption = None,
-    weight_column: WeightColumnOption = None,
+    pass_through: PassThroughOptions = PassThroughOptions(),
     block_size: Annotated[
         int,
         typer.Option(
@@ -93,7 +92,7 @@ def microaggregate_command(
     if block_size < 0:
         raise ParameterError(f"--block-size must be >= 0, got {block_size}")
     cols = parse_list(columns)
-    roles = column_roles(data, ids=ids, weights=weight_column)
+    roles = pass_through.roles(data)
     if sample_weights is not None:
         if sample_weights not in data.columns:
             raise ParameterError(f"--sample-weights: unknown column {sample_weights!r}")

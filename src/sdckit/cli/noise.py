@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,6 +31,7 @@ from sdckit.cli._common import (
     refuse_suspect_columns,
     refuse_text_in_numbers,
     renamed_option,
+    with_option_groups,
 )
 from sdckit.errors import ParameterError
 from sdckit.microdata.noise import additive_noise, multiplicative_noise
@@ -67,6 +70,34 @@ _COVARIANCE = typer.Option(
     "for collinear columns, correlations shrink toward 0).",
 )
 _DIAG = typer.Option("--diagnostics", help="Also write per-record diagnostics here.")
+
+
+@dataclass(frozen=True)
+class _Level:
+    """How much noise, on which columns: the first options of both commands."""
+
+    variance_factor: Annotated[float, _VARIANCE_FACTOR] = 0.15
+    zone_variance_factor: Annotated[list[str] | None, _ZONE_VARIANCE_FACTOR] = None
+    k: Annotated[float | None, _K] = None
+    zone_k: Annotated[list[str] | None, _ZONE_K] = None
+    columns: Annotated[str | None, _COLUMNS] = None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """Zones, weights, the seed, the inputs' roles and the outputs: the last options of both."""
+
+    zones: Annotated[str | None, _ZONES] = None
+    zone_thresholds: Annotated[str | None, _THRESHOLDS] = None
+    structural_zero: Annotated[list[str] | None, _STRUCTURAL] = None
+    sample_weights: Annotated[str | None, _WEIGHTS] = None
+    covariance: Annotated[str, _COVARIANCE] = "sample"
+    seed: SeedOption = None
+    diagnostics: Annotated[Path | None, _DIAG] = None
+    ids: IdOption = None
+    weight_column: WeightColumnOption = None
+    na_values: NaValuesOption = None
+    quiet: QuietOption = False
 
 
 def _masked_columns(
@@ -121,26 +152,20 @@ def _structural(values: list[str] | None) -> dict[str, str] | None:
 
 
 def _noise_params(
-    data: pd.DataFrame,
-    columns: list[str],
-    k: float,
-    zone_k: list[str] | None,
-    zones: str | None,
-    thresholds: str | None,
-    structural_zero: list[str] | None,
-    sample_weights: str | None,
-    seed: int | None,
+    data: pd.DataFrame, columns: list[str], k: float, zone_k: list[str] | None, run: _Run
 ) -> dict[str, Any]:
     """The parameters both noise maskers take, from the options both commands share."""
-    limits = parse_range(thresholds, "--zone-thresholds") if thresholds else None
+    limits = parse_range(run.zone_thresholds, "--zone-thresholds") if run.zone_thresholds else None
+    zones = run.zones
     params: dict[str, Any] = {
         "columns": columns,
         "variance_factor": k,
         "zones": zones,
         "zone_thresholds": limits,
-        "structural_zeros": _structural(structural_zero),
-        "sample_weights": sample_weights,
-        "random_state": seed,
+        "structural_zeros": _structural(run.structural_zero),
+        "sample_weights": run.sample_weights,
+        "random_state": run.seed,
+        "covariance": run.covariance,
     }
     if not zone_k:
         return params
@@ -163,15 +188,16 @@ def _noise_params(
     return params
 
 
-def _renamed(
-    factor: float, per_zone: list[str] | None, k: float | None, zone_k: list[str] | None
-) -> tuple[float, list[str] | None]:
+def _renamed(level: _Level) -> tuple[float, list[str] | None]:
     """--variance-factor and --zone-variance-factor, or their deprecated spellings --k, --zone-k."""
-    factor = renamed_option(factor, k, default=0.15, new_flag="--variance-factor", old_flag="--k")
-    if zone_k:
+    factor = renamed_option(
+        level.variance_factor, level.k, default=0.15, new_flag="--variance-factor", old_flag="--k"
+    )
+    per_zone = level.zone_variance_factor
+    if level.zone_k:
         per_zone = renamed_option(
             per_zone,
-            zone_k,
+            level.zone_k,
             default=per_zone or None,
             new_flag="--zone-variance-factor",
             old_flag="--zone-k",
@@ -180,50 +206,37 @@ def _renamed(
 
 
 @noise_app.command("additive")
+@with_option_groups
 def additive_command(
     input: InputFile,
     output: MaskedOutput,
-    variance_factor: Annotated[float, _VARIANCE_FACTOR] = 0.15,
-    zone_variance_factor: Annotated[list[str] | None, _ZONE_VARIANCE_FACTOR] = None,
-    k: Annotated[float | None, _K] = None,
-    zone_k: Annotated[list[str] | None, _ZONE_K] = None,
-    columns: Annotated[str | None, _COLUMNS] = None,
-    zones: Annotated[str | None, _ZONES] = None,
-    zone_thresholds: Annotated[str | None, _THRESHOLDS] = None,
-    structural_zero: Annotated[list[str] | None, _STRUCTURAL] = None,
-    sample_weights: Annotated[str | None, _WEIGHTS] = None,
-    covariance: Annotated[str, _COVARIANCE] = "sample",
-    seed: SeedOption = None,
-    diagnostics: Annotated[Path | None, _DIAG] = None,
-    ids: IdOption = None,
-    weight_column: WeightColumnOption = None,
-    na_values: NaValuesOption = None,
-    quiet: QuietOption = False,
+    level: _Level = _Level(),
+    run: _Run = _Run(),
 ) -> None:
     """Additive correlated noise: X_m = mean + ((X - mean) + E)/sqrt(1+k), E ~ N(0, k Sigma)."""
-    factor, per_zone = _renamed(variance_factor, zone_variance_factor, k, zone_k)
-    check_outputs(output, diagnostics, inputs=[input])
-    data = read_input(input, na_values=na_values, quiet=quiet)
-    cols = _masked_columns(data, columns, ids, weight_column, sample_weights)
-    params = _noise_params(
-        data, cols, factor, per_zone, zones, zone_thresholds, structural_zero, sample_weights, seed
-    )
-    params.update(covariance=covariance)
-    _mask("additive noise (zones)", additive_noise, data, output, diagnostics, quiet, params)
+    _mask("additive noise (zones)", additive_noise, input, output, level, run, dict)
 
 
 def _mask(
     label: str,
     masker: Any,
-    data: pd.DataFrame,
+    input: Path,
     output: Path,
-    diagnostics: Path | None,
-    quiet: bool,
-    params: dict[str, Any],
+    level: _Level,
+    run: _Run,
+    specific: Callable[[], dict[str, Any]],
 ) -> None:
-    """Mask and write the result (:func:`mask_and_write`); its warnings are printed even with --quiet."""
-    result = mask_and_write(label, masker, data, output, diagnostics, quiet=quiet, **params)
-    if quiet:
+    """Read, mask and write (:func:`mask_and_write`); the warnings are printed even with --quiet.
+
+    ``specific()`` gives the masker's own parameters, once the shared ones are checked.
+    """
+    factor, per_zone = _renamed(level)
+    check_outputs(output, run.diagnostics, inputs=[input])
+    data = read_input(input, na_values=run.na_values, quiet=run.quiet)
+    cols = _masked_columns(data, level.columns, run.ids, run.weight_column, run.sample_weights)
+    params = _noise_params(data, cols, factor, per_zone, run) | specific()
+    result = mask_and_write(label, masker, data, output, run.diagnostics, quiet=run.quiet, **params)
+    if run.quiet:
         for line in result.warnings:
             err_console.print(f"WARNING: {line}", highlight=False)
 
@@ -244,14 +257,11 @@ def _totals(mode: str, given: list[str] | None) -> Any:
 
 
 @noise_app.command("multiplicative")
+@with_option_groups
 def multiplicative_command(
     input: InputFile,
     output: MaskedOutput,
-    variance_factor: Annotated[float, _VARIANCE_FACTOR] = 0.15,
-    zone_variance_factor: Annotated[list[str] | None, _ZONE_VARIANCE_FACTOR] = None,
-    k: Annotated[float | None, _K] = None,
-    zone_k: Annotated[list[str] | None, _ZONE_K] = None,
-    columns: Annotated[str | None, _COLUMNS] = None,
+    level: _Level = _Level(),
     variant: Annotated[
         str, typer.Option("--variant", help="zscore (eq. 21) or plain (eqs. 5-9).")
     ] = "zscore",
@@ -299,36 +309,26 @@ def multiplicative_command(
             help="Largest accepted deviation of a released variance/covariance ratio after a repair.",
         ),
     ] = 0.05,
-    zones: Annotated[str | None, _ZONES] = None,
-    zone_thresholds: Annotated[str | None, _THRESHOLDS] = None,
-    structural_zero: Annotated[list[str] | None, _STRUCTURAL] = None,
-    sample_weights: Annotated[str | None, _WEIGHTS] = None,
-    covariance: Annotated[str, _COVARIANCE] = "sample",
-    seed: SeedOption = None,
-    diagnostics: Annotated[Path | None, _DIAG] = None,
-    ids: IdOption = None,
-    weight_column: WeightColumnOption = None,
-    na_values: NaValuesOption = None,
-    quiet: QuietOption = False,
+    run: _Run = _Run(),
 ) -> None:
     """Multiplicative noise keeping positivity, inequalities, means and covariances."""
-    factor, per_zone = _renamed(variance_factor, zone_variance_factor, k, zone_k)
-    check_outputs(output, diagnostics, inputs=[input])
-    data = read_input(input, na_values=na_values, quiet=quiet)
-    cols = _masked_columns(data, columns, ids, weight_column, sample_weights)
-    params = _noise_params(
-        data, cols, factor, per_zone, zones, zone_thresholds, structural_zero, sample_weights, seed
-    )
-    chains = [[c.strip() for c in re.split(r">=|>", item)] for item in constraint or []]
-    for chain, item in zip(chains, constraint or [], strict=True):
-        if len(chain) < 2 or not all(chain):
-            raise ParameterError(f"--constraint expects A>=B[>=C...], got {item!r}")
-    params.update(variant=variant, mixed_sign=mixed_sign, constraints=chains or None)
-    params.update(totals=_totals(totals, total))
-    params.update(noise_covariance=noise_covariance, repair_tolerance=repair_tolerance)
-    params.update(covariance=covariance)
+
+    def specific() -> dict[str, Any]:
+        chains = [[c.strip() for c in re.split(r">=|>", item)] for item in constraint or []]
+        for chain, item in zip(chains, constraint or [], strict=True):
+            if len(chain) < 2 or not all(chain):
+                raise ParameterError(f"--constraint expects A>=B[>=C...], got {item!r}")
+        return {
+            "variant": variant,
+            "mixed_sign": mixed_sign,
+            "constraints": chains or None,
+            "totals": _totals(totals, total),
+            "noise_covariance": noise_covariance,
+            "repair_tolerance": repair_tolerance,
+        }
+
     label = "multiplicative noise (zones)"
-    _mask(label, multiplicative_noise, data, output, diagnostics, quiet, params)
+    _mask(label, multiplicative_noise, input, output, level, run, specific)
 
 
 def register(app: typer.Typer) -> None:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import pandas as pd
 import typer
 from rich.progress import TextColumn, TimeElapsedColumn
 
-from sdckit.cli._common import check_outputs, console, progress_display
+from sdckit.cli._common import check_outputs, console, progress_display, with_option_groups
 from sdckit.errors import DataError, ParameterError
 from sdckit.io import write_table
 from sdckit.querylog import (
@@ -104,6 +105,46 @@ SeedOnlyOption = Annotated[
 ]
 
 
+@dataclass(frozen=True)
+class _TaxonomyChoice:
+    """--taxonomy and where its files are: the options of every command that classifies."""
+
+    taxonomy: TaxonomyOption = "odp239"
+    odp239_path: Odp239PathOption = None
+    wordnet_path: WordnetPathOption = None
+
+    def load(self) -> Taxonomy:
+        return _taxonomy(self.taxonomy, self.odp239_path, self.wordnet_path)
+
+
+@dataclass(frozen=True)
+class _Zealous:
+    """The parameters of ZEALOUS (Götz et al. 2012)."""
+
+    epsilon: EpsilonOption = 1.0
+    delta: DeltaOption = 1e-5
+    max_queries: MaxQueriesOption = 5
+
+    def parameters(self) -> dict[str, Any]:
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "max_queries_per_user": self.max_queries,
+        }
+
+
+@dataclass(frozen=True)
+class _LogColumns:
+    """Which columns of a search log hold the user and the query."""
+
+    user_column: UserColumnOption = "AnonID"
+    query_column: QueryColumnOption = "Query"
+
+    def parameters(self) -> dict[str, Any]:
+        return {"user_column": self.user_column, "query_column": self.query_column}
+
+
+@with_option_groups
 def protect_command(
     log_path: Annotated[
         Path,
@@ -114,12 +155,8 @@ def protect_command(
     ],
     method: MethodOption = "microaggregation",
     k: KOption = 5,
-    epsilon: EpsilonOption = 1.0,
-    delta: DeltaOption = 1e-5,
-    max_queries: MaxQueriesOption = 5,
-    taxonomy: TaxonomyOption = "odp239",
-    odp239_path: Odp239PathOption = None,
-    wordnet_path: WordnetPathOption = None,
+    zealous_parameters: _Zealous = _Zealous(),
+    taxonomy: _TaxonomyChoice = _TaxonomyChoice(),
     levels: Annotated[
         int, typer.Option("--levels", help="Depth L: category levels 1..L compared.")
     ] = 2,
@@ -157,8 +194,7 @@ def protect_command(
             "'querylog evaluate'); keep it with the original log, never publish it.",
         ),
     ] = None,
-    user_column: UserColumnOption = "AnonID",
-    query_column: QueryColumnOption = "Query",
+    columns: _LogColumns = _LogColumns(),
     seed: SeedOnlyOption = None,
     quiet: QuietBarOption = False,
 ) -> None:
@@ -174,11 +210,8 @@ def protect_command(
             )
         release = zealous(
             log_path,
-            epsilon=epsilon,
-            delta=delta,
-            max_queries_per_user=max_queries,
-            user_column=user_column,
-            query_column=query_column,
+            **zealous_parameters.parameters(),
+            **columns.parameters(),
             random_state=seed,
         )
         write_table(release.data, output)
@@ -191,7 +224,7 @@ def protect_command(
             "cannot be mistaken for a release (the name must contain 'internal' or "
             "'confidential', e.g. log_key_confidential.csv)"
         )
-    tax = _taxonomy(taxonomy, odp239_path, wordnet_path)
+    tax = taxonomy.load()
     with _stages(quiet) as progress:
         result = protect(
             log_path,
@@ -201,8 +234,7 @@ def protect_command(
             categories_per_term=categories,
             min_level_share=min_level_share,
             block_size=None if exact else block_size,
-            user_column=user_column,
-            query_column=query_column,
+            **columns.parameters(),
             random_state=seed,
             progress=progress,
         )
@@ -214,6 +246,7 @@ def protect_command(
     console.print(f"wrote {output}" + (f" and the confidential key {key}" if key else ""))
 
 
+@with_option_groups
 def evaluate_command(
     log_path: Annotated[Path, typer.Argument(metavar="LOG", help="The original search log.")],
     protected_path: Annotated[
@@ -237,9 +270,7 @@ def evaluate_command(
     k: Annotated[
         int | None, typer.Option("--k", help="The k to check (default: the smallest group).")
     ] = None,
-    taxonomy: TaxonomyOption = "odp239",
-    odp239_path: Odp239PathOption = None,
-    wordnet_path: WordnetPathOption = None,
+    taxonomy: _TaxonomyChoice = _TaxonomyChoice(),
     levels: Annotated[int, typer.Option("--levels", help="SRP at levels 1..L.")] = 2,
     categories: Annotated[
         int, typer.Option("--categories-per-term", help="A term's ranked categories used.")
@@ -247,14 +278,13 @@ def evaluate_command(
     repeats: Annotated[
         int, typer.Option("--random-repeats", help="Random partitions averaged for the baseline.")
     ] = 5,
-    user_column: UserColumnOption = "AnonID",
-    query_column: QueryColumnOption = "Query",
+    columns: _LogColumns = _LogColumns(),
     seed: Annotated[int | None, typer.Option("--seed", help="Seed of the random baseline.")] = None,
     quiet: QuietBarOption = False,
 ) -> None:
     """SRP by level beside 1/k and a random partition, the privacy check, a linkage attack."""
     check_outputs(reports=[report_path], inputs=[log_path, protected_path, key])
-    tax = _taxonomy(taxonomy, odp239_path, wordnet_path)
+    tax = taxonomy.load()
     membership = None
     if key is not None:
         try:
@@ -262,8 +292,8 @@ def evaluate_command(
         except (OSError, ValueError) as exc:
             raise DataError(f"cannot read the key {str(key)!r}: {exc}") from exc
     with _stages(quiet) as progress:
-        original = read_log(log_path, user_column=user_column, query_column=query_column)
-        released = read_log(protected_path, user_column=user_column, query_column=query_column)
+        original = read_log(log_path, **columns.parameters())
+        released = read_log(protected_path, **columns.parameters())
         report = evaluate(
             original,
             released=released.to_frame(),
@@ -272,8 +302,7 @@ def evaluate_command(
             taxonomy=tax,
             levels=levels,
             categories_per_term=categories,
-            user_column=user_column,
-            query_column=query_column,
+            **columns.parameters(),
             random_repeats=repeats,
             random_state=seed,
             progress=progress,
@@ -298,6 +327,7 @@ def evaluate_command(
         console.print(f"wrote {report_path}")
 
 
+@with_option_groups
 def attack_command(
     log_path: Annotated[
         Path, typer.Argument(metavar="LOG", help="The original search log (you hold it).")
@@ -313,33 +343,25 @@ def attack_command(
             "--known-share", help="Share of the target's distinct queries the attacker knows."
         ),
     ] = 0.5,
-    epsilon: EpsilonOption = 1.0,
-    delta: DeltaOption = 1e-5,
-    max_queries: MaxQueriesOption = 5,
-    taxonomy: TaxonomyOption = "odp239",
-    odp239_path: Odp239PathOption = None,
-    wordnet_path: WordnetPathOption = None,
-    user_column: UserColumnOption = "AnonID",
-    query_column: QueryColumnOption = "Query",
+    zealous_parameters: _Zealous = _Zealous(),
+    taxonomy: _TaxonomyChoice = _TaxonomyChoice(),
+    columns: _LogColumns = _LogColumns(),
     seed: SeedOnlyOption = None,
 ) -> None:
     """Plant fake users against a protection; see what they learn of a target (Götz et al. 2012)."""
     if method not in ("microaggregation", "zealous"):
         raise ParameterError(f"--method must be microaggregation or zealous, got {method!r}")
-    options = {}
+    options: dict[str, Any] = {}
     if method == "microaggregation":
-        options["taxonomy"] = _taxonomy(taxonomy, odp239_path, wordnet_path)
+        options["taxonomy"] = taxonomy.load()
     result = planted_query_attack(
         log_path,
         target=target,
         method=method,
         k=k,
         known_share=known_share,
-        epsilon=epsilon,
-        delta=delta,
-        max_queries_per_user=max_queries,
-        user_column=user_column,
-        query_column=query_column,
+        **zealous_parameters.parameters(),
+        **columns.parameters(),
         random_state=seed,
         **options,
     )

@@ -8,24 +8,24 @@ from typing import Annotated
 import typer
 
 from sdckit.cli._common import (
-    IdOption,
     InputFile,
     MaskedOutput,
     NaValuesOption,
+    PassThroughOptions,
     QuietOption,
     SeedOption,
-    WeightColumnOption,
     check_outputs,
-    column_roles,
     mask_and_write,
     masking_schema,
     parse_list,
     read_input,
+    with_option_groups,
 )
 from sdckit.microdata.rankswap import rank_swap
 from sdckit.schema import Kind
 
 
+@with_option_groups
 def rankswap_command(
     input: InputFile,
     output: MaskedOutput,
@@ -41,8 +41,7 @@ def rankswap_command(
             "--columns", help="Comma-separated numeric or ordinal columns (default: all of them)."
         ),
     ] = None,
-    ids: IdOption = None,
-    weight_column: WeightColumnOption = None,
+    pass_through: PassThroughOptions = PassThroughOptions(),
     seed: SeedOption = None,
     diagnostics: Annotated[
         Path | None, typer.Option("--diagnostics", help="Also write per-record rank shifts here.")
@@ -54,7 +53,7 @@ def rankswap_command(
     check_outputs(output, diagnostics, inputs=[input])
     data = read_input(input, na_values=na_values, quiet=quiet)
     cols = parse_list(columns)
-    roles = column_roles(data, ids=ids, weights=weight_column)
+    roles = pass_through.roles(data)
     schema = masking_schema(data, cols, roles, kinds=[Kind.NUMERIC, Kind.ORDINAL], what="swap.")
     mask_and_write(
         "rank swapping (variables)",

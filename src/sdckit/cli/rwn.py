@@ -10,21 +10,20 @@ import pandas as pd
 import typer
 
 from sdckit.cli._common import (
-    IdOption,
     InputFile,
     NaValuesOption,
+    PassThroughOptions,
     QuietOption,
     SeedOption,
-    WeightColumnOption,
     check_not_passthrough,
     check_outputs,
-    column_roles,
     parse_assignments,
     parse_list,
     progress_bar,
     read_input,
     refuse_suspect_columns,
     refuse_text_in_numbers,
+    with_option_groups,
     write_mask_result,
 )
 from sdckit.errors import ParameterError
@@ -39,6 +38,7 @@ def _is_temporal(series: pd.Series) -> bool:
     return pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype)
 
 
+@with_option_groups
 def rwn_command(
     input: InputFile,
     output: Annotated[
@@ -72,8 +72,7 @@ def rwn_command(
         str | None,
         typer.Option("--exclude", help="Comma-separated columns passed through unchanged."),
     ] = None,
-    ids: IdOption = None,
-    weight_column: WeightColumnOption = None,
+    pass_through: PassThroughOptions = PassThroughOptions(),
     categorical: Annotated[
         str | None,
         typer.Option(
@@ -149,7 +148,7 @@ def rwn_command(
     check_outputs(output, diagnostics, inputs=[input])
     data = read_input(input, na_values=na_values, quiet=quiet)
     cols = parse_list(columns)
-    roles = column_roles(data, ids=ids, weights=weight_column, exclude=exclude)
+    roles = pass_through.roles(data, exclude=exclude)
     check_not_passthrough(
         data, cols, {c: r for c, r in roles.items() if r != "ignore"}, "--columns"
     )

@@ -8,22 +8,22 @@ from typing import Annotated
 import typer
 
 from sdckit.cli._common import (
-    IdOption,
     InputFile,
     NaValuesOption,
+    PassThroughOptions,
     SeedOption,
-    WeightColumnOption,
     check_not_passthrough,
     check_outputs,
-    column_roles,
     parse_list,
     read_input,
+    with_option_groups,
     write_mask_result,
 )
 from sdckit.errors import ParameterError
 from sdckit.microdata.swap import swap
 
 
+@with_option_groups
 def swap_command(
     input: InputFile,
     output: Annotated[Path, typer.Option("--output", "-o", help="Swapped output file.")],
@@ -43,8 +43,7 @@ def swap_command(
         str | None,
         typer.Option("--strata", help="Comma-separated key columns; swaps stay within equal keys."),
     ] = None,
-    ids: IdOption = None,
-    weight_column: WeightColumnOption = None,
+    pass_through: PassThroughOptions = PassThroughOptions(),
     seed: SeedOption = None,
     diagnostics: Annotated[
         Path | None,
@@ -62,7 +61,7 @@ def swap_command(
     if not attributes:
         raise ParameterError("--swap-attribute names no column")
     # Identifiers and weights pass through: swapping one would pair a record with another's.
-    roles = column_roles(data, ids=ids, weights=weight_column)
+    roles = pass_through.roles(data)
     check_not_passthrough(data, attributes, roles, "--swap-attribute")
     result = swap(data, columns=attributes, rate=rate, strata=parse_list(strata), random_state=seed)
     write_mask_result(result, output, diagnostics, quiet=quiet)

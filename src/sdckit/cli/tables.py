@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,6 +18,7 @@ from sdckit.cli._common import (
     parse_list,
     progress_bar,
     read_input,
+    with_option_groups,
     write_output,
 )
 from sdckit.errors import DataError, ParameterError
@@ -104,11 +106,22 @@ _HIERARCHY_HELP = (
     "YAML/JSON file {dim: {parent: [children, ...]}}, or DIM=FILE[,DIM=FILE] with tau-ARGUS "
     ".hrc files or parent,child code-list CSVs."
 )
+_Hierarchies = Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)]
 _SDMX_HELP = "Write SDMX-CSV for this dataflow (AGENCY:ID(VERSION)) instead of the tidy table."
 _TRUE_COUNTS_HELP = (
     "Also write the true counts, cell keys and noise (columns named *_CONFIDENTIAL) for the "
     "producer's own use; the output name must then contain 'internal' or 'confidential'."
 )
+
+
+@dataclass(frozen=True)
+class _Published:
+    """What a protected table's output holds: the release (tidy or SDMX), or the internal table."""
+
+    with_true_counts: Annotated[
+        bool, typer.Option("--with-true-counts", help=_TRUE_COUNTS_HELP)
+    ] = False
+    sdmx: Annotated[str | None, typer.Option("--sdmx", help=_SDMX_HELP)] = None
 
 
 def _check_protected_outputs(
@@ -185,7 +198,7 @@ def tabulate_command(
     record_key: Annotated[
         str | None, typer.Option("--record-key", help="Record-key column: adds cell keys.")
     ] = None,
-    hierarchies: Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)] = None,
+    hierarchies: _Hierarchies = None,
     no_margins: Annotated[bool, typer.Option("--no-margins", help="Leave out the totals.")] = False,
     key_modulus: Annotated[
         int | None,
@@ -274,6 +287,7 @@ def design_ptable_command(
 
 
 @tables_app.command("perturb")
+@with_option_groups
 def perturb_command(
     input: Annotated[
         Path,
@@ -304,7 +318,7 @@ def perturb_command(
     threshold: Annotated[
         int | None, typer.Option("--threshold", help="Suppress perturbed counts below this.")
     ] = None,
-    hierarchies: Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)] = None,
+    hierarchies: _Hierarchies = None,
     weights: Annotated[
         str | None,
         typer.Option(
@@ -312,17 +326,14 @@ def perturb_command(
             help="Record weights (microdata input): the count is perturbed, the weighted total scaled.",
         ),
     ] = None,
-    with_true_counts: Annotated[
-        bool, typer.Option("--with-true-counts", help=_TRUE_COUNTS_HELP)
-    ] = False,
-    sdmx: Annotated[str | None, typer.Option("--sdmx", help=_SDMX_HELP)] = None,
+    published: _Published = _Published(),
     quiet: Annotated[bool, typer.Option("--quiet", help="No summary.")] = False,
 ) -> None:
     """Cell key perturbation: no perturbed 1s or 2s, identical cells get identical noise (Section 4).
 
     The output holds the dimensions and the perturbed values only.
     """
-    _check_protected_outputs(output, with_true_counts, input, ptable)
+    _check_protected_outputs(output, published.with_true_counts, input, ptable)
     table = read_ptable(ptable) if ptable is not None else design_ptable(D, V)
     result = cell_key_perturb(
         from_internal_names(read_input(input)),
@@ -337,9 +348,9 @@ def perturb_command(
         result.internal,
         result.table,
         output,
-        with_true_counts,
+        published.with_true_counts,
         "perturbed table",
-        sdmx=sdmx,
+        sdmx=published.sdmx,
         dims=parse_list(dims),
     )
     if not quiet:
@@ -347,6 +358,7 @@ def perturb_command(
 
 
 @tables_app.command("restore")
+@with_option_groups
 def restore_command(
     input: Annotated[
         Path, typer.Argument(help="Perturbed tidy table (all cells, margins included).")
@@ -367,7 +379,7 @@ def restore_command(
             "for large tables).",
         ),
     ] = "two-stage",
-    hierarchies: Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)] = None,
+    hierarchies: _Hierarchies = None,
     time_limit: Annotated[
         float | None,
         typer.Option(
@@ -389,17 +401,14 @@ def restore_command(
             help="The table's suppression threshold: suppressed (empty) cells stay hidden.",
         ),
     ] = None,
-    with_true_counts: Annotated[
-        bool, typer.Option("--with-true-counts", help=_TRUE_COUNTS_HELP)
-    ] = False,
-    sdmx: Annotated[str | None, typer.Option("--sdmx", help=_SDMX_HELP)] = None,
+    published: _Published = _Published(),
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress or summary.")] = False,
 ) -> None:
     """Restore additivity by controlled tabular adjustment without small cells (Section 5).
 
     The output holds the dimensions and the protected values only.
     """
-    _check_protected_outputs(output, with_true_counts, input, hierarchies)
+    _check_protected_outputs(output, published.with_true_counts, input, hierarchies)
     with progress_bar("CTA (HiGHS)", quiet=quiet):
         result = restore_additivity(
             from_internal_names(read_input(input)),
@@ -416,9 +425,9 @@ def restore_command(
         result.internal,
         result.table,
         output,
-        with_true_counts,
+        published.with_true_counts,
         "restored table",
-        sdmx=sdmx,
+        sdmx=published.sdmx,
         dims=_dims(dims),
         value="restored",
     )
@@ -449,7 +458,7 @@ def restore_linked_command(
     max_deviation: Annotated[
         int, typer.Option("--max-deviation", help="Largest change per cell.")
     ] = 3,
-    hierarchies: Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)] = None,
+    hierarchies: _Hierarchies = None,
     time_limit: Annotated[
         float | None, typer.Option("--time-limit", help="Seconds for HiGHS.")
     ] = None,
@@ -707,7 +716,6 @@ _Rules = Annotated[
     ),
 ]
 _Method = Annotated[str, typer.Option("--method", help="hypercube, optimal or modular.")]
-_Hierarchies = Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)]
 _MagnitudeValue = Annotated[
     str | None,
     typer.Option("--value", help="Microdata: the magnitude variable (sums are published)."),

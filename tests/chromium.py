@@ -1,0 +1,19 @@
+"""The headless Chromium of the browser tests (``SDCKIT_CHROMIUM`` names another binary)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path(os.environ.get("SDCKIT_CHROMIUM", "/usr/bin/chromium"))
+
+
+def chromium_or_skip() -> Path:
+    """The Chromium binary; the test is skipped, saying why, when it is absent."""
+    if not CHROMIUM.exists():
+        reason = f"{CHROMIUM} is absent; install the Debian package 'chromium' to run this test"
+        print(f"skipping: {reason}")
+        pytest.skip(reason)
+    return CHROMIUM
