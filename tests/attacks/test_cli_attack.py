@@ -28,7 +28,7 @@ def test_naive_attack_prints_table_and_writes_report(firm_file, tmp_path, capsys
         [
             "attack", "regression", str(path), "--sensitive", "turnover",
             "--background", "size,state", "--approx", "0.025", "--quantiles", "0,0.9",
-            "-o", str(report), "--table", str(table), "-q",
+            "-o", str(report), "--table", str(table), "--quiet",
         ]
     )  # fmt: skip
     assert code == 0
@@ -53,7 +53,7 @@ def test_library_target_recovers_nothing(firm_file, capsys):
         [
             "attack", "regression", str(path), "--sensitive", "turnover",
             "--background", "size,state", "--approx", "0.025", "--quantiles", "0",
-            "--target", "library", "--max-targets", "15", "-q",
+            "--target", "library", "--max-targets", "15", "--quiet",
         ]
     )  # fmt: skip
     assert code == 0
@@ -78,9 +78,9 @@ def test_library_target_recovers_nothing(firm_file, capsys):
 )
 def test_bad_input_is_one_line_exit_2(firm_file, capsys, args, message):
     path, _ = firm_file
-    base = ["attack", "regression", str(path), "--sensitive", "turnover", "-q"]
+    base = ["attack", "regression", str(path), "--sensitive", "turnover", "--quiet"]
     if "--sensitive" in args:
-        base = ["attack", "regression", str(path), "-q"]
+        base = ["attack", "regression", str(path), "--quiet"]
     assert main(base + args) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
@@ -136,3 +136,30 @@ def test_new_commands_bad_input_is_one_line(firm_file, capsys, args, message):
     assert main([*args, "--quiet"] if args[1] != "table" else args) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("d", "message"),
+    [
+        # 3 + 3 published, total 20: no additive table within ±1 of it.
+        ("1", "--max-deviation: no additive table lies within ±1 of the published one"),
+        ("-1", "--max-deviation must be"),
+    ],
+)
+def test_table_command_names_the_flag(tmp_path, capsys, d, message):
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"a": ["x", "y", "Total"], "perturbed": [3, 3, 20]}).to_csv(path, index=False)
+    assert main(["attack", "table", str(path), "--max-deviation", d]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "max_deviation" not in err and len(err.splitlines()) == 1
+
+
+def test_attack_commands_share_the_quiet_option():
+    from typer.main import get_command
+
+    from sdckit.cli.attack import attack_app
+
+    group = get_command(attack_app)
+    for name, command in group.commands.items():  # type: ignore[attr-defined]
+        quiet = [p for p in command.params if p.name == "quiet"]
+        assert quiet and quiet[0].opts == ["--quiet"], name

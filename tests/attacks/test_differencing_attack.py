@@ -94,3 +94,8 @@ def test_the_service_learns_nothing(planted, service):
     assert len(result.targets) == 2
     assert result.learned.empty, result.summary()
     assert result.table["answered"].gt(0).all()
+
+
+def test_no_target_is_said_plainly(planted):
+    result = server_attack(planted[0], target=_library(planted), sensitive="wage", targets=[])
+    assert result.summary().startswith("Nothing was attacked: no unit is alone in a cell")

@@ -15,15 +15,28 @@ from service_helpers import free_port, start_server, stop, wait_until_up
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
-    """A service on 500 planted firms (sizes unique in the top decile); yields (url, token, csv)."""
+    """A service on 500 firms, two of them the only northern firm of their size bin.
+
+    Yields (url, token, csv, data).
+    """
     tmp_path = tmp_path_factory.mktemp("service")
     rng = np.random.default_rng(5)
     n = 500
     data = planted_firms(rng, np.round(np.exp(rng.normal(3, 1.3, size=n))) + 1)
+    metadata = Metadata.infer(data, beta=40, categorical=["state"])
+    # Plant the differencing battery's targets: the one northern firm of the lowest and of
+    # the highest size bin (cutpoints depend on the sizes only, not on the states).
+    bins = metadata.encode(data)["size"]
+    state = data["state"].to_numpy(dtype=object).copy()
+    for b in (bins.min(), bins.max()):
+        rows = np.flatnonzero(bins == b)
+        state[rows] = [["south", "east", "west"][i % 3] for i in range(rows.size)]
+        state[rows[0]] = "north"
+    data = data.assign(state=state)
     csv = tmp_path / "firms.csv"
     data.to_csv(csv, index=False)
     meta = tmp_path / "meta.yaml"
-    Metadata.infer(data, beta=40, categorical=["state"]).to_yaml(meta)
+    metadata.to_yaml(meta)
     db = f"sqlite:///{tmp_path / 'service.db'}"
     with Store(db) as store:
         _, token = store.add_account("intruder", rate_per_minute=100000)
@@ -46,7 +59,7 @@ def test_attack_through_the_service_learns_nothing(service, tmp_path, capsys):
         [
             "attack", "regression", str(csv), "--sensitive", "turnover",
             "--background", "size,state", "--approx", "0.025", "--quantiles", "0,0.9",
-            "--target", url, "--token", token, "--max-targets", "8", "--table", str(table), "-q",
+            "--target", url, "--token", token, "--max-targets", "8", "--table", str(table), "--quiet",
         ]
     )  # fmt: skip
     assert code == 0, capsys.readouterr().err
@@ -62,7 +75,7 @@ def test_attack_through_the_service_learns_nothing(service, tmp_path, capsys):
     assert main(
         [
             "attack", "regression", str(csv), "--sensitive", "turnover",
-            "--background", "size,state", "--quantiles", "0.9", "--table", str(table), "-q",
+            "--background", "size,state", "--quantiles", "0.9", "--table", str(table), "--quiet",
         ]
     ) == 0  # fmt: skip
     assert pd.read_csv(table)["identified_recovered"].max() > 0.5
@@ -73,10 +86,34 @@ def test_refused_token_is_one_line(service, capsys):
     code = main(
         [
             "attack", "regression", str(csv), "--sensitive", "turnover", "--background", "size",
-            "--target", url, "--token", "sdck_not-a-token", "-q",
+            "--target", url, "--token", "sdck_not-a-token", "--quiet",
         ]
     )  # fmt: skip
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert "token: the service at" in err and "refused the token" in err
     assert len(err.splitlines()) == 1
+
+
+def test_attack_server_command_against_the_service(service, tmp_path, capsys):
+    url, token, csv, data = service
+    table, report = tmp_path / "battery.csv", tmp_path / "battery.html"
+    code = main(
+        [
+            "attack", "server", url, "--token", token, "--data", str(csv),
+            "--sensitive", "turnover", "--max-targets", "2", "--padding-pairs", "4",
+            "--table", str(table), "-o", str(report), "--quiet",
+        ]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.startswith("No differencing or padding attack learned a confidential value")
+    assert "(2 targets alone in their cells)" in out.splitlines()[0], out.splitlines()[0]
+    result = pd.read_csv(table)
+    assert result["answered"].max() > 0  # the battery went through the service's door
+    assert (result["recovered"] == 0).all() and (result["small_counts"] == 0).all()
+    # The report names no target's cell and shows no confidential value.
+    html = report.read_text()
+    assert "cells not named" in html
+    for value in data["turnover"]:
+        assert f"{value:.6g}" not in html

@@ -5,11 +5,23 @@ Regression attacks through artificial outliers and strategic dummies
 analysis server and masked files (:mod:`sdckit.attacks.regression`,
 :mod:`sdckit.attacks.targets`), and record linkage on masked files, nearest
 record and one-to-one optimal assignment (:mod:`sdckit.attacks.linkage`),
-and differencing and padding between universes of an analysis server
+prediction of the sensitive value from the quasi-identifiers of a masked
+file against a baseline without the target (:mod:`sdckit.attacks.prediction`),
+differencing and padding between universes of an analysis server
 (Lucero et al. 2011; :mod:`sdckit.attacks.differencing`), and attacks on
-cell-key tables (Giessing & Höhne 2011, §5; :mod:`sdckit.attacks.tables`).
+cell-key tables (Giessing & Höhne 2011, §5; :mod:`sdckit.attacks.tables`),
+and the comparison of sdckit's server with emulations of ACRO's and
+DataSHIELD's rules on attacks and on a corpus of benign queries
+(:mod:`sdckit.attacks.peers`, :mod:`sdckit.attacks.corpus`).
 """
 
+from sdckit.attacks.corpus import (
+    BenignQuery,
+    ServerComparison,
+    benign_corpus,
+    compare_servers,
+    run_corpus,
+)
 from sdckit.attacks.differencing import (
     PADDING_QUERY_COUNTS,
     CellTarget,
@@ -18,6 +30,8 @@ from sdckit.attacks.differencing import (
     server_attack,
 )
 from sdckit.attacks.linkage import LinkageAttackResult, linkage_attack
+from sdckit.attacks.peers import ACRORules, DataSHIELDRules, PeerServer
+from sdckit.attacks.prediction import PredictionAttackResult, prediction_attack
 from sdckit.attacks.regression import (
     DEFAULT_QUANTILES,
     RECOVERY_TOLERANCE,
@@ -63,10 +77,13 @@ __all__ = [
     "DEFAULT_QUANTILES",
     "PADDING_QUERY_COUNTS",
     "RECOVERY_TOLERANCE",
+    "ACRORules",
     "Answer",
     "ArtificialOutlier",
     "AveragingAttackResult",
+    "BenignQuery",
     "CellTarget",
+    "DataSHIELDRules",
     "Factor",
     "IntervalAttackResult",
     "LibraryServer",
@@ -74,17 +91,22 @@ __all__ = [
     "MaskedRelease",
     "NaiveServer",
     "OverlapAttackResult",
+    "PeerServer",
+    "PredictionAttackResult",
     "PublicMetadata",
     "Refused",
     "RegressionAttackResult",
     "RegressionQuery",
     "ServerAttackResult",
+    "ServerComparison",
     "StrategicDummy",
     "Target",
     "Variable",
     "artificial_outlier",
     "attack",
     "averaging_attack",
+    "benign_corpus",
+    "compare_servers",
     "dummy_mean_isolates",
     "dummy_variance_isolates",
     "find_cell_targets",
@@ -93,9 +115,11 @@ __all__ = [
     "linkage_attack",
     "outlier_distance",
     "overlap_differencing_attack",
+    "prediction_attack",
     "quantile_subsets",
     "recover_value",
     "regression_attack",
+    "run_corpus",
     "server_attack",
     "shared_cells",
     "strategic_dummy",

@@ -382,7 +382,13 @@ class ServerAttackResult(FrozenResult):
         """
         learned = self.learned
         n = len(self.targets)
-        if learned.empty:
+        if n == 0:
+            first = (
+                f"Nothing was attacked: no unit is alone in a cell of a categorical variable by "
+                f"a cutpoint bin of a continuous one, so the battery has no target on the "
+                f"{self.target}."
+            )
+        elif learned.empty:
             first = (
                 f"No differencing or padding attack learned a confidential value or a count "
                 f"of 1 or 2 units from the {self.target} ({n} targets alone in their cells)."

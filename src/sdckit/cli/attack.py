@@ -21,6 +21,7 @@ from sdckit.attacks import (
     attack,
     interval_attack,
     linkage_attack,
+    prediction_attack,
     server_attack,
     shared_cells,
 )
@@ -108,7 +109,7 @@ def regression_command(
     seed: int = typer.Option(0, "--seed", help="Draws the targets of a server attack."),
     output: Path | None = typer.Option(None, "-o", "--output", help="HTML report."),
     table: Path | None = typer.Option(None, "--table", help="The table as CSV or Parquet."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    quiet: QuietOption = False,
 ) -> None:
     """Artificial outliers and strategic dummies with every record as the target (Tables 1-3)."""
     check_outputs(table, inputs=[data_path], reports=[output])
@@ -251,14 +252,15 @@ def server_command(
             progress=progress,
         )
     _publish(result.summary(), result.table, table)
-    where = [f"{t.category} = {t.level}, {t.numeric} bin {t.bin}" for t in result.targets]
     sections = [
         ("Differencing and padding", result.table),
         ("Padding: share recovered within 1% after k pairs", result.padding_curve),
     ]
+    # The targets' cells are not named: that a cell holds one unit is itself confidential.
     meta = (
-        f"Attacked: the {result.target}; sensitive variable {sensitive}; targets alone in "
-        f"their cells: {'; '.join(where) or 'none'}."
+        f"Attacked: the {result.target}; sensitive variable {sensitive}; "
+        f"{len(result.targets)} units alone in their cells (cells not named: a count of 1 "
+        f"is itself confidential)."
     )
     _report(output, sections, [result.summary().splitlines()[0]], meta)
 
@@ -284,11 +286,13 @@ def release_command(
     distance: Annotated[
         str, typer.Option("--distance", help="Linkage distance: euclidean or gower.")
     ] = "euclidean",
-    seed: Annotated[int, typer.Option("--seed", help="Shuffles the release for linkage.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Shuffles the release for linkage; seeds the forests.")
+    ] = 0,
     output: ReportOption = None,
     quiet: QuietOption = False,
 ) -> None:
-    """Record linkage and the regression attacks on a masked file the intruder holds whole."""
+    """Record linkage, prediction from the keys and the regression attacks on a masked file."""
     check_outputs(inputs=[original_path, masked_path], reports=[output])
     original = read_input(original_path, quiet=quiet)
     masked = read_input(masked_path, quiet=quiet)
@@ -324,10 +328,22 @@ def release_command(
             "records linked": [linkage.nearest_rate, linkage.assignment_rate],
         }
     )
+    predicted = prediction_attack(
+        original, masked, sensitive=sensitive, keys=columns, random_state=seed
+    )
     typer.echo(linkage.summary())
+    typer.echo(predicted.summary())
     typer.echo(regression.summary())
-    sections = [("Record linkage", linked), ("Regression attacks on the release", regression.table)]
-    notes = [linkage.summary().splitlines()[0], regression.summary().splitlines()[0]]
+    sections = [
+        ("Record linkage", linked),
+        ("Prediction of the sensitive value from the keys", predicted.table),
+        ("Regression attacks on the release", regression.table),
+    ]
+    notes = [
+        linkage.summary().splitlines()[0],
+        predicted.summary().splitlines()[0],
+        regression.summary().splitlines()[0],
+    ]
     meta = (
         f"Original {original_path.name}, release {masked_path.name}; the intruder knows "
         f"{', '.join(columns)}; sensitive variable {sensitive}."
@@ -378,9 +394,13 @@ def table_command(
     sections: list[tuple[str, pd.DataFrame]] = []
     notes: list[str] = []
     if max_deviation is not None:
-        bounds = interval_attack(
-            published, max_deviation=max_deviation, dims=parse_list(dims), value=value
-        )
+        try:
+            bounds = interval_attack(
+                published, max_deviation=max_deviation, dims=parse_list(dims), value=value
+            )
+        except ParameterError as exc:
+            # The library names its parameter; the command line names the flag.
+            raise ParameterError(str(exc).replace("max_deviation", "--max-deviation", 1)) from None
         _publish(bounds.summary(), bounds.table, table)
         notes.append(bounds.summary().splitlines()[0])
         sections.append((f"Bounds of every cell from ±{max_deviation}", bounds.table))

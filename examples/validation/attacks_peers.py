@@ -1,0 +1,155 @@
+"""sdckit's server beside ACRO's and DataSHIELD's rules; prediction from the keys of a release (issue 25).
+
+Part 1, Adult (48,842 people, sensitive ``fnlwgt``, metadata inferred with
+beta = 40, secret fixed): the regression attacks of Bleninger, Drechsler &
+Ronning (2011) (background age, education, occupation, race; approximate
+age ±2.5%; all records and the oldest 10%; ``--max-targets`` targets per
+subset, seed 0), the differencing and padding battery of Lucero et al.
+(2011) (six units alone in their cells, ``--padding-pairs`` padded pairs
+each) and ``--benign`` honest queries drawn from the public metadata
+(seed 0), against sdckit's server with its default rules and against our
+emulations of ACRO's default output checks and DataSHIELD's default
+disclosure filters (:mod:`sdckit.attacks.peers`).
+
+Part 2, EIA (3,480 utility-months, as in attacks_regression.py): the
+intruder knows TOTSALES, STATE and MONTH of every record and predicts
+TOTREVENUE from the release — unmasked, RWN (k = 5, q = 1, seed 0) and
+MDAV (k = 3) of TOTSALES and TOTREVENUE — against the same predictors built
+without the target's record.
+
+Run:  .venv/bin/python examples/validation/attacks_peers.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _shared import markdown
+
+from sdckit.attacks import (
+    ACRORules,
+    DataSHIELDRules,
+    LibraryServer,
+    PeerServer,
+    benign_corpus,
+    compare_servers,
+    prediction_attack,
+)
+from sdckit.microdata.base import get_masker
+from sdckit.server import AnalysisServer, Metadata
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+COLUMNS = (
+    "age workclass education marital_status occupation race sex hours_per_week "
+    "native_country fnlwgt"
+).split()
+SECRET = b"attacks-peers-validation-secret!"
+
+
+def load(name: str) -> pd.DataFrame:
+    path = DATA / name
+    if not path.exists():
+        sys.exit(f"{path} is not present")
+    return pd.read_csv(path)
+
+
+def servers_part(args: argparse.Namespace) -> None:
+    adult = load("adult.csv")[COLUMNS]
+    metadata = Metadata.infer(adult, beta=40)
+    servers = [
+        LibraryServer(AnalysisServer(adult, metadata, {}, secret=SECRET)),
+        PeerServer(adult, metadata, ACRORules()),
+        PeerServer(adult, metadata, DataSHIELDRules()),
+    ]
+    corpus = benign_corpus(servers[0].metadata, n=args.benign, random_state=0)
+    start = time.monotonic()
+    result = compare_servers(
+        adult,
+        servers,
+        sensitive="fnlwgt",
+        background=["age", "education", "occupation", "race"],
+        corpus=corpus,
+        max_targets=args.max_targets,
+        padding_pairs=args.padding_pairs,
+        random_state=0,
+        progress=lambda text: print(f"  {text}", file=sys.stderr),
+    )
+    print(f"## Part 1: Adult, {len(adult)} people; sensitive fnlwgt\n")
+    print(result.summary().splitlines()[0])
+    print("\n".join(result.summary().splitlines()[1:3]), "\n")
+    table = result.table.drop(columns=["refused_by"])
+    print(markdown(table), "\n")
+    print("Rules behind the benign refusals:\n")
+    for row in result.table.itertuples():
+        print(f"- {row.server}: {row.refused_by or 'none'}")
+    print("\n### Attacks that learned something (share of their targets)\n")
+    learned = result.attacks[(result.attacks["learned"] > 0) | (result.attacks["small_counts"] > 0)]
+    print(markdown(learned.reset_index(drop=True)) if len(learned) else "none", "\n")
+    print("### Benign refusals by analysis\n")
+    benign = result.benign.assign(refused=~result.benign["answered"])
+    by = benign.groupby(["server", "analysis"])["refused"].agg(["size", "mean"]).reset_index()
+    print(markdown(by.rename(columns={"size": "queries", "mean": "refused"})), "\n")
+    ours = benign[(benign["server"] == servers[0].name) & benign["refused"]]
+    print(f"### sdckit's refusals of benign queries ({len(ours)}), with the reason it gave\n")
+    for row in ours.head(args.show).itertuples():
+        print(f"- `{row.query}` — {row.refused_by}: {row.reason}")
+    print(f"\n(part 1: {time.monotonic() - start:.0f} s; load {os.getloadavg()[0]:.1f})\n")
+
+
+def prediction_part() -> None:
+    raw = load("EIA.csv")
+    data = raw[raw["UTILITYID"] != 0][["STATE", "MONTH", "TOTSALES", "TOTREVENUE"]].copy()
+    data["MONTH"] = data["MONTH"].map(lambda m: f"m{m:02d}")
+    data = data.reset_index(drop=True)
+    numeric = ["TOTSALES", "TOTREVENUE"]
+    releases = {
+        "unmasked": data.copy(),
+        "RWN (k = 5, q = 1)": get_masker("rwn")(
+            data, k=5, q=1.0, columns=numeric, random_state=0
+        ).data,
+        "MDAV (k = 3)": get_masker("microaggregation")(
+            data, columns=numeric, group_size=3, random_state=0
+        ).data,
+    }
+    print(f"## Part 2: EIA, {len(data)} records; keys TOTSALES, STATE, MONTH; sensitive TOTREVENUE\n")
+    rows = []
+    for name, masked in releases.items():
+        result = prediction_attack(
+            data, masked, sensitive="TOTREVENUE", keys=["TOTSALES", "STATE", "MONTH"],
+            random_state=0,
+        )  # fmt: skip
+        print(f"- {name}: {result.summary().splitlines()[0]}")
+        rows += [{"file": name, **r} for r in result.table.to_dict("records")]
+    print()
+    print(markdown(pd.DataFrame(rows)), "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--benign", type=int, default=1000, help="benign queries")
+    parser.add_argument("--max-targets", type=int, default=50, help="regression targets/subset")
+    parser.add_argument("--padding-pairs", type=int, default=20, help="padded pairs per target")
+    parser.add_argument("--show", type=int, default=20, help="sdckit refusals listed")
+    parser.add_argument("--part", choices=["all", "servers", "prediction"], default="all")
+    args = parser.parse_args()
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}\n"
+    )
+    if args.part in ("all", "servers"):
+        servers_part(args)
+    if args.part in ("all", "prediction"):
+        prediction_part()
+
+
+if __name__ == "__main__":
+    main()
