@@ -199,6 +199,10 @@ def test_the_recall_estimate_agrees_with_the_true_recall():
     estimate = estimate_recall(backend, matrix, k=10, sample_size=2000, random_state=1)
     assert 0.2 < true_recall < 0.95  # a low-effort search: the check has something to find
     assert abs(estimate.recall - true_recall) < 0.03
+    assert 0 < estimate.standard_error < 0.02
+    assert abs(estimate.recall - true_recall) < 4 * estimate.standard_error
+    everyone = estimate_recall(backend, matrix, k=10, sample_size=len(matrix))
+    assert everyone.standard_error == 0.0 and abs(everyone.recall - true_recall) < 1e-12
 
 
 def test_a_cut_eps_ball_is_reported_per_record(frame):

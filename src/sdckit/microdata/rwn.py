@@ -82,7 +82,8 @@ class RWNResult(MaskResult):
         if "recall_at_k" in self.stats:
             lines.append(
                 f"  neighbour search {self.params['neighbors']}: recall@{self.params['k'] or 1} "
-                f"{self.stats['recall_at_k']:.3f} against exact search on "
+                f"{self.stats['recall_at_k']:.3f} "
+                f"(± {self.stats.get('recall_standard_error', 0.0):.3f}) against exact search on "
                 f"{self.stats['recall_sample']} records; k-th neighbour "
                 f"{self.stats['neighbor_distance_ratio']:.2f} x as far as the true k-th nearest"
             )
@@ -468,6 +469,7 @@ def rwn(
     }
     if recall is not None:
         stats["recall_at_k"] = recall.recall
+        stats["recall_standard_error"] = recall.standard_error
         stats["neighbor_distance_ratio"] = recall.distance_ratio
         stats["recall_sample"] = recall.sample_size
         stats["recall_seconds"] = recall.seconds
