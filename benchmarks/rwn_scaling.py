@@ -24,7 +24,11 @@ time; its ratio to the strategy's own floor (the backend's fit plus one
 k-nearest-neighbour query of every record, timed in its own process); its
 ratio to exact RWN where exact RWN was run in the same invocation (``exact``
 in the list); recall@k estimated by RWN on 1,000 records against exact search;
-peak memory. ``--tune`` instead measures recall@10 and query time of HNSW
+peak memory; CPU seconds; the load average (``uptime``) before and after the
+row. ``--no-floor`` skips the floor runs; ``--exact-subsample N`` estimates
+exact RWN's floor at large n from the KD-tree build and the query of N
+records, scaled to n, instead of running it; ``RWN_PROFILE=1`` prints a
+profile of each RWN run to stderr. ``--n`` is ``--sizes``. ``--tune`` instead measures recall@10 and query time of HNSW
 (efSearch) and IVF (nprobe) on ``--sizes`` to choose their defaults.
 """
 
@@ -67,7 +71,7 @@ def child(task: str, kind: str, n: int) -> dict:
 
     data = make_data(kind, n)
     extra: dict = {}
-    if task.startswith(("rwn:", "floor:")):
+    if task.startswith(("rwn:", "floor:", "exactsub:")):
         return strategy_child(task, data)
     if task == "tune":
         return tune_child(data)
@@ -88,8 +92,13 @@ def child(task: str, kind: str, n: int) -> dict:
         elapsed = time.perf_counter() - start
     else:
         raise SystemExit(f"unknown task {task}")
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": elapsed, "peak_mb": peak_mb, **extra}
+    return {"seconds": elapsed, **usage(), **extra}
+
+
+def usage() -> dict:
+    """Peak resident memory and CPU seconds (all threads) of this process so far."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return {"peak_mb": own.ru_maxrss / 1024, "cpu_s": own.ru_utime + own.ru_stime}
 
 
 def strategy_child(task: str, data: pd.DataFrame) -> dict:
@@ -97,17 +106,49 @@ def strategy_child(task: str, data: pd.DataFrame) -> dict:
     from sdckit import build_design, rwn
     from sdckit.neighbors import make_strategy
 
-    what, name = task.split(":")
+    what, name = task.split(":", 1)
     extra: dict = {}
+    cpu0 = usage()["cpu_s"]  # the data generation is not the strategy's
     if what == "rwn":
+        profiler = None
+        if os.environ.get("RWN_PROFILE"):
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
         start = time.perf_counter()
         result = rwn(data, k=K, q=1.0, neighbors=name, random_state=1)
         elapsed = time.perf_counter() - start
+        if profiler is not None:
+            import io
+            import pstats
+
+            profiler.disable()
+            text = io.StringIO()
+            pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(30)
+            print(text.getvalue(), file=sys.stderr)
         extra = {
             "recall": result.stats.get("recall_at_k", 1.0),
             "ratio": result.stats.get("neighbor_distance_ratio", 1.0),
             "recall_seconds": result.stats.get("recall_seconds", 0.0),
         }
+    elif what == "exactsub":
+        # Exact RWN's floor from a subsample: the KD-tree build on all n records, then
+        # the (k+1)-NN query of `name` random records, scaled to n (RWN is 1.0-1.4 times
+        # this floor: section "RWN: total time against the bare exact k-NN query").
+        from sklearn.neighbors import KDTree
+
+        matrix = build_design(data).matrix
+        rows = np.random.default_rng(0).choice(len(matrix), size=int(name), replace=False)
+        scale = len(matrix) / len(rows)
+        start, cpu = time.perf_counter(), time.process_time()
+        tree = KDTree(matrix)
+        build, cpu_build = time.perf_counter() - start, time.process_time() - cpu
+        tree.query(matrix[rows], k=K + 1)
+        query = time.perf_counter() - start - build
+        cpu_query = time.process_time() - cpu - cpu_build
+        elapsed = build + query * scale
+        extra = {"recall": 1.0, "ratio": 1.0, "cpu_estimate": cpu_build + cpu_query * scale}
     else:
         matrix = build_design(data).matrix
         rows = np.arange(len(matrix))
@@ -117,8 +158,9 @@ def strategy_child(task: str, data: pd.DataFrame) -> dict:
         for a in range(0, len(rows), 8192):
             backend.kneighbors(rows[a : a + 8192], K + 1)
         elapsed = time.perf_counter() - start
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": elapsed, "peak_mb": peak_mb, **extra}
+    out = usage()
+    out["cpu_s"] = extra.pop("cpu_estimate", out["cpu_s"] - cpu0)
+    return {"seconds": elapsed, **out, **extra}
 
 
 def tune_child(data: pd.DataFrame) -> dict:
@@ -150,7 +192,7 @@ def tune_child(data: pd.DataFrame) -> dict:
                 "build_s": build,
                 "query_us_per_record": per_record * 1e6,
             }
-    return {"seconds": 0.0, "peak_mb": 0.0, "tune": out}
+    return {"seconds": 0.0, "peak_mb": 0.0, "cpu_s": 0.0, "tune": out}
 
 
 def per_record_loop(data: pd.DataFrame, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -173,7 +215,7 @@ def run(task: str, kind: str, n: int) -> dict:
     proc = subprocess.run(
         [sys.executable, __file__, "--child", task, kind, str(n)],
         check=True,
-        capture_output=True,
+        stdout=subprocess.PIPE,  # the result; stderr (warnings, RWN_PROFILE) passes through
         text=True,
     )
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -198,7 +240,16 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="n = 10^4 only, 1 repeat")
     parser.add_argument("--repeats", type=int, default=3, help="repeats for n < 10^5 (1 above)")
     parser.add_argument("--kinds", default="gaussian,factor", help="comma list of data kinds")
-    parser.add_argument("--sizes", help="comma list of n (overrides --full/--quick)")
+    parser.add_argument("--sizes", "--n", help="comma list of n (overrides --full/--quick)")
+    parser.add_argument(
+        "--no-floor", action="store_true", help="with --strategies: skip the floor runs"
+    )
+    parser.add_argument(
+        "--exact-subsample",
+        type=int,
+        help="with --strategies exact: estimate exact RWN's floor from the KD-tree build and "
+        "the query of this many records, scaled to n, instead of running exact RWN",
+    )
     parser.add_argument("--no-loop", action="store_true", help="skip the n = 5,000 loop comparison")
     parser.add_argument(
         "--strategies", help="comma list of neighbour strategies (exact,hnsw,ivf,sample,pairs)"
@@ -266,26 +317,40 @@ def large_files(args: argparse.Namespace) -> None:
                     )
         return
     names = [s.strip() for s in args.strategies.split(",")]
-    print(f"p = {P}, k = {K}, q = 1; one run each, in a fresh process\n")
+    print(f"p = {P}, k = {K}, q = 1; one run each, in a fresh process")
+    print("CPU s: the run's processor time, all threads (the work; wall time grows with load)")
+    if args.exact_subsample:
+        print(
+            f"exact: estimated, not run: KD-tree build + {args.exact_subsample:,} queries x "
+            "n / that (the exact floor; exact RWN is 1.0-1.4 times it)"
+        )
     print(
-        f"{'data':<10}{'n':>11}{'strategy':>9}{'RWN s':>9}{'/floor':>8}{'/exact':>8}"
-        f"{'recall':>8}{'dist x':>8}{'RWN MB':>8}{'floor s':>9}"
+        f"\n{'data':<10}{'n':>11}{'strategy':>9}{'RWN s':>9}{'CPU s':>8}{'/floor':>8}"
+        f"{'/exact':>8}{'recall':>8}{'dist x':>8}{'RWN MB':>8}{'floor s':>9}  load (uptime)"
     )
     for kind in kinds:
         for n in sizes:
             exact_s = None
             for name in names:
-                r = run(f"rwn:{name}", kind, n)
+                before = os.getloadavg()[0]
+                if name == "exact" and args.exact_subsample:
+                    r = run(f"exactsub:{args.exact_subsample}", kind, n)
+                    floor = exact_s = r["seconds"]
+                else:
+                    r = run(f"rwn:{name}", kind, n)
+                    if args.no_floor:
+                        floor = float("nan")
+                    elif name == "exact":
+                        floor = run("knn", kind, n)["seconds"]
+                    else:
+                        floor = run(f"floor:{name}", kind, n)["seconds"]
                 if name == "exact":
                     exact_s = r["seconds"]
-                    floor = run("knn", kind, n)["seconds"]
-                else:
-                    floor = run(f"floor:{name}", kind, n)["seconds"]
                 vs_exact = f"{r['seconds'] / exact_s:8.3f}" if exact_s else f"{'-':>8}"
                 print(
-                    f"{kind:<10}{n:>11,}{name:>9}{r['seconds']:>9.1f}{r['seconds'] / floor:>8.2f}"
-                    f"{vs_exact}{r['recall']:>8.3f}{r['ratio']:>8.2f}{r['peak_mb']:>8.0f}"
-                    f"{floor:>9.1f}",
+                    f"{kind:<10}{n:>11,}{name:>9}{r['seconds']:>9.1f}{r['cpu_s']:>8.1f}"
+                    f"{r['seconds'] / floor:>8.2f}{vs_exact}{r['recall']:>8.3f}{r['ratio']:>8.2f}"
+                    f"{r['peak_mb']:>8.0f}{floor:>9.1f}  {before:.1f}-{os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
 

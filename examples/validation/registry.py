@@ -99,6 +99,10 @@ REGISTRY: tuple[Entry, ...] = (
         "rwn_large_files.py",
         f"{PMT}, §§10-11: utility and risk of approximate and sampled neighbourhoods",
     ),
+    Entry(
+        "rwn_approximate_adult.py",
+        f"{PMT}, §§10-11: approximate against exact RWN on Adult, estimated against true recall",
+    ),
     Entry("server_differencing.py", f"{LUCERO}, §4, eq. (5) and bounds (6)"),
     Entry("server_perturbation.py", f"{LUCERO}, §4 with the padding defence"),
     Entry("server_utility.py", f"{LUCERO}: cost of the padding defence"),

@@ -28,6 +28,7 @@ from sdckit.neighbors import (
     make_strategy,
     nearest_other_record,
 )
+from sdckit.neighbors.backends import BACKEND_NAMES, resolve_backend
 from sdckit.neighbors.pairs import MAX_RECORDS, n_pairs, pair_from_index, pair_index
 from sdckit.neighbors.search import exclude_self
 
@@ -198,6 +199,10 @@ def test_the_recall_estimate_agrees_with_the_true_recall():
     estimate = estimate_recall(backend, matrix, k=10, sample_size=2000, random_state=1)
     assert 0.2 < true_recall < 0.95  # a low-effort search: the check has something to find
     assert abs(estimate.recall - true_recall) < 0.03
+    assert 0 < estimate.standard_error < 0.02
+    assert abs(estimate.recall - true_recall) < 4 * estimate.standard_error
+    everyone = estimate_recall(backend, matrix, k=10, sample_size=len(matrix))
+    assert everyone.standard_error == 0.0 and abs(everyone.recall - true_recall) < 1e-12
 
 
 def test_a_cut_eps_ball_is_reported_per_record(frame):
@@ -288,7 +293,7 @@ def test_cli_prints_the_recall_and_writes_parquet(tmp_path, frame, capsys):
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (["--neighbors", "kdtree"], "--neighbors must be one of exact, hnsw"),
+        (["--neighbors", "kdtree"], "--neighbors must be one of 'auto', 'kd_tree'"),
         (["--neighbors", "hnsw", "--sample-size", "30"], "--sample-size applies to"),
         (["--neighbors", "pairs", "--sample-size", "3"], "sample_size must be larger than k"),
         (["--neighbors", "ivf", "--metric", "manhattan"], "supports metric 'euclidean' only"),
@@ -303,3 +308,104 @@ def test_cli_bad_strategy_options_are_one_line(tmp_path, frame, capsys, extra, m
     err = capsys.readouterr().err.strip()
     assert code == 2
     assert message in err and len(err.splitlines()) == 1
+
+
+# --- every place that takes a backend name takes the new ones ------------------------
+
+_CLASSES = {
+    "auto": "TreeBackend",
+    "kd_tree": "TreeBackend",
+    "ball_tree": "TreeBackend",
+    "brute": "BruteBackend",
+    "exact": "TreeBackend",
+    "hnsw": "HNSWBackend",
+    "ivf": "IVFBackend",
+    "sample": "SampleBackend",
+    "pairs": "PairSampleBackend",
+}
+
+
+@pytest.mark.parametrize("name", BACKEND_NAMES)
+def test_make_backend_and_resolve_backend_know_every_name(name):
+    assert type(make_backend(name)).__name__ == _CLASSES[name]
+    assert type(resolve_backend(name)).__name__ == _CLASSES[name]
+
+
+def test_an_unknown_backend_name_lists_the_known_ones():
+    listed = "'auto', 'kd_tree', 'ball_tree', 'brute', 'exact', 'hnsw', 'ivf', 'sample', 'pairs'"
+    with pytest.raises(ParameterError, match=f"algorithm must be one of {listed}, got 'annoy'"):
+        make_backend("annoy")
+    with pytest.raises(
+        ParameterError, match=f"backend must be a neighbour-search backend or one of {listed}"
+    ):
+        resolve_backend("annoy")
+    with pytest.raises(
+        ParameterError, match="backend must be a neighbour-search backend or one of"
+    ):
+        rwn(pd.DataFrame({"x": [1.0, 2.0, 3.0]}), k=1, backend="annoy")
+
+
+def test_named_sampled_backends_are_seeded():
+    matrix = np.random.default_rng(0).standard_normal((500, 3))
+    first, again = (make_backend("sample", random_state=5) for _ in range(2))
+    for backend in (first, again):
+        backend.fit(matrix)
+    assert (
+        first.kneighbors(np.arange(20), 4)[1].tolist()
+        == again.kneighbors(np.arange(20), 4)[1].tolist()
+    )
+
+
+@pytest.mark.parametrize("name", ["hnsw", "sample", "pairs", "brute"])
+def test_rwn_takes_a_strategy_name_as_backend_or_algorithm(frame, name):
+    wanted = rwn(frame, k=5, neighbors="exact" if name == "brute" else name, random_state=2)
+    by_backend = rwn(frame, k=5, backend=name, random_state=2)
+    by_algorithm = rwn(frame, k=5, algorithm=name, random_state=2)
+    pd.testing.assert_frame_equal(by_backend.data, wanted.data)
+    pd.testing.assert_frame_equal(by_algorithm.data, wanted.data)
+    assert by_backend.params["neighbors"] == wanted.params["neighbors"]
+
+
+def test_rwn_refuses_two_different_searches(frame):
+    with pytest.raises(ParameterError, match="algorithm='hnsw' and neighbors='ivf' name two"):
+        rwn(frame, algorithm="hnsw", neighbors="ivf")
+    with pytest.raises(ParameterError, match="algorithm names the exact search"):
+        make_strategy("exact", algorithm="hnsw")
+
+
+def test_assess_takes_the_new_names(frame):
+    from sdckit.assess import assess, distance_to_closest
+
+    cols = ["x", "y", "count"]
+    masked = rwn(frame[cols], k=5, random_state=0).data
+    exact = distance_to_closest(frame[cols], masked)
+    hnsw = distance_to_closest(frame[cols], masked, backend="hnsw")
+    for measure in ("within_original", "within_masked", "original_to_masked"):
+        # small data: HNSW finds every nearest record; a sample only farther ones (upper bounds)
+        assert np.allclose(getattr(hnsw, measure), getattr(exact, measure))
+    sampled = distance_to_closest(frame[cols], masked, backend=SampleBackend(300, random_state=0))
+    assert (sampled.original_to_masked >= exact.original_to_masked - 1e-12).all()
+    assert (sampled.original_to_masked > exact.original_to_masked + 1e-12).any()
+    one = assess(frame[cols], masked, backend="sample", random_state=3)
+    two = assess(frame[cols], masked, backend="sample", random_state=3)
+    assert one.summary() == two.summary()
+    with pytest.raises(ParameterError, match="file's own records only"):
+        distance_to_closest(frame[cols], masked, backend="pairs")
+
+
+def test_cli_assess_takes_neighbors(tmp_path, frame, capsys):
+    cols = ["x", "y", "count"]
+    src, rel = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    frame[cols].to_parquet(src)
+    rwn(frame[cols], k=5, random_state=0).data.to_parquet(rel)
+    report = tmp_path / "r.html"
+    assert (
+        main(["assess", str(src), str(rel), "-o", str(report), "--neighbors", "ivf", "--quiet"])
+        == 0
+    )
+    assert report.exists()
+    capsys.readouterr()
+    code = main(["assess", str(src), str(rel), "-o", str(report), "--neighbors", "annoy"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "--neighbors must be one of 'auto'" in err

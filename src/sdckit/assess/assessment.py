@@ -252,7 +252,10 @@ def assess(
     backend : NeighborBackend or str, optional
         The neighbour search of the distance-to-closest-record and linkage
         measures: a :class:`~sdckit.neighbors.NeighborBackend` or a name for
-        :func:`~sdckit.neighbors.make_backend` (default an exact KD-tree).
+        :func:`~sdckit.neighbors.make_backend` (default an exact KD-tree;
+        ``"hnsw"``, ``"ivf"`` and ``"sample"`` search approximately, and
+        their distances are upper bounds of the true ones; ``"pairs"``
+        answers questions about one file only and is refused).
     chunk_size : int, default 8192
         Records per nearest-record search block.
     n_jobs : None, -1 or positive int
@@ -261,7 +264,8 @@ def assess(
         core); also passed to the prediction check's random forests, where
         scikit-learn reads None as one job.
     random_state : None, int or Generator
-        For the prediction check's splits and forests.
+        For the prediction check's splits and forests, and the sample of a
+        ``"sample"`` backend.
     progress : callable, optional
         Called as ``progress(done, total)`` after each registered measure.
 
@@ -277,7 +281,7 @@ def assess(
     schema = resolve_schema(original, schema)
     top = check_int(top, "top", minimum=1)
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
-    search = resolve_backend(backend)
+    search = resolve_backend(backend, random_state=random_state)
     prediction_replications = check_int(
         prediction_replications, "prediction_replications", minimum=1
     )

@@ -31,6 +31,7 @@ from sdckit.cli._common import (
 )
 from sdckit.errors import ParameterError
 from sdckit.microdata.base import available_maskers, get_masker
+from sdckit.neighbors.backends import check_backend_name
 
 #: Parameters whose values are whole numbers (a range like 5:50:5 gives ints),
 #: unless the method's default says otherwise (the k of the noise maskers is a float).
@@ -205,8 +206,18 @@ def assess_command(
         int, typer.Option("--reps", help="Replications of the prediction check.")
     ] = 5,
     roles: _Roles = _Roles(),
+    neighbors: Annotated[
+        str,
+        typer.Option(
+            "--neighbors",
+            help="Neighbour search of the distance-to-closest-record and linkage measures: "
+            "exact (or kd_tree, ball_tree, brute), hnsw, ivf or sample (approximate: "
+            "distances are upper bounds); docs/rwn.md, 'Large files'.",
+        ),
+    ] = "exact",
     seed: Annotated[
-        int | None, typer.Option("--seed", help="Random seed for the prediction check.")
+        int | None,
+        typer.Option("--seed", help="Random seed for the prediction check and --neighbors sample."),
     ] = None,
     title: TitleOption = None,
     quiet: QuietOption = False,
@@ -216,6 +227,7 @@ def assess_command(
     from sdckit.assess import assess
 
     check_outputs(reports=[output], inputs=[original, masked])
+    check_backend_name(neighbors, "--neighbors")
     data = read_input(original, na_values=roles.na_values, quiet=quiet)
     release = read_input(masked, na_values=roles.na_values, quiet=quiet)
     key_list = parse_list(keys)
@@ -238,6 +250,7 @@ def assess_command(
             schema=schema,
             prediction=prediction,
             prediction_replications=replications,
+            backend=neighbors,
             random_state=seed,
             progress=callback,
         )

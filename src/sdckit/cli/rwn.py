@@ -29,7 +29,7 @@ from sdckit.cli._common import (
 from sdckit.errors import ParameterError
 from sdckit.microdata.rwn import rwn
 from sdckit.neighbors import NeighborBackend, make_strategy
-from sdckit.neighbors.strategies import STRATEGIES
+from sdckit.neighbors.backends import EXACT_ALGORITHMS, check_backend_name
 from sdckit.schema import Schema
 
 
@@ -105,7 +105,8 @@ def rwn_command(
         str,
         typer.Option(
             "--neighbors",
-            help="Neighbour search: exact, hnsw or ivf (faiss approximate indexes), sample "
+            help="Neighbour search: exact (or kd_tree, ball_tree, brute), hnsw or ivf (faiss "
+            "approximate indexes), sample "
             "(Method 1: neighbours from a random sample of --sample-size records) or pairs "
             "(Method 2: among a random sample of n*m/2 pairs); docs/rwn.md, 'Large files'.",
         ),
@@ -225,8 +226,9 @@ def _neighbor_search(
     callback: Callable[..., None] | None,
 ) -> NeighborBackend:
     """The backend ``--neighbors`` names, with a progress bar for its index build."""
-    if name not in STRATEGIES:
-        raise ParameterError(f"--neighbors must be one of {', '.join(STRATEGIES)}, got {name!r}")
+    algorithm = "auto"
+    if check_backend_name(name, "--neighbors") in EXACT_ALGORITHMS:  # an exact search by name
+        name, algorithm = "exact", name
     if sample_size is not None and sample_size < 2:
         raise ParameterError(f"--sample-size must be at least 2, got {sample_size}")
     if fresh and name != "sample":
@@ -237,6 +239,7 @@ def _neighbor_search(
     return make_strategy(
         name,
         metric=metric,
+        algorithm=algorithm,
         sample_size=sample_size,
         fresh_sample=fresh,
         random_state=seed,

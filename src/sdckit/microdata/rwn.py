@@ -44,6 +44,7 @@ from sdckit.neighbors import (
     make_backend,
     make_strategy,
 )
+from sdckit.neighbors.backends import EXACT_ALGORITHMS, check_backend_name
 from sdckit.schema import Design, Kind, Schema, _check_weights, build_design
 
 __all__ = ["RWNResult", "rwn"]
@@ -81,7 +82,8 @@ class RWNResult(MaskResult):
         if "recall_at_k" in self.stats:
             lines.append(
                 f"  neighbour search {self.params['neighbors']}: recall@{self.params['k'] or 1} "
-                f"{self.stats['recall_at_k']:.3f} against exact search on "
+                f"{self.stats['recall_at_k']:.3f} "
+                f"(± {self.stats.get('recall_standard_error', 0.0):.3f}) against exact search on "
                 f"{self.stats['recall_sample']} records; k-th neighbour "
                 f"{self.stats['neighbor_distance_ratio']:.2f} x as far as the true k-th nearest"
             )
@@ -159,7 +161,7 @@ def rwn(
     empty: str = "missing",
     missing: str = "error",
     algorithm: str = "auto",
-    backend: NeighborBackend | None = None,
+    backend: str | NeighborBackend | None = None,
     neighbors: str | NeighborBackend | None = None,
     sample_size: int | None = None,
     recall_sample: int | None = None,
@@ -233,9 +235,13 @@ def rwn(
         (numeric) or modes (categorical) filled in, while still copying the
         real values, missing ones included.
     algorithm : {"auto", "kd_tree", "ball_tree", "brute"}
-        Exact neighbour search backend; ignored when ``backend`` is given.
-    backend : NeighborBackend, optional
-        A custom neighbour-search backend.
+        Exact neighbour search backend; ignored when ``backend`` is given. A
+        strategy's name (``"exact"``, ``"hnsw"``, ``"ivf"``, ``"sample"``,
+        ``"pairs"``) is read as ``neighbors``.
+    backend : NeighborBackend or str, optional
+        A custom neighbour-search backend, or any name
+        :func:`sdckit.neighbors.make_backend` knows (read as ``algorithm``
+        or ``neighbors``, as :func:`sdckit.assess.assess` takes it).
     neighbors : {"exact", "hnsw", "ivf", "sample", "pairs"} or NeighborBackend, optional
         The neighbourhood strategy for large files (docs/rwn.md, "Large
         files"): ``"exact"`` (default; the ``algorithm`` named); faiss's
@@ -463,6 +469,7 @@ def rwn(
     }
     if recall is not None:
         stats["recall_at_k"] = recall.recall
+        stats["recall_standard_error"] = recall.standard_error
         stats["neighbor_distance_ratio"] = recall.distance_ratio
         stats["recall_sample"] = recall.sample_size
         stats["recall_seconds"] = recall.seconds
@@ -478,7 +485,7 @@ def rwn(
 
 def _resolve_neighbors(
     neighbors: str | NeighborBackend | None,
-    backend: NeighborBackend | None,
+    backend: str | NeighborBackend | None,
     *,
     algorithm: str,
     metric: str,
@@ -487,11 +494,29 @@ def _resolve_neighbors(
     eps: np.ndarray | None,
     random_state: np.random.Generator,
 ) -> NeighborBackend:
-    """The backend ``neighbors`` / ``backend`` / ``algorithm`` ask for, its parameters checked."""
+    """The backend ``neighbors`` / ``backend`` / ``algorithm`` ask for, its parameters checked.
+
+    Each of the three takes every name :func:`sdckit.neighbors.make_backend`
+    knows: an exact search's name is read as ``algorithm``, a strategy's as
+    ``neighbors``.
+    """
     if neighbors is not None and backend is not None:
         raise ParameterError(
             "give neighbors or backend, not both (a backend object fits neighbors)"
         )
+    if isinstance(backend, str):  # a name, as assess takes it
+        if check_backend_name(backend, "backend", objects=True) in EXACT_ALGORITHMS:
+            algorithm = backend
+        else:
+            neighbors = backend
+        backend = None
+    if check_backend_name(algorithm) not in EXACT_ALGORITHMS:  # a strategy's name
+        if neighbors is not None and neighbors != algorithm and algorithm != "exact":
+            raise ParameterError(
+                f"algorithm={algorithm!r} and neighbors={neighbors!r} name two different "
+                "searches; give one"
+            )
+        neighbors, algorithm = neighbors or algorithm, "auto"
     if sample_size is not None:
         sample_size = check_int(sample_size, "sample_size", minimum=1)
         if not isinstance(neighbors, str) or neighbors not in ("sample", "pairs"):

@@ -28,7 +28,37 @@ __all__ = [
 ]
 
 _TREE_METRICS = {"euclidean", "manhattan", "chebyshev", "minkowski"}
-_ALGORITHMS = ("auto", "kd_tree", "ball_tree", "brute")
+#: The exact searches by name.
+EXACT_ALGORITHMS = ("auto", "kd_tree", "ball_tree", "brute")
+# The approximate and sampled searches (sdckit.neighbors.strategies), also by name.
+_STRATEGIES = ("exact", "hnsw", "ivf", "sample", "pairs")
+#: Every name :func:`make_backend` and :func:`resolve_backend` accept.
+BACKEND_NAMES = EXACT_ALGORITHMS + _STRATEGIES
+
+
+def check_backend_name(value: str, name: str = "algorithm", *, objects: bool = False) -> str:
+    """``value`` if it is a backend name :func:`make_backend` knows, else a one-line refusal.
+
+    Parameters
+    ----------
+    value : str
+        The name given.
+    name : str, default "algorithm"
+        The parameter's name in the error message.
+    objects : bool, default False
+        Whether the parameter also takes a backend object (the message says so).
+
+    Returns
+    -------
+    str
+        ``value``.
+    """
+    if value not in BACKEND_NAMES:
+        either = "a neighbour-search backend or " if objects else ""
+        raise ParameterError(
+            f"{name} must be {either}one of {', '.join(map(repr, BACKEND_NAMES))}, got {value!r}"
+        )
+    return value
 
 
 class NeighborBackend(Protocol):
@@ -231,35 +261,49 @@ class BruteBackend:
         return counts
 
 
-def make_backend(algorithm: str = "auto", metric: str = "euclidean") -> NeighborBackend:
+def make_backend(
+    algorithm: str = "auto", metric: str = "euclidean", *, random_state: object = None
+) -> NeighborBackend:
     """Build a backend by name.
 
     Parameters
     ----------
-    algorithm : {"auto", "kd_tree", "ball_tree", "brute"}, default "auto"
-        ``"auto"`` is a KD-tree, the exact search Perry, Matloff & Tendick
-        (2022), Section 10 assumes.
+    algorithm : {"auto", "kd_tree", "ball_tree", "brute", "exact", "hnsw", "ivf", "sample", \
+"pairs"}, default "auto"
+        ``"auto"`` and ``"exact"`` are a KD-tree, the exact search Perry,
+        Matloff & Tendick (2022), Section 10 assumes; ``"hnsw"`` and
+        ``"ivf"`` faiss's approximate indexes, ``"sample"`` and ``"pairs"``
+        the sampled neighbourhoods of their Section 11 (Methods 1 and 2),
+        each with its defaults (:func:`sdckit.neighbors.make_strategy` sets
+        their other parameters).
     metric : str, default "euclidean"
-        Distance; the brute backend supports "euclidean" only.
+        Distance; the brute backend and IVF support "euclidean" only.
+    random_state : None, int or numpy Generator
+        Seed of the samples of ``"sample"`` and ``"pairs"`` (ignored by the others).
 
     Returns
     -------
     NeighborBackend
         A new, unfitted backend.
     """
-    if algorithm in ("auto", "kd_tree"):
+    if check_backend_name(algorithm) in ("auto", "kd_tree", "exact"):
         return TreeBackend("kd_tree", metric)
     if algorithm == "ball_tree":
         return TreeBackend("ball_tree", metric)
     if algorithm == "brute":
         return BruteBackend(metric)
-    raise ParameterError(
-        f"algorithm must be 'auto', 'kd_tree', 'ball_tree' or 'brute', got {algorithm!r}"
+    # strategies imports this module (through the approximate and sampled backends).
+    from sdckit.neighbors.strategies import make_strategy
+
+    return make_strategy(
+        algorithm,
+        metric=metric,
+        random_state=random_state if algorithm in ("sample", "pairs") else None,
     )
 
 
 def resolve_backend(
-    backend: NeighborBackend | str | None, name: str = "backend"
+    backend: NeighborBackend | str | None, name: str = "backend", *, random_state: object = None
 ) -> NeighborBackend:
     """A backend object from what a user passed: a name, a backend, or None.
 
@@ -271,6 +315,8 @@ def resolve_backend(
         :class:`NeighborBackend` methods).
     name : str, default "backend"
         The parameter's name in error messages.
+    random_state : None, int or numpy Generator
+        Seed of a ``"sample"`` or ``"pairs"`` backend named by ``backend``.
 
     Returns
     -------
@@ -279,12 +325,9 @@ def resolve_backend(
     if backend is None:
         return make_backend("auto")
     if isinstance(backend, str):
-        if backend not in _ALGORITHMS:
-            raise ParameterError(
-                f"{name} must be a neighbour-search backend or one of "
-                f"{', '.join(repr(a) for a in _ALGORITHMS)}, got {backend!r}"
-            )
-        return make_backend(backend)
+        return make_backend(
+            check_backend_name(backend, name, objects=True), random_state=random_state
+        )
     missing = [
         method
         for method in ("fit", "query", "count_within")

@@ -44,6 +44,11 @@ class RecallEstimate:
         Neighbours compared.
     seconds : float
         Time the estimate took (exact tree included).
+    standard_error : float
+        Standard error of ``recall`` as an estimate of the recall over all
+        records: the standard deviation of the sampled records' shares over
+        the square root of their number, with the finite-population
+        correction (0 when every record was searched).
     """
 
     recall: float
@@ -51,6 +56,7 @@ class RecallEstimate:
     sample_size: int
     k: int
     seconds: float
+    standard_error: float = 0.0
 
 
 def estimate_recall(
@@ -97,7 +103,11 @@ def estimate_recall(
     found_d = exclude_self(rows, *backend.kneighbors(rows, k + 1))[0]
     kth = true_d[:, -1]
     tolerance = 1e-9 * np.maximum(kth, 1.0)
-    recall = float(np.mean((found_d <= (kth + tolerance)[:, None]).sum(axis=1) / k))
+    shares = (found_d <= (kth + tolerance)[:, None]).sum(axis=1) / k
+    recall = float(shares.mean())
+    m = len(rows)
+    spread = float(shares.std(ddof=1)) if m > 1 else 0.0
+    standard_error = spread / np.sqrt(m) * np.sqrt(max(0.0, (n - m) / max(n - 1, 1)))
     positive = kth > 0
     ratio = float(np.median(found_d[positive, -1] / kth[positive])) if positive.any() else 1.0
     return RecallEstimate(
@@ -106,4 +116,5 @@ def estimate_recall(
         sample_size=len(rows),
         k=k,
         seconds=time.perf_counter() - start,
+        standard_error=float(standard_error),
     )

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from sdckit.errors import ParameterError
 from sdckit.neighbors.approximate import HNSWBackend, IVFBackend
-from sdckit.neighbors.backends import NeighborBackend, make_backend
+from sdckit.neighbors.backends import EXACT_ALGORITHMS, NeighborBackend, make_backend
 from sdckit.neighbors.sampled import PairSampleBackend, SampleBackend
 
 __all__ = ["STRATEGIES", "make_strategy"]
@@ -45,7 +45,7 @@ def make_strategy(
         ``pairs`` (default 64); refused for the other strategies.
     fresh_sample : bool, default False
         For ``sample``: a fresh sample per record (Perry, Matloff & Tendick 2022, Section 11.1).
-    algorithm : str, default "auto"
+    algorithm : {"auto", "kd_tree", "ball_tree", "brute"}, default "auto"
         For ``exact``: the tree or brute search (:func:`sdckit.neighbors.make_backend`).
     random_state : None, int or numpy Generator
         Seed of the samples (``sample``, ``pairs``).
@@ -67,6 +67,11 @@ def make_strategy(
             f"a fresh sample per record applies to neighbors='sample', not {name!r}"
         )
     if name == "exact":
+        if algorithm not in EXACT_ALGORITHMS:
+            raise ParameterError(
+                f"algorithm names the exact search of neighbors='exact': one of "
+                f"{', '.join(map(repr, EXACT_ALGORITHMS))}, got {algorithm!r}"
+            )
         return make_backend(algorithm, metric)
     if name == "hnsw":
         return HNSWBackend(metric=metric, progress=progress)
