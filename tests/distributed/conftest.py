@@ -12,12 +12,16 @@ pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def client():
-    """A local cluster of 2 thread workers (small: the machine is shared)."""
+    """A local cluster of 2 worker processes (one thread each), started once per test process.
+
+    Processes, as ``sdckit distributed`` runs by default: every task and its
+    arguments are pickled to another interpreter, as on a real cluster.
+    """
     from sdckit.distributed import dask_client
 
-    with dask_client(n_workers=2, processes=False, dashboard_address=None) as c:
+    with dask_client(n_workers=2, processes=True, memory_limit="1GB", dashboard_address=None) as c:
         yield c
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -36,3 +37,11 @@ def write_parts(frame: pd.DataFrame, directory: Path, n_files: int) -> Path:
             directory / f"part-{i:03d}.parquet", index=False
         )
     return directory
+
+
+def digest(directory: Path) -> dict[str, str]:
+    """Content hash and modification time of every file of ``directory`` (to show it untouched)."""
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() + str(p.stat().st_mtime_ns)
+        for p in sorted(directory.iterdir())
+    }

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from distributed_data import digest as _digest
 
 from sdckit.distributed import read_parquet, write_parquet
 from sdckit.errors import DataError, ParameterError
-
-
-def _digest(directory: Path) -> dict[str, str]:
-    return {
-        p.name: hashlib.sha256(p.read_bytes()).hexdigest() + str(p.stat().st_mtime_ns)
-        for p in sorted(directory.iterdir())
-    }
 
 
 def test_reads_one_partition_per_file(census, client):

@@ -59,6 +59,13 @@ ProcessesOption = Annotated[
 ]
 RecordsWeightsOption = Annotated[str | None, typer.Option("--weights", help="Record weights.")]
 DimsOption = Annotated[str, typer.Option("--dims", help="Comma-separated classifying variables.")]
+_NEIGHBORS_HELP = (
+    "Neighbour search inside every partition, as `sdckit rwn`: exact, hnsw, ivf, sample or "
+    "pairs (pairs: the paper's Method 3.2)."
+)
+NeighborsOption = Annotated[str, typer.Option("--neighbors", help=_NEIGHBORS_HELP)]
+SampleSizeOption = Annotated[int | None, typer.Option("--sample-size", help="m (sample, pairs).")]
+RecallSampleOption = Annotated[int | None, typer.Option("--recall-sample", help="Recall check.")]
 
 
 @dataclass(frozen=True)
@@ -116,6 +123,9 @@ def rwn_command(
     columns: Annotated[
         str | None, typer.Option("--columns", help="Columns to mask (default: all).")
     ] = None,
+    neighbors: NeighborsOption = "exact",
+    sample_size: SampleSizeOption = None,
+    recall_sample: RecallSampleOption = None,
     seed: Annotated[
         int, typer.Option("--seed", help="The one seed of every partition's stream.")
     ] = 0,
@@ -138,6 +148,9 @@ def rwn_command(
             eps=eps,
             q=q,
             columns=parse_list(columns),
+            neighbors=neighbors,
+            sample_size=sample_size,
+            recall_sample=recall_sample,
             random_state=seed,
         )
     if not quiet:

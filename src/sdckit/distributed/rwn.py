@@ -4,8 +4,9 @@
 method" to each (their item 1): the neighbourhoods are sought within a
 partition, so the work per partition falls from O(n^2) to O((n/u)^2). Every
 partition is masked by the single-machine :func:`sdckit.microdata.rwn` with
-the same parameters (their item 2, a sampled-neighbour search inside each
-partition, is whatever neighbour search ``rwn`` is given).
+the same parameters; their item 2, "apply the Method 2 above" (a random
+sample of pairs) inside each partition, is ``neighbors="pairs"``, and any other
+neighbour search of ``rwn`` can be used the same way.
 
 Two ways to form the partitions:
 
@@ -52,6 +53,7 @@ from sdckit.distributed._partitions import (
 )
 from sdckit.errors import DataError, ParameterError
 from sdckit.microdata import rwn
+from sdckit.neighbors.strategies import STRATEGIES
 from sdckit.schema import Kind, Schema
 
 __all__ = ["PartitionedRWNResult", "rwn_by_partition"]
@@ -74,7 +76,8 @@ class PartitionedRWNResult(FrozenResult):
         One row per partition: ``partition``, ``records``,
         ``share_of_cells_modified``, ``share_of_cells_changed``,
         ``mean_neighborhood_size``, ``median_distance_to_closest`` (in the
-        partition's own scaled design), ``records_with_empty_neighborhood``.
+        partition's own scaled design), ``records_with_empty_neighborhood``,
+        and ``recall_at_k`` for a non-exact neighbour search.
     params : mapping
         The partitioning parameters and the parameters given to ``rwn``.
     stats : mapping
@@ -98,6 +101,13 @@ class PartitionedRWNResult(FrozenResult):
         """Partitioning, records, share of cells changed, partition sizes."""
         s, p = self.stats, self.params
         where = f"written to {self.output}" if self.output is not None else "in memory"
+        recall = []
+        if "recall_at_k" in self.partitions.columns:
+            recall = [
+                f"  {p['neighbors']} neighbour search: recall at k against exact search "
+                f"{float(self.partitions['recall_at_k'].min()):.3f}.."
+                f"{float(self.partitions['recall_at_k'].max()):.3f} over the partitions"
+            ]
         return "\n".join(
             [
                 f"RWN by {s['partitions']} {p['partitioning']} partitions (Perry, Matloff & "
@@ -106,6 +116,7 @@ class PartitionedRWNResult(FrozenResult):
                 f"  partition sizes {s['smallest_partition']}..{s['largest_partition']}, "
                 f"mean neighbourhood size "
                 f"{float(self.partitions['mean_neighborhood_size'].mean()):.1f}",
+                *recall,
             ]
         )
 
@@ -193,6 +204,11 @@ def _mask_groups(
                 "median_distance_to_closest": float(diag["distance_to_closest"].median()),
                 "records_with_empty_neighborhood": int(diag["empty_neighborhood"].sum()),
                 "cells": int(result.stats["cells_masked_columns"]),
+                **(
+                    {"recall_at_k": float(result.stats["recall_at_k"])}
+                    if "recall_at_k" in result.stats
+                    else {}
+                ),
             }
         )
     frame = pd.concat(masked) if masked else part.drop(columns=_GROUP).iloc[:0]
@@ -248,8 +264,12 @@ def rwn_by_partition(
     columns: Iterable[str] | None = None,
     distance_columns: Iterable[str] | None = None,
     schema: Schema | None = None,
+    empty: str = "missing",
     missing: str = "error",
     algorithm: str = "auto",
+    neighbors: str | None = None,
+    sample_size: int | None = None,
+    recall_sample: int | None = None,
     random_state: int = 0,
 ) -> PartitionedRWNResult:
     """Mask a partitioned file by RWN, partition by partition (Perry, Matloff & Tendick (2022), §11.3).
@@ -278,9 +298,19 @@ def rwn_by_partition(
         ``.data`` (small files only).
     overwrite : bool, default False
         Replace an existing output directory.
-    k, eps, q, modprop, weights, scale, metric, balance_steps, columns, distance_columns, schema, missing, algorithm
+    k, eps, q, modprop, weights, scale, metric, balance_steps, columns, distance_columns, schema, empty, missing, algorithm
         Passed to :func:`sdckit.microdata.rwn` for every partition (``k``
         must be at least 1).
+    neighbors : {"exact", "hnsw", "ivf", "sample", "pairs"}, optional
+        The neighbour search inside every partition, as
+        :func:`sdckit.microdata.rwn` (default exact). ``"pairs"`` is the
+        paper's §11.3 item 2 (Method 2 inside each partition), ``"sample"``
+        Method 1 inside each partition; their samples are drawn from the
+        partition's own stream.
+    sample_size, recall_sample
+        As :func:`sdckit.microdata.rwn`, per partition (the recall of a
+        non-exact search is checked on ``recall_sample`` records of every
+        partition and reported in ``.partitions["recall_at_k"]``).
     random_state : int, default 0
         The one seed from which the dealing of every file and the masking of
         every partition draw their own streams.
@@ -294,6 +324,10 @@ def rwn_by_partition(
     if partitioning not in PARTITIONINGS:
         raise ParameterError(f"partitioning must be 'random' or 'spatial', got {partitioning!r}")
     k = check_int(k, "k", minimum=1)
+    if neighbors is not None and neighbors not in STRATEGIES:
+        raise ParameterError(
+            f"neighbors must be one of {', '.join(map(repr, STRATEGIES))}, got {neighbors!r}"
+        )
     seed = check_seed(random_state)
     source = as_source(data)
     frame = frame_of(source)
@@ -323,8 +357,12 @@ def rwn_by_partition(
         "columns": list(columns) if columns is not None else None,
         "distance_columns": list(distance_columns) if distance_columns is not None else None,
         "schema": schema,
+        "empty": empty,
         "missing": missing,
         "algorithm": algorithm,
+        "neighbors": neighbors,
+        "sample_size": sample_size,
+        "recall_sample": recall_sample,
         "n_jobs": 1,  # the workers are the parallelism
     }
     positioned = frame.map_partitions(
