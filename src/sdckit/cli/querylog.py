@@ -100,6 +100,23 @@ MaxQueriesOption = Annotated[
 KOption = Annotated[
     int, typer.Option("--k", help="Each released user stands for at least k users.")
 ]
+_KEEP_TIMES_HELP = (
+    "microaggregation: keep query times as hour, day or month, coarsened further until at "
+    "least k members of the group searched in the period, else withheld (default: dropped)."
+)
+_KEEP_CLICKS_HELP = (
+    "microaggregation: keep the host of a query's click if at least --min-click-users users "
+    "clicked it (default: clicks dropped)."
+)
+_ITEMS_HELP = "zealous: count queries, or query-clicks ((query, clicked address) pairs)."
+KeepTimesOption = Annotated[str | None, typer.Option("--keep-times", help=_KEEP_TIMES_HELP)]
+KeepClicksOption = Annotated[bool, typer.Option("--keep-clicks", help=_KEEP_CLICKS_HELP)]
+MinClickUsersOption = Annotated[
+    int | None, typer.Option("--min-click-users", help="Users sharing a kept host (default k).")
+]
+ItemsOption = Annotated[str, typer.Option("--items", help=_ITEMS_HELP)]
+TimeColumnOption = Annotated[str, typer.Option("--time-column", help="The query-time column.")]
+ClickColumnOption = Annotated[str, typer.Option("--click-column", help="The click column.")]
 SeedOnlyOption = Annotated[
     int | None, typer.Option("--seed", help="Random seed (same seed, same output).")
 ]
@@ -195,6 +212,12 @@ def protect_command(
         ),
     ] = None,
     columns: _LogColumns = _LogColumns(),
+    keep_times: KeepTimesOption = None,
+    keep_clicks: KeepClicksOption = False,
+    min_click_users: MinClickUsersOption = None,
+    items: ItemsOption = "queries",
+    time_column: TimeColumnOption = "QueryTime",
+    click_column: ClickColumnOption = "ClickURL",
     seed: SeedOnlyOption = None,
     quiet: QuietBarOption = False,
 ) -> None:
@@ -208,10 +231,17 @@ def protect_command(
                 "--key goes with --method microaggregation: ZEALOUS releases no users, so "
                 "there is no key"
             )
+        if keep_times is not None or keep_clicks:
+            raise ParameterError(
+                "--keep-times and --keep-clicks go with --method microaggregation; ZEALOUS "
+                "releases no times, and query-click pairs with --items query-clicks"
+            )
         release = zealous(
             log_path,
             **zealous_parameters.parameters(),
             **columns.parameters(),
+            items=items,
+            click_column=click_column,
             random_state=seed,
         )
         write_table(release.data, output)
@@ -224,6 +254,8 @@ def protect_command(
             "cannot be mistaken for a release (the name must contain 'internal' or "
             "'confidential', e.g. log_key_confidential.csv)"
         )
+    if items != "queries":
+        raise ParameterError("--items goes with --method zealous")
     tax = taxonomy.load()
     with _stages(quiet) as progress:
         result = protect(
@@ -235,6 +267,11 @@ def protect_command(
             min_level_share=min_level_share,
             block_size=None if exact else block_size,
             **columns.parameters(),
+            times=keep_times,
+            clicks=keep_clicks,
+            min_click_users=min_click_users,
+            time_column=time_column,
+            click_column=click_column,
             random_state=seed,
             progress=progress,
         )

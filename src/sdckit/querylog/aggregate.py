@@ -40,9 +40,13 @@ __all__ = ["aggregate_groups", "released_ids"]
 
 
 def aggregate_groups(
-    log: QueryLog, labels: np.ndarray, *, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
+    log: QueryLog, labels: np.ndarray, *, rng: np.random.Generator, lines: bool = False
+) -> tuple[np.ndarray, ...]:
     """Algorithm 5 of Erola et al. (2011) for every group at once.
+
+    The members' lists are built block by block of users from the log's
+    per-user counts (:attr:`QueryLog.pairs`), so the work memory is that of
+    one block; the random draws are the same as in one pass.
 
     Parameters
     ----------
@@ -52,6 +56,12 @@ def aggregate_groups(
         The group number (0..g-1) of each user of ``log``.
     rng : numpy.random.Generator
         The random source of the fractional copies.
+    lines : bool
+        Also return, for each released query, the original line it was
+        taken from: a query released c times from a member who asked it r
+        times takes c of her r lines at random (without replacement), drawn
+        from a generator spawned from ``rng``, so the queries released are the
+        same with or without this.
 
     Returns
     -------
@@ -59,40 +69,82 @@ def aggregate_groups(
         The group (released user) of each released query.
     query_of_line : numpy.ndarray
         The code of each released query (an index into ``log.queries``).
+    source_line : numpy.ndarray
+        Only with ``lines=True``: the original line (0-based) of each.
     """
     labels = np.asarray(labels, dtype=np.int64)
     if labels.shape != (log.n_users,) or labels.min() < 0:
         raise ParameterError("labels must give a group number >= 0 for every user of the log")
-    n_queries = len(log.queries)
-    keys = log.line_users.astype(np.int64) * n_queries + log.line_queries
-    pair_keys, first_line, repetitions = np.unique(keys, return_index=True, return_counts=True)
-    pair_user = pair_keys // n_queries
-    pair_query = pair_keys % n_queries
+    pairs = log.pairs
     user_total = np.bincount(log.line_users, minlength=log.n_users).astype(np.float64)
     n_groups = int(labels.max()) + 1
     group_total = np.bincount(labels, weights=user_total, minlength=n_groups)
     group_size = np.bincount(labels, minlength=n_groups).astype(np.float64)
     contribution = user_total / group_total[labels]  # eq. 2
     quota = user_total / group_size[labels]  # eq. 3
-    # Each member's list sorted by repetitions, most repeated first.
-    order = np.lexsort((first_line, -repetitions, pair_user))
-    pair_user, pair_query, repetitions = pair_user[order], pair_query[order], repetitions[order]
-    share = contribution[pair_user] * repetitions
-    whole = np.floor(share)
-    copies = whole + (rng.random(len(share)) < share - whole)
-    # Copies given before each query of the same member (the running total).
-    running = np.cumsum(copies) - copies
-    user_start = np.searchsorted(pair_user, np.arange(log.n_users))
-    before = running - running[user_start[pair_user]]
-    room = np.ceil(quota[pair_user] - before - 1e-9)
-    taken = np.where(before < quota[pair_user] - 1e-9, np.minimum(copies, room), 0).astype(np.int64)
-    group_of_line = np.repeat(labels[pair_user], taken)
-    query_of_line = np.repeat(pair_query, taken)
+    line_rng = rng.spawn(1)[0] if lines else None
+    out_group: list[np.ndarray] = []
+    out_query: list[np.ndarray] = []
+    out_line: list[np.ndarray] = []
+    for first, end, block_lines in log.user_line_blocks():
+        lo, hi = int(pairs.indptr[first]), int(pairs.indptr[end])
+        pair_user = np.repeat(np.arange(first, end), np.diff(pairs.indptr[first : end + 1]))
+        repetitions = pairs.counts[lo:hi].astype(np.int64)
+        # Each member's list sorted by repetitions, most repeated first
+        # (ties: the query she asked first).
+        order = np.lexsort((pairs.first_line[lo:hi], -repetitions, pair_user))
+        share = contribution[pair_user[order]] * repetitions[order]
+        whole = np.floor(share)
+        copies = whole + (rng.random(len(share)) < share - whole)
+        # Copies given before each query of the same member (the running total).
+        running = np.cumsum(copies) - copies
+        sorted_user = pair_user[order]
+        user_start = np.searchsorted(sorted_user, np.arange(first, end))
+        before = running - running[user_start[sorted_user - first]]
+        room = np.ceil(quota[sorted_user] - before - 1e-9)
+        taken_sorted = np.where(
+            before < quota[sorted_user] - 1e-9, np.minimum(copies, room), 0
+        ).astype(np.int64)
+        out_group.append(np.repeat(labels[sorted_user], taken_sorted))
+        out_query.append(np.repeat(pairs.query[lo:hi][order], taken_sorted))
+        if line_rng is not None:
+            out_line.append(
+                _pick_lines(log, first, block_lines, repetitions, order, taken_sorted, line_rng)
+            )
+    group_of_line = np.concatenate(out_group)
+    query_of_line = np.concatenate(out_query)
     # Shuffle, then order by group: each centroid's queries in random order.
     shuffle = rng.permutation(len(group_of_line))
-    group_of_line, query_of_line = group_of_line[shuffle], query_of_line[shuffle]
-    by_group = np.argsort(group_of_line, kind="stable")
-    return group_of_line[by_group], query_of_line[by_group]
+    by_group = np.argsort(group_of_line[shuffle], kind="stable")
+    final = shuffle[by_group]
+    if line_rng is None:
+        return group_of_line[final], query_of_line[final]
+    return group_of_line[final], query_of_line[final], np.concatenate(out_line)[final]
+
+
+def _pick_lines(
+    log: QueryLog,
+    first: int,
+    block_lines: np.ndarray,
+    repetitions: np.ndarray,
+    order: np.ndarray,
+    taken_sorted: np.ndarray,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """For each pair (in ``order``), ``taken`` of its lines at random, without replacement.
+
+    The block's lines sorted by (user, query) fall in the pairs' natural
+    order (users, then query codes, ascending), each pair's lines shuffled.
+    """
+    n_queries = max(len(log.queries), 1)
+    keys = (log.line_users[block_lines].astype(np.int64) - first) * n_queries
+    keys += log.line_queries[block_lines]
+    by_pair = block_lines[np.lexsort((rng.random(len(keys)), keys))]
+    start = np.cumsum(repetitions) - repetitions  # each pair's first position
+    offsets = np.arange(int(taken_sorted.sum())) - np.repeat(
+        np.cumsum(taken_sorted) - taken_sorted, taken_sorted
+    )
+    return by_pair[np.repeat(start[order], taken_sorted) + offsets]
 
 
 def released_ids(

@@ -39,7 +39,7 @@ from sdckit._results import FrozenResult
 from sdckit.errors import ParameterError
 from sdckit.querylog.protect import _rng, protect
 from sdckit.querylog.reading import QueryLog, read_log
-from sdckit.querylog.zealous import _kept_queries, zealous, zealous_parameters
+from sdckit.querylog.zealous import _kept_items, zealous, zealous_parameters
 
 __all__ = ["PlantedAttack", "planted_query_attack"]
 
@@ -321,7 +321,7 @@ def _attack_zealous(
     # than the target counted each tested query (their at most m queries).
     others = read_log(frame[frame[ucol] != target], user_column=ucol, query_column=qcol)
     kept = pd.Series(
-        np.bincount(_kept_queries(others, m), minlength=len(others.queries)),
+        np.bincount(_kept_items(others.user_query_counts(), m), minlength=len(others.queries)),
         index=others.queries,
     )
     guesses = np.array([counts.get(q, -np.inf) - per_query - kept.get(q, 0) >= 0.5 for q in tested])

@@ -22,6 +22,7 @@ import pandas as pd
 from sdckit._results import FrozenResult
 from sdckit.errors import ParameterError
 from sdckit.querylog.aggregate import aggregate_groups, released_ids
+from sdckit.querylog.details import TIME_GRANULARITIES, released_clicks, released_times
 from sdckit.querylog.partition import check_k, partition_blocks, semantic_partition
 from sdckit.querylog.reading import QueryLog, read_log
 from sdckit.querylog.similarity import Classification, QueryClassifier, classification_matrices
@@ -52,7 +53,8 @@ class ProtectedLog(FrozenResult):
     params : mapping
         The parameters used (k, taxonomy, levels, levels used, ...).
     stats : mapping
-        Counts: users, groups, smallest and largest group, queries in and out.
+        Counts: users, groups, smallest and largest group, queries in and out;
+        with times or clicks kept, how many were released and withheld.
     """
 
     data: pd.DataFrame
@@ -71,7 +73,7 @@ class ProtectedLog(FrozenResult):
             f"{s['smallest_group']} of the {s['n_users']:,} original users "
             f"(k = {p['k']}; largest group {s['largest_group']})",
             f"  {s['n_released_queries']:,} queries released of {s['n_queries']:,}; "
-            "times, ranks and clicks dropped",
+            + _details_line(p, s),
             f"  taxonomy {p['taxonomy']}, levels 1..{p['levels']} "
             f"(similarity over levels {list(p['levels_used'])}), "
             f"{p['categories_per_term']} categor{'y' if p['categories_per_term'] == 1 else 'ies'}"
@@ -82,6 +84,29 @@ class ProtectedLog(FrozenResult):
         if self.log.bad_lines:
             lines.append(f"  {len(self.log.bad_lines):,} bad lines of the log skipped")
         return "\n".join(lines)
+
+
+def _details_line(params: Any, stats: Any) -> str:
+    """What the release says of times and clicks."""
+    parts = []
+    if params.get("times") is None:
+        parts.append("times dropped")
+    else:
+        shown = ", ".join(
+            f"{stats['times'][g]:,} to the {g}" for g in TIME_GRANULARITIES if g in stats["times"]
+        )
+        parts.append(
+            f"times kept where at least k members of the group searched in the period "
+            f"({shown}; {stats['times']['withheld']:,} withheld)"
+        )
+    if params.get("clicks"):
+        parts.append(
+            f"clicked hosts kept if at least {params['min_click_users']} users clicked them "
+            f"({stats['clicks']['released']:,} kept, {stats['clicks']['withheld']:,} withheld)"
+        )
+    else:
+        parts.append("clicks dropped")
+    return "; ".join(parts) + "; ranks dropped"
 
 
 def _rng(random_state: int | np.random.Generator | None) -> np.random.Generator:
@@ -138,6 +163,11 @@ def protect(
     block_size: int | None = 1000,
     user_column: str = "AnonID",
     query_column: str = "Query",
+    times: str | None = None,
+    clicks: bool = False,
+    min_click_users: int | None = None,
+    time_column: str = "QueryTime",
+    click_column: str = "ClickURL",
     random_state: int | np.random.Generator | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> ProtectedLog:
@@ -164,9 +194,24 @@ def protect(
         it exactly on the whole log (memory grows as users squared).
     user_column, query_column : str
         The log's user and query columns.
+    times : {"hour", "day", "month"}, optional
+        Keep query times, coarsened to this granularity and further (up to
+        the month) until at least k members of the group searched in the
+        period, else withheld (:mod:`sdckit.querylog.details` says why).
+        Default: times are dropped.
+    clicks : bool
+        Keep the host of each released query's click when at least
+        ``min_click_users`` users of the log clicked that host. Default:
+        clicks are dropped.
+    min_click_users : int, optional
+        Distinct users who must have clicked a host for it to be released
+        (default k).
+    time_column, click_column : str
+        The log's time and clicked-address columns (read only when kept).
     random_state : None, int or numpy.random.Generator
         Seed of the aggregation's random copies and of the released ids; the
-        same seed gives the same release.
+        same seed gives the same release (the same queries with or without
+        times and clicks).
     progress : callable, optional
         ``progress(stage, done, total)``.
 
@@ -183,13 +228,23 @@ def protect(
             return None
         return lambda done, total: progress(name, done, total)
 
+    if times is not None and times not in TIME_GRANULARITIES:
+        raise ParameterError(
+            f"times must be one of {', '.join(TIME_GRANULARITIES)} or None, got {times!r}"
+        )
     if isinstance(data, QueryLog):
         log = data
     else:
         log = read_log(
-            data, user_column=user_column, query_column=query_column, progress=stage("reading")
+            data,
+            user_column=user_column,
+            query_column=query_column,
+            time_column=time_column if times is not None else None,
+            click_column=click_column if clicks else None,
+            progress=stage("reading"),
         )
     check_k(k, log.n_users)
+    click_users = k if min_click_users is None else min_click_users
     if block_size is not None and (
         not isinstance(block_size, int) or isinstance(block_size, bool) or block_size < 2 * k
     ):
@@ -209,15 +264,24 @@ def protect(
         progress=stage("grouping"),
     )
     n_blocks = len(partition_blocks(classification.matrices, k=k, block_size=block_size))
-    group_of_line, query_of_line = aggregate_groups(log, labels, rng=rng)
+    keep_lines = times is not None or clicks
+    group_of_line, query_of_line, *source = aggregate_groups(log, labels, rng=rng, lines=keep_lines)
     n_groups = int(labels.max()) + 1
     ids = released_ids(n_groups, log.user_ids, rng=rng)
-    released = pd.DataFrame(
-        {
-            log.user_column: ids[group_of_line],
-            log.query_column: log.queries[query_of_line],
-        }
-    )
+    columns = {
+        log.user_column: ids[group_of_line],
+        log.query_column: log.queries[query_of_line],
+    }
+    details: dict[str, Any] = {}
+    if times is not None:
+        columns[time_column], details["times"] = released_times(
+            log, labels, source[0], k=k, granularity=times
+        )
+    if clicks:
+        columns[click_column], details["clicks"] = released_clicks(
+            log, source[0], min_users=click_users
+        )
+    released = pd.DataFrame(columns)
     # Released users in id order, each one's queries in the shuffled order.
     released = released.iloc[np.argsort(ids[group_of_line], kind="stable")].reset_index(drop=True)
     membership = pd.DataFrame({"original_user": log.user_ids, "released_user": ids[labels]})
@@ -236,6 +300,9 @@ def protect(
             "categories_per_term": categories_per_term,
             "min_level_share": min_level_share,
             "block_size": block_size,
+            "times": times,
+            "clicks": clicks,
+            "min_click_users": click_users if clicks else None,
         },
         stats={
             "n_users": log.n_users,
@@ -245,5 +312,6 @@ def protect(
             "smallest_group": int(sizes.min()),
             "largest_group": int(sizes.max()),
             "n_blocks": n_blocks,
+            **details,
         },
     )

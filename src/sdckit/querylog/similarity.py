@@ -264,16 +264,20 @@ def classification_matrices(
         sp.csr_matrix(sp.vstack([classifier.widen(part[level], level + 1) for part in parts]))
         for level in range(levels)
     )
-    line_depth = np.concatenate(depth_parts)[log.line_queries]
-    n_terms_total = int(np.concatenate(term_parts)[log.line_queries].sum())
-    deep_lines = np.concatenate(deep_parts)[log.line_queries].sum(axis=0)
+    # Weighted by how often each distinct query is asked (no per-line arrays).
+    asked = np.bincount(log.line_queries, minlength=len(queries)).astype(np.int64)
+    depth = np.concatenate(depth_parts)
+    n_terms_total = int(asked @ np.concatenate(term_parts))
+    deep_lines = asked @ np.concatenate(deep_parts)
     n_classified_terms = int(deep_lines[0])
     counts = log.user_query_counts()
     user_matrices = tuple(sp.csr_matrix(counts @ q) for q in query_matrices)
     return Classification(
         matrices=user_matrices,
         query_matrices=query_matrices,
-        classified_share=tuple(float((line_depth >= lv).mean()) for lv in range(1, levels + 1)),
+        classified_share=tuple(
+            float(asked[depth >= lv].sum() / log.n_lines) for lv in range(1, levels + 1)
+        ),
         term_level_share=tuple(
             float(deep_lines[lv]) / n_classified_terms if n_classified_terms else 0.0
             for lv in range(levels)

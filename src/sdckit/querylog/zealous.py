@@ -31,7 +31,13 @@ checked here (the paper's body was not available), so the derivation above is th
 sdckit relies on. A user may ask for a larger ``lambda`` or ``tau_prime``
 (more noise, higher threshold), never a smaller one.
 
-Only query strings and counts are released: no user id, time, rank or click.
+**Items.** ZEALOUS counts *items*: by default queries; with
+``items="query-clicks"`` the items are (query, clicked address) pairs, the
+query-click graph Götz et al. also publish (a line without a click is then no
+item). The guarantee is the same, for the pairs: each user contributes at
+most ``m`` distinct pairs, her most repeated ones.
+
+Only items and counts are released: no user id, time or rank.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from sdckit._results import FrozenResult
 from sdckit.errors import ParameterError
@@ -105,8 +112,9 @@ class ZealousRelease(FrozenResult):
     Attributes
     ----------
     data : pandas.DataFrame
-        The release: the query column and ``count`` (the noisy number of users
-        who asked it, rounded to a whole number), most frequent first.
+        The release: the query column (and, for query-click pairs, the click
+        column) and ``count`` (the noisy number of users who asked it,
+        rounded to a whole number), most frequent first.
     params : mapping
         epsilon, delta, m, tau, lambda and tau_prime.
     stats : mapping
@@ -121,38 +129,67 @@ class ZealousRelease(FrozenResult):
     def summary(self) -> str:
         """The guarantee first, then what was released."""
         p, s = self.params, self.stats
+        noun = "queries" if p["items"] == "queries" else "query-click pairs"
         lines = [
-            f"{s['n_released']:,} queries released with noisy user counts, "
+            f"{s['n_released']:,} {noun} released with noisy user counts, "
             f"({p['epsilon']:g}, {p['delta']:g})-differentially private for each user "
-            f"(ZEALOUS: at most {p['m']} distinct queries per user, Laplace scale "
+            f"(ZEALOUS: at most {p['m']} distinct {noun} per user, Laplace scale "
             f"{p['lambda']:.3g}, thresholds {p['tau']} and {p['tau_prime']:.1f})",
-            f"  {s['n_users']:,} users, {s['n_distinct_queries']:,} distinct queries; "
+            f"  {s['n_users']:,} users, {s['n_distinct_items']:,} distinct {noun}; "
             f"{s['n_above_tau']:,} of them among a user's {p['m']} most repeated and counted "
             f"by at least {p['tau']} user(s) before the noise",
-            f"  the released queries make up {s['line_share_released']:.1%} of the "
-            f"{s['n_lines']:,} query lines; no user id, time, rank or click is released",
+            f"  the released {noun} make up {s['line_share_released']:.1%} of the "
+            f"{s['n_item_lines']:,} {'query lines' if p['items'] == 'queries' else 'lines with a click'}"
+            "; no user id, time or rank is released",
         ]
         if s["n_released"] == 0:
             lines.append(
-                f"  nothing released: a query needs about {p['tau_prime']:.0f} users to pass "
+                f"  nothing released: an item needs about {p['tau_prime']:.0f} users to pass "
                 "the second threshold; a larger log, a larger epsilon or a smaller "
                 "max_queries_per_user releases more"
             )
         return "\n".join(lines)
 
 
-def _kept_queries(log: QueryLog, m: int) -> np.ndarray:
-    """Each user's at most ``m`` distinct queries: her most repeated first.
+def _kept_items(counts_matrix: sp.csr_matrix, m: int) -> np.ndarray:
+    """Each user's at most ``m`` distinct items: her most repeated first.
 
-    The choice depends on the user's own history only (ties: the query
+    The choice depends on the user's own history only (ties: the item
     first seen in the log first), as ZEALOUS requires.
     """
-    counts = log.user_query_counts().tocoo()
+    counts = counts_matrix.tocoo()
     order = np.lexsort((counts.col, -counts.data, counts.row))
     rows, cols = counts.row[order], counts.col[order]
     starts = np.r_[0, np.flatnonzero(np.diff(rows)) + 1] if len(rows) else np.array([], int)
     rank = np.arange(len(rows)) - np.repeat(starts, np.diff(np.r_[starts, len(rows)]))
     return np.asarray(cols[rank < m], dtype=np.int64)
+
+
+def _item_counts(
+    log: QueryLog, items: str
+) -> tuple[sp.csr_matrix, dict[str, np.ndarray], np.ndarray]:
+    """Users x items counts, the items' labels by column, and each item line's item."""
+    if items == "queries":
+        return log.user_query_counts(), {log.query_column: log.queries}, log.line_queries
+    if log.line_clicks is None or log.clicks is None or log.click_column is None:
+        raise ParameterError("query-click pairs need the log read with its click column")
+    clicked = np.flatnonzero(log.line_clicks >= 0)
+    keys = log.line_queries[clicked].astype(np.int64) * len(log.clicks)
+    keys += log.line_clicks[clicked]
+    pair_keys, item_of_line = np.unique(keys, return_inverse=True)
+    counts = sp.csr_matrix(
+        (
+            np.ones(len(clicked), dtype=np.int32),
+            (log.line_users[clicked], item_of_line),
+        ),
+        shape=(log.n_users, len(pair_keys)),
+    )
+    counts.sum_duplicates()
+    labels = {
+        log.query_column: log.queries[pair_keys // len(log.clicks)],
+        log.click_column: log.clicks[pair_keys % len(log.clicks)],
+    }
+    return counts, labels, item_of_line
 
 
 def zealous(
@@ -164,8 +201,10 @@ def zealous(
     tau: int = 1,
     noise_scale: float | None = None,
     tau_prime: float | None = None,
+    items: str = "queries",
     user_column: str = "AnonID",
     query_column: str = "Query",
+    click_column: str = "ClickURL",
     random_state: int | np.random.Generator | None = None,
 ) -> ZealousRelease:
     """Release a search log's frequent queries by ZEALOUS (Götz et al. 2012).
@@ -185,8 +224,12 @@ def zealous(
     noise_scale, tau_prime : float, optional
         A larger Laplace scale or second threshold than the budget requires;
         smaller ones are refused, since they would break the guarantee.
-    user_column, query_column : str
-        The log's user and query columns.
+    items : {"queries", "query-clicks"}
+        What is counted: queries, or (query, clicked address) pairs (lines
+        without a click then count for nothing).
+    user_column, query_column, click_column : str
+        The log's user, query and clicked-address columns (the last read
+        only for query-click pairs).
     random_state : None, int or numpy.random.Generator
         Seed of the noise.
 
@@ -212,29 +255,36 @@ def zealous(
                 f"tau_prime {tau_prime!r} is below {tp:.4g}, the threshold delta = {delta!r} needs"
             )
         tp = float(tau_prime)
+    if items not in ("queries", "query-clicks"):
+        raise ParameterError(f"items must be 'queries' or 'query-clicks', got {items!r}")
     rng = _rng(random_state)
     log = (
         data
         if isinstance(data, QueryLog)
-        else read_log(data, user_column=user_column, query_column=query_column)
+        else read_log(
+            data,
+            user_column=user_column,
+            query_column=query_column,
+            click_column=click_column if items == "query-clicks" else None,
+        )
     )
     if log.n_lines == 0:
         raise ParameterError("the log has no queries")
-    users_per_query = np.bincount(
-        _kept_queries(log, max_queries_per_user), minlength=len(log.queries)
-    )
-    candidates = np.flatnonzero(users_per_query >= tau)
-    noisy = users_per_query[candidates] + rng.laplace(0.0, lam, size=len(candidates))
+    counts, labels, item_of_line = _item_counts(log, items)
+    n_items = counts.shape[1]
+    users_per_item = np.bincount(_kept_items(counts, max_queries_per_user), minlength=n_items)
+    candidates = np.flatnonzero(users_per_item >= tau)
+    noisy = users_per_item[candidates] + rng.laplace(0.0, lam, size=len(candidates))
     passed = noisy >= tp
     released_codes, released_counts = candidates[passed], noisy[passed]
     order = np.lexsort((released_codes, -released_counts))
     release = pd.DataFrame(
         {
-            log.query_column: log.queries[released_codes[order]],
+            **{name: values[released_codes[order]] for name, values in labels.items()},
             "count": np.rint(released_counts[order]).astype(np.int64),
         }
     )
-    released_mask = np.zeros(len(log.queries), dtype=bool)
+    released_mask = np.zeros(n_items, dtype=bool)
     released_mask[released_codes] = True
     return ZealousRelease(
         data=release,
@@ -245,13 +295,17 @@ def zealous(
             "tau": int(tau),
             "lambda": lam,
             "tau_prime": tp,
+            "items": items,
         },
         stats={
             "n_users": log.n_users,
             "n_lines": log.n_lines,
-            "n_distinct_queries": len(log.queries),
+            "n_distinct_items": n_items,
+            "n_item_lines": len(item_of_line),
             "n_above_tau": len(candidates),
             "n_released": len(release),
-            "line_share_released": float(released_mask[log.line_queries].mean()),
+            "line_share_released": float(released_mask[item_of_line].mean())
+            if len(item_of_line)
+            else 0.0,
         },
     )
