@@ -51,6 +51,10 @@ SETTINGS: dict[str, tuple[dict, tuple[str, object]]] = {
         {"columns": ["region", "visits"], "k_anonymity": 4, "max_suppression": 0.5},
         ("max_suppression", 1.5),
     ),
+    "pram": (
+        {"columns": ["region", "visits"], "min_diagonal": 0.5, "strata": ["member"]},
+        ("min_diagonal", 1.5),
+    ),
     "local_suppression": (
         {"columns": ["region", "visits"], "k_anonymity": 5},
         ("k_anonymity", 0),

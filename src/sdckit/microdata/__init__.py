@@ -16,6 +16,7 @@ from sdckit.microdata.noise_moments import (
     mixed_moments,
     recover_moments,
 )
+from sdckit.microdata.pram import PramResult, pram, pram_frequencies
 from sdckit.microdata.rankswap import RankSwapResult, rank_swap
 from sdckit.microdata.recode import Hierarchy, RecodeResult, recode
 from sdckit.microdata.rwn import RWNResult, rwn
@@ -29,6 +30,7 @@ __all__ = [
     "MicroaggregationResult",
     "MixedMoments",
     "NoiseResult",
+    "PramResult",
     "RWNResult",
     "RankSwapResult",
     "RecodeResult",
@@ -45,6 +47,8 @@ __all__ = [
     "microaggregate",
     "mixed_moments",
     "multiplicative_noise",
+    "pram",
+    "pram_frequencies",
     "rank_swap",
     "recode",
     "recover_moments",
