@@ -232,6 +232,38 @@ def _stratum_ids(data: pd.DataFrame, strata: list[str]) -> tuple[np.ndarray, pd.
     return ids, data[strata].iloc[first].reset_index(drop=True)
 
 
+def _value_codes(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Codes of a column's values (-1 missing) and the values; a Categorical's own codes."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return series.cat.codes.to_numpy(dtype=np.int64), series.cat.categories
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    return codes.astype(np.int64), pd.Index(uniques)
+
+
+def _dense_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ids 0..G-1 of non-negative integer keys, in increasing key order, and the keys."""
+    if len(keys) and int(keys.max()) < 4 * len(keys) + 1_000_000:
+        # A lookup table instead of hashing: the keys are small (stratum x value codes).
+        seen = np.bincount(keys) > 0
+        distinct = np.flatnonzero(seen)
+        lookup = np.cumsum(seen) - 1
+        return lookup[keys], distinct
+    ids, distinct = pd.factorize(keys, sort=True)
+    return ids.astype(np.int64), np.asarray(distinct)
+
+
+def _rebuild(
+    series: pd.Series, uniques: pd.Index, codes: np.ndarray, moved: np.ndarray
+) -> pd.Series:
+    """The column with the records ``moved`` given the values of their new ``codes``."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        values = pd.Categorical.from_codes(codes, dtype=series.dtype)
+        return pd.Series(values, index=series.index, name=series.name)
+    column = series.copy()
+    column.iloc[moved] = uniques.take(codes[moved])
+    return column
+
+
 def _stratum_label(labels: pd.DataFrame, s: int) -> Any:
     if labels.shape[1] == 0:
         return None
@@ -241,8 +273,9 @@ def _stratum_label(labels: pd.DataFrame, s: int) -> Any:
 
 @dataclass(frozen=True)
 class _Column:
-    """One column randomised: the new value codes, the matrices used, figures."""
+    """One column randomised: the old and new value codes, the matrices used, figures."""
 
+    old_codes: np.ndarray
     codes: np.ndarray
     matrices: dict[Any, pd.DataFrame]
     expected_changed: float
@@ -259,15 +292,14 @@ def _randomise(
     given: pd.DataFrame | None,
     rng: np.random.Generator,
 ) -> tuple[_Column, pd.Index]:
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    codes = codes.astype(np.int64)
-    uniques = pd.Index(uniques) if not isinstance(uniques, pd.Index) else uniques
+    codes, uniques = _value_codes(series)
     names = [value_text(v) for v in uniques]
     position = None
     if given is not None:
         lookup = _label_lookup(given.index)
         position = np.array([lookup.get(name, -1) for name in names], dtype=np.int64)
-        uncovered = np.flatnonzero(position < 0)
+        occurs = np.bincount(codes[codes >= 0], minlength=len(names)) > 0
+        uncovered = np.flatnonzero((position < 0) & occurs)
         if len(uncovered):
             row = int(np.flatnonzero(codes == uncovered[0])[0])
             raise DataError(
@@ -277,12 +309,13 @@ def _randomise(
     present = codes >= 0
     n_values = max(len(uniques), 1)
     pair_key = stratum[present] * n_values + codes[present]
-    pair_of_record, pairs = pd.factorize(pair_key, sort=True)
+    pair_of_record, pairs = _dense_ids(pair_key)
     pair_size = np.bincount(pair_of_record, minlength=len(pairs)).astype(np.float64)
     pair_stratum, pair_value = pairs // n_values, pairs % n_values
     cuts = np.flatnonzero(np.diff(pair_stratum)) + 1
     starts, ends = (np.r_[0, cuts], np.r_[cuts, len(pairs)]) if len(pairs) else ([], [])
     keys, targets, last = [], [], np.empty(len(pairs), dtype=np.int64)
+    keep = np.empty(len(pairs))
     matrices: dict[Any, pd.DataFrame] = {}
     offset, expected, unperturbable, renormalised = 0, 0.0, 0, 0
     for lo, hi in zip(starts, ends, strict=True):
@@ -310,27 +343,39 @@ def _randomise(
         expected += float(counts @ (1.0 - np.diag(matrix)))
         value_names = [names[v] for v in values]
         matrices[label] = pd.DataFrame(matrix, index=value_names, columns=value_names)
-        cum = np.cumsum(matrix, axis=1)
+        # Each row's own value first: most draws keep it, and are settled by one comparison.
+        size = len(values)
+        order = np.argsort(
+            np.arange(size)[None, :] != np.arange(size)[:, None], axis=1, kind="stable"
+        )
+        ordered = np.take_along_axis(matrix, order, axis=1)
+        cum = np.cumsum(ordered, axis=1)
         # Set each row's last positive entry (and the zeros after it) to exactly 1, so rounding
         # never sends a draw past it; a zero entry keeps its predecessor's value, so it is
         # never the first above a draw: a transition of probability zero cannot happen.
-        last_positive = matrix.shape[1] - 1 - np.argmax(matrix[:, ::-1] > 0, axis=1)
-        cum[np.arange(cum.shape[1])[None, :] >= last_positive[:, None]] = 1.0
+        last_positive = size - 1 - np.argmax(ordered[:, ::-1] > 0, axis=1)
+        cum[np.arange(size)[None, :] >= last_positive[:, None]] = 1.0
+        keep[lo:hi] = cum[:, 0]
         rows = np.arange(lo, hi, dtype=np.float64)[:, None]
         keys.append((rows + cum).ravel())
-        targets.append(np.tile(values, len(values)))
-        last[lo:hi] = offset + np.arange(len(values)) * len(values) + last_positive
-        offset += len(values) * len(values)
+        targets.append(values[order].ravel())
+        last[lo:hi] = offset + np.arange(size) * size + last_positive
+        offset += size * size
     new_codes = codes.copy()
     if len(pairs):
         flat_keys, flat_targets = np.concatenate(keys), np.concatenate(targets)
-        draw = pair_of_record + rng.random(len(pair_of_record))
-        pos = np.searchsorted(flat_keys, draw, side="right")
-        pos = np.minimum(pos, last[pair_of_record])
-        new_codes[present] = flat_targets[pos]
+        draw = rng.random(len(pair_of_record))
+        movers = np.flatnonzero(draw >= keep[pair_of_record])
+        rows_of_movers = pair_of_record[movers]
+        pos = np.searchsorted(flat_keys, rows_of_movers + draw[movers], side="right")
+        pos = np.minimum(pos, last[rows_of_movers])
+        moved_codes = new_codes[present]
+        moved_codes[movers] = flat_targets[pos]
+        new_codes[present] = moved_codes
     n_present = int(present.sum())
     return (
         _Column(
+            old_codes=codes,
             codes=new_codes,
             matrices=matrices,
             expected_changed=expected / n_present if n_present else 0.0,
@@ -429,12 +474,9 @@ def pram(
             given=None if given is None else given[col],
             rng=rng,
         )
-        old = pd.factorize(data[col], use_na_sentinel=True)[0]
-        moved = np.flatnonzero(result.codes != old)
+        moved = np.flatnonzero(result.codes != result.old_codes)
         if len(moved):
-            column = out[col].copy()
-            column.iloc[moved] = uniques.take(result.codes[moved])
-            out[col] = column
+            out[col] = _rebuild(data[col], uniques, result.codes, moved)
         changed[moved] += 1
         transitions[col] = result.matrices
         expected[col] = result.expected_changed
