@@ -134,3 +134,22 @@ def test_suda_on_adult_agrees_with_uniqueness() -> None:
     for key in keys:
         once = data[key].map(data[key].value_counts()) == 1
         assert not (once & ~singles).any()
+
+
+def test_cli_risk_with_suda(tmp_path, capsys) -> None:
+    from cli_words import sdckit
+
+    data = pd.DataFrame(
+        {
+            "sex": ["f", "f", "m", "m", "m", "f"],
+            "region": ["n", "n", "n", "s", "s", "n"],
+            "job": ["a", "a", "a", "a", "b", "a"],
+        }
+    )
+    src, out = tmp_path / "in.csv", tmp_path / "risk.csv"
+    data.to_csv(src, index=False)
+    assert sdckit("risk {} --keys sex,region,job --suda 2 -o {}", src, out) == 0
+    assert "SUDA on sex × region × job (MSUs up to 2 keys)" in capsys.readouterr().out
+    table = pd.read_csv(out)
+    expected = suda(data, ["sex", "region", "job"], max_size=2).scores
+    np.testing.assert_allclose(table["suda_score"], expected)
