@@ -55,6 +55,10 @@ SETTINGS: dict[str, tuple[dict, tuple[str, object]]] = {
         {"columns": ["region", "visits"], "min_diagonal": 0.5, "strata": ["member"]},
         ("min_diagonal", 1.5),
     ),
+    "record_swap": (
+        {"columns": ["region", "visits"], "swap_rate": 0.1, "keys": ["member"]},
+        ("swap_rate", 1.5),
+    ),
     "local_suppression": (
         {"columns": ["region", "visits"], "k_anonymity": 5},
         ("k_anonymity", 0),

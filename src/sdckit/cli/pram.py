@@ -1,4 +1,4 @@
-"""``sdckit pram``: randomise categorical variables by PRAM, invariant or by given matrices, within strata."""
+"""``sdckit pram`` and ``sdckit recordswap``: PRAM of categorical variables, targeted record swapping."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pandas as pd
 import typer
 
 from sdckit.cli._common import (
+    HouseholdOption,
     InputFile,
     MaskedOutput,
     NaValuesOption,
@@ -22,6 +23,11 @@ from sdckit.cli._common import (
 )
 from sdckit.cli.kanon import key_value_pairs
 from sdckit.errors import DataError, ParameterError
+
+DiagnosticsOption = Annotated[
+    Path | None,
+    typer.Option("--diagnostics", help="Also write the per-record diagnostics (.csv or .parquet)."),
+]
 
 
 def _read_matrix(path: str) -> pd.DataFrame:
@@ -92,10 +98,7 @@ def pram_command(
             "estimates; the invariant matrix reveals each stratum's frequency ratios.",
         ),
     ] = None,
-    diagnostics: Annotated[
-        Path | None,
-        typer.Option("--diagnostics", help="Also write per-record diagnostics (columns changed)."),
-    ] = None,
+    diagnostics: DiagnosticsOption = None,
     seed: SeedOption = None,
     na_values: NaValuesOption = None,
     quiet: QuietOption = False,
@@ -122,6 +125,57 @@ def pram_command(
         write_output(_long_transitions(result), transitions)
 
 
+def recordswap_command(
+    input: InputFile,
+    output: MaskedOutput,
+    geography: Annotated[
+        str,
+        typer.Option(
+            "--geography", help="Comma-separated area columns, coarsest first (region,district)."
+        ),
+    ],
+    keys: Annotated[
+        str | None,
+        typer.Option("--keys", help="Comma-separated risk variables (counted within each area)."),
+    ] = None,
+    household: HouseholdOption = None,
+    similarity: Annotated[
+        str | None,
+        typer.Option("--similarity", help="Comma-separated household variables a donor shares."),
+    ] = None,
+    swap_rate: Annotated[
+        float, typer.Option("--swap-rate", help="Least share of households swapped.")
+    ] = 0.05,
+    k: Annotated[
+        int, typer.Option("--k", help="At risk: fewer records than this share area and keys.")
+    ] = 3,
+    diagnostics: DiagnosticsOption = None,
+    seed: SeedOption = None,
+    na_values: NaValuesOption = None,
+    quiet: QuietOption = False,
+) -> None:
+    """Swap the geography of households at risk with similar households in other areas."""
+    from sdckit.microdata import record_swap
+
+    check_outputs(output, diagnostics, inputs=[input])
+    data = read_input(input, na_values=na_values, quiet=quiet)
+    areas = parse_list(geography)
+    if not areas:
+        raise ParameterError("--geography names no column")
+    result = record_swap(
+        data,
+        columns=areas,
+        keys=parse_list(keys),
+        household=household,
+        similarity=parse_list(similarity),
+        swap_rate=swap_rate,
+        k_anonymity=k,
+        random_state=seed,
+    )
+    write_mask_result(result, output, diagnostics, quiet=quiet)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``sdckit pram`` to the command line."""
+    """Add ``sdckit pram`` and ``sdckit recordswap`` to the command line."""
     app.command("pram")(pram_command)
+    app.command("recordswap")(recordswap_command)

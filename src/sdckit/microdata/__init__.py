@@ -19,6 +19,7 @@ from sdckit.microdata.noise_moments import (
 from sdckit.microdata.pram import PramResult, pram, pram_frequencies
 from sdckit.microdata.rankswap import RankSwapResult, rank_swap
 from sdckit.microdata.recode import Hierarchy, RecodeResult, recode
+from sdckit.microdata.recordswap import RecordSwapResult, record_swap
 from sdckit.microdata.rwn import RWNResult, rwn
 from sdckit.microdata.suppression import SuppressionResult, local_suppression
 from sdckit.microdata.swap import SwapResult, swap
@@ -34,6 +35,7 @@ __all__ = [
     "RWNResult",
     "RankSwapResult",
     "RecodeResult",
+    "RecordSwapResult",
     "SuppressionResult",
     "SwapResult",
     "additive_noise",
@@ -51,6 +53,7 @@ __all__ = [
     "pram_frequencies",
     "rank_swap",
     "recode",
+    "record_swap",
     "recover_moments",
     "register_masker",
     "rwn",
