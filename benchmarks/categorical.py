@@ -10,9 +10,11 @@ the per-record frequency by pandas, in the same run:
 * ``individual_risk`` with sampling weights and households (Benedetti &
   Franconi risk, expected re-identifications, household risk);
 * ``key_risk(missing="any")`` with 2% of the key values missing (a missing
-  value matches any value).
+  value matches any value);
+* ``suda`` (minimal sample uniques of at most 4 keys, SUDA scores), part ``suda``;
+* ``pram`` (invariant PRAM of 5 keys) on ``--pram-n`` records (10^7), part ``pram``.
 
-    .venv/bin/python benchmarks/categorical.py [--n 1000000]
+    .venv/bin/python benchmarks/categorical.py [--n 1000000] [--parts risk,suda,pram]
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ import timeit
 import numpy as np
 import pandas as pd
 
-from sdckit.assess import individual_risk, key_risk
+from sdckit.assess import individual_risk, key_risk, suda
+from sdckit.microdata import pram
 
 LEVELS = (2, 5, 9, 12, 40, 3, 7, 15, 25, 4)
 
@@ -55,7 +58,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=1_000_000, help="records (default 10^6)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--parts", default="risk,suda,pram", help="risk, suda, pram")
+    parser.add_argument("--pram-n", type=int, default=10_000_000, help="records for PRAM")
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
     print(
         f"machine: {platform.system()} {platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}"
@@ -72,22 +78,41 @@ def main() -> None:
             frame.groupby(keys, observed=True, dropna=False)[keys[0]].transform("size")
 
         base = best_of(floor, args.repeats)
-        jobs = {
-            "key_risk": (key_risk, data, {}),
-            "key_risk, weighted": (key_risk, data, {"weight": "w"}),
-            "individual_risk (weights, households)": (
-                individual_risk,
-                data,
-                {"weight": "w", "household": "hid"},
-            ),
-            "key_risk, missing='any' (2% missing)": (key_risk, holes, {"missing": "any"}),
-        }
+        jobs = (
+            {}
+            if "risk" not in parts
+            else {
+                "key_risk": (key_risk, data, {}),
+                "key_risk, weighted": (key_risk, data, {"weight": "w"}),
+                "individual_risk (weights, households)": (
+                    individual_risk,
+                    data,
+                    {"weight": "w", "household": "hid"},
+                ),
+                "key_risk, missing='any' (2% missing)": (key_risk, holes, {"missing": "any"}),
+            }
+        )
+        if "suda" in parts:
+            jobs["suda, MSUs of at most 4 keys"] = (suda, data, {"max_size": 4})
         print(f"| {n_keys} | pandas group-by size (floor: {base:.3f} s) | 1.0 |")
         for name, (measure, frame, options) in jobs.items():
             seconds = best_of(
                 lambda m=measure, f=frame, k=keys, o=options: m(f, k, **o), args.repeats
             )
             print(f"| {n_keys} | {name} | {seconds / base:.2f} |")
+    if "pram" in parts:
+        keys = [f"k{j}" for j in range(5)]
+        data = make_data(args.pram_n, 5, seed=5)
+
+        def pram_floor(frame: pd.DataFrame = data, keys: list[str] = keys) -> None:
+            frame.groupby(keys, observed=True, dropna=False)[keys[0]].transform("size")
+
+        base = best_of(pram_floor, 1)
+        seconds = best_of(lambda: pram(data, columns=keys, random_state=1), 1)
+        print(f"| 5 ({args.pram_n} records) | pandas group-by size (floor: {base:.3f} s) | 1.0 |")
+        print(
+            f"| 5 ({args.pram_n} records) | pram, invariant ({seconds:.1f} s) | {seconds / base:.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -81,6 +81,11 @@ REGISTRY: tuple[Entry, ...] = (
         "categorical_risk.py", "Benedetti & Franconi (1998) risk on testdata and free1 (issue 16)"
     ),
     Entry("kanon_adult.py", "k-anonymity search vs brute force on Adult (issue 16)"),
+    Entry(
+        "suda_adult.py",
+        "SUDA: minimal sample uniques on Adult vs an enumeration, a planted record (issue 16)",
+        ("--max-size", "7"),
+    ),
     Entry("rwn_prgeng.py", 'Matloff & Tendick (2015), "Example": regression coefficients'),
     Entry(
         "rwn_bodyfat_section8.py",

@@ -38,6 +38,8 @@ _PARAMS = {
     "recode": {"columns": ["age"], "intervals": {"age": [-1000, 30, 45, 60, 1000]}},
     "kanon": {"columns": ["sex", "region"], "k_anonymity": 3},
     "local_suppression": {"columns": ["sex", "region"], "k_anonymity": 3},
+    "pram": {"columns": ["sex", "region"], "min_diagonal": 0.6},
+    "record_swap": {"columns": ["region"], "keys": ["sex"], "swap_rate": 0.2},
 }
 
 

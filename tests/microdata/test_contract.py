@@ -51,6 +51,14 @@ SETTINGS: dict[str, tuple[dict, tuple[str, object]]] = {
         {"columns": ["region", "visits"], "k_anonymity": 4, "max_suppression": 0.5},
         ("max_suppression", 1.5),
     ),
+    "pram": (
+        {"columns": ["region", "visits"], "min_diagonal": 0.5, "strata": ["member"]},
+        ("min_diagonal", 1.5),
+    ),
+    "record_swap": (
+        {"columns": ["region", "visits"], "swap_rate": 0.1, "keys": ["member"]},
+        ("swap_rate", 1.5),
+    ),
     "local_suppression": (
         {"columns": ["region", "visits"], "k_anonymity": 5},
         ("k_anonymity", 0),

@@ -30,6 +30,7 @@ from sdckit.assess.risk import (
     mahalanobis_distances,
     record_linkage,
 )
+from sdckit.assess.suda import Suda, suda
 from sdckit.assess.sweep import SweepResult, expand_grid, sweep
 from sdckit.assess.utility import (
     CorrelationComparison,
@@ -68,6 +69,7 @@ __all__ = [
     "RegressionComparison",
     "RegressionFit",
     "Risk",
+    "Suda",
     "SweepResult",
     "Utility",
     "assess",
@@ -92,5 +94,6 @@ __all__ = [
     "record_linkage",
     "report",
     "sensitive_diversity",
+    "suda",
     "sweep",
 ]

@@ -40,7 +40,7 @@ WidthsOption = Annotated[
 ]
 
 
-def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
+def key_value_pairs(values: list[str] | None, option: str) -> dict[str, str]:
     """``["age=5,10", "job=j.csv"]`` -> ``{"age": "5,10", "job": "j.csv"}``."""
     out: dict[str, str] = {}
     for item in values or []:
@@ -61,8 +61,8 @@ def _numbers(text: str, option: str) -> list[float]:
 def _hierarchies(hierarchy: list[str] | None, widths: list[str] | None) -> dict:
     from sdckit.microdata import Hierarchy
 
-    out = {k: Hierarchy.from_csv(v) for k, v in _pairs(hierarchy, "--hierarchy").items()}
-    for key, text in _pairs(widths, "--widths").items():
+    out = {k: Hierarchy.from_csv(v) for k, v in key_value_pairs(hierarchy, "--hierarchy").items()}
+    for key, text in key_value_pairs(widths, "--widths").items():
         if key in out:
             raise ParameterError(f"--hierarchy and --widths both give a hierarchy for {key!r}")
         out[key] = Hierarchy.from_intervals(_numbers(text, "--widths"))
@@ -99,7 +99,9 @@ def recode_command(
     levels = {k: int(v) for k, v in parse_assignments(level, "--level").items()}
     result = recode(
         data,
-        intervals={k: _numbers(v, "--breaks") for k, v in _pairs(breaks, "--breaks").items()}
+        intervals={
+            k: _numbers(v, "--breaks") for k, v in key_value_pairs(breaks, "--breaks").items()
+        }
         or None,
         hierarchies=_hierarchies(hierarchy, widths) or None,
         levels=levels or None,

@@ -41,6 +41,18 @@ def risk_command(
         int,
         typer.Option("--explain", help="Explain, in words, this many of the riskiest records."),
     ] = 3,
+    suda_size: Annotated[
+        int | None,
+        typer.Option(
+            "--suda",
+            help="Also find the minimal sample uniques of at most this many keys and print the "
+            "SUDA scores (0: every size).",
+        ),
+    ] = None,
+    sampling_fraction: Annotated[
+        float,
+        typer.Option("--sampling-fraction", help="Share of the population sampled (DIS-SUDA)."),
+    ] = 0.01,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -74,9 +86,20 @@ def risk_command(
     riskiest = risk.risk.to_numpy().argsort(kind="stable")[::-1][:explain]
     for position in riskiest:
         console.print("- " + risk.explain(int(position)), highlight=False)
+    found = None
+    if suda_size is not None:
+        from sdckit.assess import suda
+
+        found = suda(
+            data, key_list, max_size=suda_size or None, sampling_fraction=sampling_fraction
+        )
+        console.print(found.summary(), highlight=False)
     if output is not None:
         table = risk.table()
         table["explanation"] = risk.explanations()
+        if found is not None:
+            table["suda_score"] = found.scores.to_numpy()
+            table["dis_suda_score"] = found.dis_scores.to_numpy()
         write_output(table, output)
 
 

@@ -16,8 +16,10 @@ from sdckit.microdata.noise_moments import (
     mixed_moments,
     recover_moments,
 )
+from sdckit.microdata.pram import PramResult, pram, pram_frequencies
 from sdckit.microdata.rankswap import RankSwapResult, rank_swap
 from sdckit.microdata.recode import Hierarchy, RecodeResult, recode
+from sdckit.microdata.recordswap import RecordSwapResult, record_swap
 from sdckit.microdata.rwn import RWNResult, rwn
 from sdckit.microdata.suppression import SuppressionResult, local_suppression
 from sdckit.microdata.swap import SwapResult, swap
@@ -29,9 +31,11 @@ __all__ = [
     "MicroaggregationResult",
     "MixedMoments",
     "NoiseResult",
+    "PramResult",
     "RWNResult",
     "RankSwapResult",
     "RecodeResult",
+    "RecordSwapResult",
     "SuppressionResult",
     "SwapResult",
     "additive_noise",
@@ -45,8 +49,11 @@ __all__ = [
     "microaggregate",
     "mixed_moments",
     "multiplicative_noise",
+    "pram",
+    "pram_frequencies",
     "rank_swap",
     "recode",
+    "record_swap",
     "recover_moments",
     "register_masker",
     "rwn",

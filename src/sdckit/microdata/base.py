@@ -360,6 +360,9 @@ def _changed_share(before: pd.Series, after: pd.Series) -> float:
         if dtype.kind == "f":
             same |= np.isnan(b) & np.isnan(a)
         return float(np.mean(~same))
+    if isinstance(dtype, pd.CategoricalDtype) and dtype == after.dtype:
+        # Same categories: the codes decide (-1, missing, equals -1).
+        return float(np.mean(before.cat.codes.to_numpy() != after.cat.codes.to_numpy()))
     joint = pd.concat([before, after], ignore_index=True)
     codes = pd.factorize(joint, use_na_sentinel=True)[0]
     return float(np.mean(codes[: len(before)] != codes[len(before) :]))

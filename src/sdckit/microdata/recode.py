@@ -43,7 +43,7 @@ __all__ = ["Hierarchy", "RecodeResult", "recode"]
 TOP = "*"
 
 
-def _text(value: object) -> str:
+def value_text(value: object) -> str:
     """A value as its hierarchy's CSV writes it: 3 for 3.0, otherwise str()."""
     value = plain_value(value)
     if isinstance(value, float) and value.is_integer():
@@ -52,7 +52,7 @@ def _text(value: object) -> str:
 
 
 def _interval_label(low: float, high: float) -> str:
-    return f"[{_text(low)}, {_text(high)})"
+    return f"[{value_text(low)}, {value_text(high)})"
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ class Hierarchy:
         else:
             assert self.table is not None
             lookup = dict(zip(self.table.iloc[:, 0], self.table.iloc[:, level], strict=True))
-            texts = [_text(v) for v in column[present]]
+            texts = [value_text(v) for v in column[present]]
             unknown = [i for i, t in enumerate(texts) if t not in lookup]
             if unknown:
                 position = int(np.flatnonzero(present)[unknown[0]])
@@ -207,7 +207,7 @@ def _cut(column: pd.Series, breaks: Sequence[float], name: str) -> pd.Series:
     outside = np.flatnonzero(present & ~((values >= edges[0]) & (values <= edges[-1])))
     if len(outside):
         raise DataError(
-            f"intervals of {name!r} cover [{_text(edges[0])}, {_text(edges[-1])}]; "
+            f"intervals of {name!r} cover [{value_text(edges[0])}, {value_text(edges[-1])}]; "
             f"{describe_row(column.index, int(outside[0]))} holds "
             f"{plain_value(column.iloc[outside[0]])!r}"
         )
