@@ -127,3 +127,29 @@ def test_published_table_from_another_tool_is_read() -> None:
         audit_suppression(truth)
     with pytest.raises(ParameterError, match="protection"):
         audit_suppression(truth, published, protection=-1.0)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("protection", [None, 0.3, 0.9])
+def test_settled_audit_gives_the_exact_audit_verdict(seed: int, protection: float | None) -> None:
+    # intervals="settle" solves fewer LPs; each of its intervals lies inside the exact one,
+    # and which cells are exposed is the same
+    structure, values = small_table(seed, (4, 3), {"v0": {"g": ["c0", "c1"]}})
+    hidden = random_hidden(structure, seed, n_inner=5)
+    frame = tidy(structure, values, hidden)
+    frame["primary"] = False
+    frame.loc[np.flatnonzero(hidden)[:3], "primary"] = True
+    exact = audit_suppression(frame, protection=protection).cells
+    settled_result = audit_suppression(frame, protection=protection, intervals="settle")
+    settled = settled_result.cells
+    assert (exact["exposed"] == settled["exposed"]).all()
+    assert (exact["interval"] == "exact").all()
+    inner = settled["interval"] == "inner bound"
+    assert (settled["lower"][inner] >= exact["lower"][inner] - 1e-7).all()
+    assert (settled["upper"][inner] <= exact["upper"][inner] + 1e-7).all()
+    same = settled["interval"] == "exact"
+    assert np.allclose(settled["lower"][same], exact["lower"][same])
+    assert np.allclose(settled["upper"][same], exact["upper"][same])
+    assert settled_result.stats["lp_solves"] <= 2 * hidden.sum() + 2 * 40 + 1
+    with pytest.raises(ParameterError, match="intervals"):
+        audit_suppression(frame, intervals="fast")

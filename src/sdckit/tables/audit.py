@@ -15,7 +15,13 @@ unknowns are the suppressed cells and whose rows are the relations that
 involve them, then only changes the objective from cell to cell, so every
 solve after the first starts from the previous optimal basis.
 :func:`audit_suppression` applies it to a tidy table and compares the
-intervals with the required protection.
+intervals with the required protection. For large tables
+(``intervals="settle"``, what :func:`sdckit.tables.suppress` runs) most
+cells need no LP of their own: a few LPs over sums of cells find feasible
+tables that already reach each cell's protection on both sides (the
+filtering of Gleixner, Berthold, Müller & Weltge (2017), §3), and only the
+cells none reaches get a feasibility LP per side, and the exact interval if
+a side cannot be reached.
 """
 
 from __future__ import annotations
@@ -56,11 +62,14 @@ class AuditResult(FrozenResult):
         ``suppressed``, ``lower`` and ``upper`` (the attacker's interval),
         ``lower_protection`` and ``upper_protection`` (required), ``exact``
         (interval of width zero) and ``exposed`` (interval too narrow for the
-        required protection, or exact). Internal: it holds true values.
+        required protection, or exact), ``interval`` (``"exact"``, or with
+        ``intervals="settle"`` ``"inner bound"``: ends attained by feasible
+        tables, the exact interval contains it; ``"not computed"`` for a
+        cell nothing was asked of). Internal: it holds true values.
     params : mapping
     stats : mapping
         ``cells``, ``suppressed``, ``published_primary``, ``exposed``,
-        ``exact``, ``lp_solves``, ``levels_given`` (False: only exact disclosure checked),
+        ``exact``, ``lp_solves``, ``intervals``, ``levels_given`` (False: only exact disclosure checked),
         ``seconds``.
     """
 
@@ -97,6 +106,8 @@ class AuditResult(FrozenResult):
                     + head
                 )
         text = f"{head}; {s['cells']} cells, {s['lp_solves']} LP solves in {s['seconds']:.2f} s"
+        if s.get("intervals") == "settle":
+            text += " (intervals settled by feasible tables where possible, not all exact)"
         if s["exposed"]:
             dims = self.params["dims"]
             shown = []
@@ -116,6 +127,8 @@ def attacker_intervals(
     *,
     upper_bounds: np.ndarray | None = None,
     cells: np.ndarray | None = None,
+    need: tuple[np.ndarray, np.ndarray] | None = None,
+    exact: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Smallest and largest value of each hidden cell over the tables an attacker cannot exclude.
 
@@ -137,6 +150,16 @@ def attacker_intervals(
         A priori upper bound of every cell known to the attacker (default: none).
     cells : array of int, optional
         Positions of the hidden cells whose interval is wanted (default: all).
+    need : pair of arrays of float, optional
+        The value each cell's interval must reach below and above (over all
+        cells; ``need[0] > need[1]`` asks nothing of a cell). Given, an
+        interval is only computed as far as it settles whether it reaches
+        them: ends attained by feasible tables (inner bounds of the exact
+        interval) where such tables are found, exact otherwise
+        (:func:`_witness_intervals`).
+    exact : array of bool, optional
+        Filled with whether each interval is the exact one (always, without
+        ``need``).
 
     Returns
     -------
@@ -166,24 +189,43 @@ def attacker_intervals(
     # hidden cells linked by no chain of relations are independent LPs: one model each
     linked = (abs(sub).T @ abs(sub)).astype(bool)
     _, component = connected_components(linked, directed=False)
-    column_of = {int(c): k for k, c in enumerate(columns)}
-    local = np.array([column_of[int(c)] for c in wanted], dtype=np.int64)
+    local = np.searchsorted(columns, wanted)
     lower = np.zeros(len(wanted))
     upper = ub[local].copy()
+    optimal = np.ones(len(wanted), dtype=bool)
     solves = 0
     row_component = component[sub.indices[sub.indptr[:-1]]]  # a row's first hidden cell
+    row_order = np.argsort(row_component, kind="stable")
+    row_starts = np.searchsorted(row_component[row_order], np.arange(component.max() + 2))
+    target_order = np.argsort(component[local], kind="stable")
+    target_starts = np.searchsorted(component[local][target_order], np.arange(component.max() + 2))
+    member_order = np.argsort(component, kind="stable")
+    member_starts = np.searchsorted(component[member_order], np.arange(component.max() + 2))
     for label in np.unique(component[local]):
-        members = np.flatnonzero(component == label)
-        own_rows = np.flatnonzero(row_component == label)
+        members = np.sort(member_order[member_starts[label] : member_starts[label + 1]])
+        own_rows = row_order[row_starts[label] : row_starts[label + 1]]
         if len(own_rows) == 0:
             continue  # in no relation: anything from 0 to its bound
-        targets = np.flatnonzero(component[local] == label)
+        targets = target_order[target_starts[label] : target_starts[label + 1]]
         position = np.searchsorted(members, local[targets])
-        lo, hi = _component_intervals(
-            sub[own_rows][:, members], rhs[own_rows], ub[members], position
-        )
-        lower[targets], upper[targets] = lo, hi
-        solves += 2 * len(targets)
+        if need is None:
+            h = _component_model(sub[own_rows][:, members], rhs[own_rows], ub[members])
+            lo, hi, k = _exact_intervals(h, position)
+            ok = np.ones(len(targets), dtype=bool)
+        else:
+            cells_here = columns[members[position]]
+            need_lo, need_hi = need[0][cells_here], need[1][cells_here]
+            if not (need_lo <= need_hi).any():
+                lower[targets] = upper[targets] = np.nan
+                optimal[targets] = False
+                continue
+            h = _component_model(sub[own_rows][:, members], rhs[own_rows], ub[members])
+            scale = float(np.abs(rhs[own_rows]).max())
+            lo, hi, ok, k = _witness_intervals(h, ub[members], scale, position, need_lo, need_hi)
+        lower[targets], upper[targets], optimal[targets] = lo, hi, ok
+        solves += k
+    if exact is not None:
+        exact[:] = optimal
     return lower, upper, solves
 
 
@@ -199,20 +241,18 @@ def protection_met(
     cells = np.flatnonzero(primary)
     if not hidden[cells].all():
         return False
-    lo, hi, _ = attacker_intervals(relations, values, hidden, cells=cells)
+    need = (values - lower, values + upper)
+    lo, hi, _ = attacker_intervals(relations, values, hidden, cells=cells, need=need)
     return bool(
         np.all(lo <= values[cells] - lower[cells] + EXACT_TOLERANCE)
         and np.all(hi >= values[cells] + upper[cells] - EXACT_TOLERANCE)
     )
 
 
-def _component_intervals(
-    sub: sparse.csr_matrix, rhs: np.ndarray, ub: np.ndarray, targets: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Min and max of each target column subject to ``sub h = rhs``, ``0 <= h <= ub``.
+def _component_model(sub: sparse.csr_matrix, rhs: np.ndarray, ub: np.ndarray) -> highspy.Highs:
+    """One HiGHS model of ``sub h = rhs``, ``0 <= h <= ub`` (zero objective, presolve off).
 
-    One HiGHS model; each solve changes only the objective (and its sense),
-    so it starts from the previous optimal basis.
+    Presolve is off so that every solve after the first starts from the previous optimal basis.
     """
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
@@ -230,10 +270,38 @@ def _component_intervals(
     lp.a_matrix_.value_ = csc.data.astype(np.float64)
     h = new_highs()
     h.setOptionValue("output_flag", False)
-    h.setOptionValue("presolve", "off")  # each solve starts from the last basis
+    h.setOptionValue("presolve", "off")
     h.passModel(lp)
+    return h
+
+
+def _run(h: highspy.Highs) -> str:
+    """Solve; ``"optimal"`` or ``"unbounded"``, an InfeasibleError otherwise."""
+    h.run()
+    status = h.getModelStatus()
+    if status == highspy.HighsModelStatus.kOptimal:
+        return "optimal"
+    if status == highspy.HighsModelStatus.kUnbounded:
+        return "unbounded"
+    if status == highspy.HighsModelStatus.kInfeasible:
+        raise InfeasibleError(
+            "the published cells contradict the table's relations (no non-negative "
+            "table fits them): the audit needs the published values of this table"
+        )
+    raise InfeasibleError(
+        f"the attacker's linear programme ended with status {h.modelStatusToString(status)!r}"
+    )
+
+
+def _exact_intervals(h: highspy.Highs, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Min and max of each target column of the model in ``h``, two LPs each.
+
+    Each solve changes only the objective (and its sense), so it starts from
+    the previous optimal basis.
+    """
     lower = np.empty(len(targets))
     upper = np.empty(len(targets))
+    solves = 0
     previous: int | None = None
     for out, k in enumerate(targets):
         if previous is not None:
@@ -245,23 +313,204 @@ def _component_intervals(
             (highspy.ObjSense.kMaximize, upper),
         ):
             h.changeObjectiveSense(sense)
-            h.run()
-            status = h.getModelStatus()
-            if status == highspy.HighsModelStatus.kOptimal:
-                target[out] = h.getInfo().objective_function_value
-            elif status == highspy.HighsModelStatus.kUnbounded:
+            solves += 1
+            if _run(h) == "unbounded":
                 target[out] = np.inf
-            elif status == highspy.HighsModelStatus.kInfeasible:
-                raise InfeasibleError(
-                    "the published cells contradict the table's relations (no non-negative "
-                    "table fits them): the audit needs the published values of this table"
-                )
             else:
-                raise InfeasibleError(
-                    f"the attacker's linear programme ended with status "
-                    f"{h.modelStatusToString(status)!r}"
-                )
-    return lower, upper
+                target[out] = h.getInfo().objective_function_value
+    if previous is not None:
+        h.changeColCost(previous, 0.0)
+    return lower, upper, solves
+
+
+def _feasible_with(h: highspy.Highs, column: int, low: float, high: float, ub: float) -> bool:
+    """Whether some table of the model has ``low <= h_column <= high`` (zero objective).
+
+    The column's bounds are set, the model solved from the last basis (with a
+    zero objective every basis is dual feasible, so the dual simplex only
+    restores primal feasibility, a few pivots for one changed bound), and the
+    bounds restored to ``[0, ub]``.
+    """
+    inf = highspy.kHighsInf
+    h.changeColBounds(column, max(low, 0.0), inf if np.isinf(high) else high)
+    h.run()
+    status = h.getModelStatus()
+    h.changeColBounds(column, 0.0, inf if np.isinf(ub) else ub)
+    if status == highspy.HighsModelStatus.kOptimal:
+        return True
+    if status == highspy.HighsModelStatus.kInfeasible:
+        return False
+    raise InfeasibleError(
+        f"the attacker's linear programme ended with status {h.modelStatusToString(status)!r}"
+    )
+
+
+class _Witness:
+    """Smallest and largest value of every column over the feasible tables found so far.
+
+    A feasible table is a table the attacker cannot exclude: if one has
+    ``h_j >= value_j + upper_protection_j`` and another ``h_j <= value_j -
+    lower_protection_j`` (and they differ in ``h_j``), cell ``j`` is
+    protected whatever its exact interval, which only contains theirs. This
+    is the filtering of optimisation-based bound tightening (Gleixner,
+    Berthold, Müller & Weltge (2017), §3): an LP is solved only for the cells
+    no table found so far settles.
+    """
+
+    def __init__(self, n: int, targets: np.ndarray, need_lo: np.ndarray, need_hi: np.ndarray):
+        self.low = np.full(n, np.inf)
+        self.high = np.full(n, -np.inf)
+        self.targets = targets
+        self.need_lo = need_lo
+        self.need_hi = need_hi
+
+    def add(self, x: np.ndarray) -> None:
+        np.minimum(self.low, x, out=self.low)
+        np.maximum(self.high, x, out=self.high)
+
+    def open_sides(self) -> tuple[np.ndarray, np.ndarray]:
+        """Targets (positions in ``targets``) not yet settled from below, and from above."""
+        low, high = self.low[self.targets], self.high[self.targets]
+        narrow = (high - low < EXACT_TOLERANCE) & (self.need_lo <= self.need_hi)
+        return (
+            narrow | (low > self.need_lo + EXACT_TOLERANCE),
+            narrow | (high < self.need_hi - EXACT_TOLERANCE),
+        )
+
+    def done(self, out: int) -> bool:
+        """Whether target ``out`` is settled on both sides."""
+        j = self.targets[out]
+        low, high = self.low[j], self.high[j]
+        if self.need_lo[out] > self.need_hi[out]:
+            return True  # nothing asked of this cell
+        return bool(
+            high - low >= EXACT_TOLERANCE
+            and low <= self.need_lo[out] + EXACT_TOLERANCE
+            and high >= self.need_hi[out] - EXACT_TOLERANCE
+        )
+
+
+#: Most rounds of the witness search before the remaining cells get their own LPs.
+WITNESS_ROUNDS = 40
+#: A round settling fewer than this share of the open cells is the last one.
+ROUND_GAIN = 0.05
+
+
+def _witness_intervals(
+    h: highspy.Highs,
+    ub: np.ndarray,
+    scale: float,
+    targets: np.ndarray,
+    need_lo: np.ndarray,
+    need_hi: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Intervals that settle protection: witnessed by feasible tables, exact only where needed.
+
+    Each round solves two LPs, one maximising the sum of the targets whose
+    upper protection no table found so far reaches, one minimising the sum of
+    those unsettled from below; every optimal table is a witness
+    (:class:`_Witness`). The rounds stop when one settles less than
+    ``ROUND_GAIN`` of the open targets; each target still open then gets one
+    feasibility LP per open side (:func:`_feasible_with`, a table reaching
+    the side's required value), and a target with a side no table reaches,
+    or that cannot move at all, gets its two exact LPs
+    (:func:`_exact_intervals`).
+    During the rounds unbounded columns are capped (a capped table is still a
+    table the attacker cannot exclude). A target with ``need_lo > need_hi``
+    asks nothing: it gets the range of the witnesses found for the others
+    (NaN when none was). ``scale``: the largest published sum in the
+    relations, from which the cap starts.
+
+    Returns the lower and upper ends, whether each target's ends are the
+    exact LP optimum (False: attained by a feasible table, the exact interval
+    is at least as wide), and the number of LPs solved.
+    """
+    n = len(ub)
+    witness = _Witness(n, targets, need_lo, need_hi)
+    finite = np.concatenate([need_hi[np.isfinite(need_hi)], ub[np.isfinite(ub)], [scale, 1.0]])
+    cap = 2.0 * float(np.max(np.abs(finite))) + 1.0
+    columns = np.flatnonzero(np.isinf(ub))
+    solves = 0
+    for _ in range(6):  # a cap too low for some table of the relations: raise it
+        if len(columns):
+            h.changeColsBounds(
+                len(columns), columns, np.zeros(len(columns)), np.full(len(columns), cap)
+            )
+        h.changeObjectiveSense(highspy.ObjSense.kMinimize)
+        solves += 1
+        if h.run() == highspy.HighsStatus.kOk and (
+            h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+        ):
+            witness.add(np.asarray(h.getSolution().col_value))
+            break
+        cap *= 10.0
+    else:
+        _run(h)  # no cap fits: the published cells themselves contradict the relations
+    cost = np.zeros(n)
+    for _ in range(WITNESS_ROUNDS):
+        down, up = witness.open_sides()
+        before = int((down | up).sum())
+        for sense, side in ((highspy.ObjSense.kMaximize, 1), (highspy.ObjSense.kMinimize, 0)):
+            down, up = witness.open_sides()
+            chosen = targets[up if side else down]
+            if len(chosen) == 0:
+                continue
+            cost[:] = 0.0
+            cost[chosen] = 1.0
+            h.changeColsCost(n, np.arange(n), cost)
+            h.changeObjectiveSense(sense)
+            solves += 1
+            _run(h)
+            witness.add(np.asarray(h.getSolution().col_value))
+        down, up = witness.open_sides()
+        still = int((down | up).sum())
+        if still == 0 or before - still < ROUND_GAIN * before:
+            break  # the cells left are cheaper one by one
+    h.changeColsCost(n, np.arange(n), np.zeros(n))
+    h.changeObjectiveSense(highspy.ObjSense.kMinimize)
+    if len(columns):
+        h.changeColsBounds(len(columns), columns, np.zeros(len(columns)), ub[columns])
+    # each cell still open: one feasibility LP per open side; a side no table reaches
+    # means the cell is exposed, and it gets its exact interval
+    exact = np.zeros(len(targets), dtype=bool)
+    step = 2 * EXACT_TOLERANCE
+    for out, k in enumerate(targets):
+        if witness.done(out):
+            continue
+        column, bound = int(k), float(ub[k])
+        lo_need, hi_need = float(need_lo[out]), float(need_hi[out])
+        sides = []
+        if witness.high[k] < hi_need - EXACT_TOLERANCE:
+            sides.append((hi_need, np.inf))
+        if witness.low[k] > lo_need + EXACT_TOLERANCE:
+            sides.append((-np.inf, lo_need))
+        for low, high in sides:
+            solves += 1
+            if not _feasible_with(h, column, low, high, bound):
+                exact[out] = True
+                break
+            witness.add(np.asarray(h.getSolution().col_value))
+        if exact[out] or witness.done(out):
+            continue
+        # both ends reached but the interval is still a point: can the cell move at all?
+        moves = [(hi_need + step, np.inf)] + (
+            [(-np.inf, lo_need - step)] if lo_need >= step else []
+        )
+        for low, high in moves:
+            solves += 1
+            if _feasible_with(h, column, low, high, bound):
+                witness.add(np.asarray(h.getSolution().col_value))
+                break
+        else:
+            exact[out] = True
+    seen = np.isfinite(witness.low[targets])
+    lower = np.where(seen, witness.low[targets], np.nan)
+    upper = np.where(seen, witness.high[targets], np.nan)
+    if exact.any():
+        lo, hi, exact_solves = _exact_intervals(h, targets[exact])
+        lower[exact], upper[exact] = lo, hi
+        solves += exact_solves
+    return lower, upper, exact, solves
 
 
 def resolve_structure(
@@ -352,6 +601,7 @@ def audit_suppression(
     total_label: str = "Total",
     protection: float | None = None,
     upper_bounds: str | None = None,
+    intervals: str = "exact",
 ) -> AuditResult:
     """The attacker's interval of every suppressed cell, compared with the required protection.
 
@@ -392,6 +642,14 @@ def audit_suppression(
     upper_bounds : str, optional
         Column of ``table`` with an upper bound of every cell the attacker
         knows a priori (default: none, cells are only known to be >= 0).
+    intervals : {"exact", "settle"}, default "exact"
+        ``"exact"``: two LPs per suppressed cell, every interval exact.
+        ``"settle"``: only what the verdict needs, for large tables: a cell
+        is settled by feasible tables found along the way (one reaching its
+        upper protection, one its lower; Gleixner et al. (2017), §3), and
+        gets its own two LPs only when none is found. The verdict (which
+        cells are exposed) is the same; the ``interval`` column says which
+        intervals are exact and which are inner bounds of the exact one.
 
     Returns
     -------
@@ -399,6 +657,8 @@ def audit_suppression(
         One row per suppressed cell with its interval, and the exposed cells.
     """
     frame = check_dataframe(table, "table")
+    if intervals not in ("exact", "settle"):
+        raise ParameterError(f"intervals must be 'exact' or 'settle', got {intervals!r}")
     structure = resolve_structure(frame, structure, dims, hierarchies, total_label)
     positions, truth, missing_truth = cell_values(frame, structure, value)
     if missing_truth.any():
@@ -424,25 +684,33 @@ def audit_suppression(
         _, bounds, _ = cell_values(frame, structure, upper_bounds)
     upl, lpl = protection_arrays(frame, positions, structure.n_cells, truth, protection)
     relations, _ = structure.relations()
-    start = time.perf_counter()
-    lower, upper, solves = attacker_intervals(
-        relations, np.nan_to_num(seen), hidden, upper_bounds=bounds
-    )
-    seconds = time.perf_counter() - start
-    # a cell that needs protection but was published is the plainest exposure of all
     needs = (upl > 0) | (lpl > 0)
     if "primary" in frame.columns:
         needs[positions] |= frame["primary"].fillna(False).astype(bool).to_numpy()
+    # without levels, every suppressed cell is checked for exact disclosure
+    check_all = not needs.any()
+    asked = needs | check_all
+    need = None
+    if intervals == "settle":
+        need = (np.where(asked, truth - lpl, np.inf), np.where(asked, truth + upl, -np.inf))
+    start = time.perf_counter()
+    optimal = np.zeros(int(hidden.sum()), dtype=bool)
+    lower, upper, solves = attacker_intervals(
+        relations, np.nan_to_num(seen), hidden, upper_bounds=bounds, need=need, exact=optimal
+    )
+    seconds = time.perf_counter() - start
+    # a cell that needs protection but was published is the plainest exposure of all
     shown = np.flatnonzero(needs & ~hidden)
     cells = np.concatenate([np.flatnonzero(hidden), shown])
     lower = np.concatenate([lower, truth[shown]])
     upper = np.concatenate([upper, truth[shown]])
+    optimal = np.concatenate([optimal, np.ones(len(shown), dtype=bool)])
     required = needs[cells]
-    exact = upper - lower < EXACT_TOLERANCE
+    # an inner bound of width zero proves nothing: exact disclosure needs the exact interval
+    exact = (upper - lower < EXACT_TOLERANCE) & optimal
     narrow = (lower > truth[cells] - lpl[cells] + EXACT_TOLERANCE) | (
         upper < truth[cells] + upl[cells] - EXACT_TOLERANCE
     )
-    check_all = not required.any()
     exposed = (narrow & required) | (exact & (required | check_all))
     report = structure.labels().iloc[cells].reset_index(drop=True)
     report["value"] = truth[cells]
@@ -452,6 +720,9 @@ def audit_suppression(
     report["lower_protection"] = lpl[cells]
     report["upper_protection"] = upl[cells]
     report["exact"] = exact
+    report["interval"] = np.where(
+        optimal, "exact", np.where(np.isnan(lower), "not computed", "inner bound")
+    )
     report["exposed"] = exposed
     stats = {
         "cells": structure.n_cells,
@@ -460,8 +731,14 @@ def audit_suppression(
         "exposed": int(exposed.sum()),
         "exact": int(exact.sum()),
         "lp_solves": solves,
+        "intervals": intervals,
         "seconds": seconds,
         "levels_given": not check_all,
     }
-    params = {"dims": list(structure.dims), "value": value, "protection": protection}
+    params = {
+        "dims": list(structure.dims),
+        "value": value,
+        "protection": protection,
+        "intervals": intervals,
+    }
     return AuditResult(report, params, stats)

@@ -313,16 +313,31 @@ def hypercube_pattern(
     cache: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
     for cell in order:
         up, down = float(upper[cell]), float(min(lower[cell], values[cell]))
+        # every move starts with the cell itself (+1), so the hypercube holds each move's
+        # corners on the cell's own line: a move whose line corners cannot move far enough
+        # cannot be part of a protecting hypercube; the others are tried cheapest first
+        ranked = []
+        for axis in range(d):
+            key = (axis, int(coords[axis][cell]))
+            if key not in cache:
+                cache[key] = _padded(_moves(structure, axis, key[1], 64))
+            idx, sign = cache[key]
+            line = cell + strides[axis] * (idx - key[1])
+            a = values[line]
+            fits = (np.where(sign < 0, a, np.inf).min(axis=1) >= up - 1e-9) & (
+                np.where(sign > 0, a, np.inf).min(axis=1) >= down - 1e-9
+            )
+            price = np.where((sign != 0) & ~hidden[line], weights[line], 0.0).sum(axis=1)
+            keep = np.flatnonzero(fits)
+            keep = keep[np.argsort(price[keep], kind="stable")]
+            ranked.append((idx[keep], sign[keep]))
+        if any(len(i) == 0 for i, _ in ranked):
+            unprotected.append(int(cell))
+            continue
         limit = 64
         while True:
-            options = []
-            for axis in range(d):
-                key = (axis, int(coords[axis][cell]))
-                if key not in cache:
-                    cache[key] = _padded(_moves(structure, axis, key[1], 64))
-                options.append(cache[key])
             per_axis = max(2, int(limit))
-            options = [(i[:per_axis], s[:per_axis]) for i, s in options]
+            options = [(i[:per_axis], s[:per_axis]) for i, s in ranked]
             size = np.prod([i.shape[0] * i.shape[1] for i, _ in options])
             if size <= HYPERCUBE_BUDGET or per_axis == 2:
                 break
@@ -614,7 +629,7 @@ def suppress(
     report = None
     repaired = 0
     if audit:
-        report = audit_suppression(internal, structure=structure, value=value)
+        report = audit_suppression(internal, structure=structure, value=value, intervals="settle")
         if method == "modular" and report.stats["exposed"]:
             # HiTaS protects each sub-table, not their combination: complete the pattern with a
             # hypercube (whose protection holds in the whole table) for each exposed cell
@@ -635,7 +650,9 @@ def suppress(
             internal["published"] = published
             release = release_frame(internal)[[*structure.dims, "published", "suppressed"]]
             release.attrs["structure"] = structure
-            report = audit_suppression(internal, structure=structure, value=value)
+            report = audit_suppression(
+                internal, structure=structure, value=value, intervals="settle"
+            )
     stats = {
         "cells": n,
         "primary": int(primary.sum()),
