@@ -121,7 +121,9 @@ def prediction_part() -> None:
             data, columns=numeric, group_size=3, random_state=0
         ).data,
     }
-    print(f"## Part 2: EIA, {len(data)} records; keys TOTSALES, STATE, MONTH; sensitive TOTREVENUE\n")
+    print(
+        f"## Part 2: EIA, {len(data)} records; keys TOTSALES, STATE, MONTH; sensitive TOTREVENUE\n"
+    )
     rows = []
     for name, masked in releases.items():
         result = prediction_attack(
@@ -142,9 +144,7 @@ def main() -> None:
     parser.add_argument("--show", type=int, default=20, help="sdckit refusals listed")
     parser.add_argument("--part", choices=["all", "servers", "prediction"], default="all")
     args = parser.parse_args()
-    print(
-        f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}\n"
-    )
+    print(f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}\n")
     if args.part in ("all", "servers"):
         servers_part(args)
     if args.part in ("all", "prediction"):
