@@ -1,0 +1,190 @@
+"""Rewrite the generated blocks of the docs by running the commands named in them.
+
+A figure quoted in the docs must be one a command regenerates. A generated
+block names its command in an HTML comment and ends with a closing comment::
+
+    <!-- generated: examples/validation/tables_invariant.py -->
+    ```
+    ... the command's standard output, written by this script ...
+    ```
+    <!-- end generated -->
+
+``<!-- generated markdown: CMD -->`` inserts the output as it is (for scripts
+that print markdown tables) instead of inside a code fence. The command is a
+Python script of the repository and its arguments; it runs with this
+interpreter from the repository root, and its standard output replaces the
+block. The line above the output records the date, the machine, its load
+average before the run and the versions, so that a reader knows where a
+timing was measured.
+
+    .venv/bin/python scripts/regenerate_docs.py docs/benchmarks.md          # every block (make bench)
+    .venv/bin/python scripts/regenerate_docs.py docs/validation.md --only tables_invariant
+    .venv/bin/python scripts/regenerate_docs.py docs/*.md --list             # what would run
+    .venv/bin/python scripts/regenerate_docs.py docs/benchmarks.md --unreferenced benchmarks
+
+``--unreferenced DIR`` then runs every script of DIR that no block names
+(their output goes to the terminal only), so that ``make bench`` still runs
+every benchmark while their sections move to generated blocks.
+
+A command that fails leaves its block as it was, and the run exits 1 after
+the other blocks. The file is rewritten atomically after each block, so an
+interrupted run keeps what it finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BLOCK = re.compile(
+    r"(?P<open><!-- generated(?P<markdown> markdown)?: (?P<command>[^\n]*?) -->\n)"
+    r"(?P<body>.*?)"
+    r"(?P<close><!-- end generated -->)",
+    re.S,
+)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One generated block of a document."""
+
+    path: Path
+    command: str
+    markdown: bool
+
+    @property
+    def argv(self) -> list[str]:
+        """The command as arguments, the script first."""
+        return shlex.split(self.command)
+
+    @property
+    def script(self) -> Path:
+        """The script the block runs, relative to the repository root."""
+        return ROOT / self.argv[0]
+
+
+def blocks(path: Path) -> list[Block]:
+    """Every generated block of ``path``, in order."""
+    text = path.read_text(encoding="utf-8")
+    return [
+        Block(path, m.group("command").strip(), bool(m.group("markdown")))
+        for m in BLOCK.finditer(text)
+    ]
+
+
+def _versions() -> str:
+    import numpy
+    import pandas
+
+    from sdckit import __version__
+
+    return (
+        f"sdckit {__version__}, Python {platform.python_version()}, numpy {numpy.__version__}, "
+        f"pandas {pandas.__version__}"
+    )
+
+
+def _stamp() -> str:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (
+        f"{dt.date.today().isoformat()}, {platform.machine()} with {os.cpu_count()} cores "
+        f"(load average {load:.1f} before the run), {_versions()}"
+    )
+
+
+def _body(block: Block, output: str, seconds: float) -> str:
+    head = f"`.venv/bin/python {block.command}` on {_stamp()}; took {seconds:.0f} s"
+    if block.markdown:
+        return f"{head}:\n\n{output.rstrip()}\n\n"
+    return f"{head}:\n\n```\n{output.rstrip()}\n```\n"
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace ``path`` atomically, keeping its permissions."""
+    mode = path.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def regenerate(block: Block, index: int) -> bool:
+    """Run one block's command and write its output into the document; False when it failed."""
+    if not block.script.is_file():
+        print(f"{block.path}: no script {block.argv[0]} (block {index + 1})", file=sys.stderr)
+        return False
+    print(f"{block.path.name}: running {block.command}", file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, *block.argv], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        print(
+            f"{block.path.name}: {block.command} failed (exit {done.returncode}); block kept\n"
+            f"{done.stderr[-2000:]}",
+            file=sys.stderr,
+        )
+        return False
+    text = block.path.read_text(encoding="utf-8")
+    matches = list(BLOCK.finditer(text))
+    m = matches[index]
+    new = m.group("open") + _body(block, done.stdout, seconds) + m.group("close")
+    _write(block.path, text[: m.start()] + new + text[m.end() :])
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the generated blocks of the given documents."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("docs", nargs="+", type=Path)
+    parser.add_argument("--only", help="Only blocks whose command contains this text.")
+    parser.add_argument("--list", action="store_true", help="List the blocks; run nothing.")
+    parser.add_argument(
+        "--unreferenced", type=Path, help="Also run the scripts of this folder no block names."
+    )
+    args = parser.parse_args(argv)
+    ok = True
+    named: set[Path] = set()
+    for path in args.docs:
+        for index, block in enumerate(blocks(path)):
+            named.add(block.script.resolve())
+            if args.only and args.only not in block.command:
+                continue
+            if args.list:
+                print(f"{path}: {block.command}")
+                continue
+            ok = regenerate(block, index) and ok
+    if args.unreferenced is not None:
+        for script in sorted((ROOT / args.unreferenced).glob("*.py")):
+            if script.name.startswith("_") or script.resolve() in named:
+                continue
+            if args.list:
+                print(f"(not in a block) {script.relative_to(ROOT)}")
+                continue
+            print(f"running {script.relative_to(ROOT)} (no generated block)", file=sys.stderr)
+            ok = (
+                subprocess.run([sys.executable, str(script)], cwd=ROOT, check=False).returncode == 0
+                and ok
+            )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""The generated blocks of the docs: each names a script that exists, and the rewriter works."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = sorted([*ROOT.glob("docs/*.md"), ROOT / "README.md"])
+
+
+def _regenerate_docs():
+    spec = importlib.util.spec_from_file_location(
+        "regenerate_docs", ROOT / "scripts" / "regenerate_docs.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["regenerate_docs"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_generated_block_names_a_script_and_is_closed(doc):
+    tool = _regenerate_docs()
+    text = doc.read_text(encoding="utf-8")
+    found = tool.blocks(doc)
+    assert text.count("<!-- generated") == len(found), f"{doc.name}: a block is not closed"
+    assert text.count("<!-- end generated -->") == len(found)
+    for block in found:
+        assert block.script.is_file(), f"{doc.name}: {block.command} names no script"
+
+
+def test_a_block_is_rewritten_with_the_output_and_a_failure_keeps_it(tmp_path):
+    tool = _regenerate_docs()
+    good = tmp_path / "good.py"
+    good.write_text("print('figure 42')\n")
+    bad = tmp_path / "bad.py"
+    bad.write_text("raise SystemExit(3)\n")
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        f"text\n<!-- generated: {good} -->\nold\n<!-- end generated -->\n"
+        f"<!-- generated markdown: {bad} --arg -->\nkept\n<!-- end generated -->\nend\n"
+    )
+    assert tool.main([str(doc)]) == 1  # the failing block makes the run fail
+    text = doc.read_text()
+    assert "```\nfigure 42\n```" in text and "old" not in text
+    assert "load average" in text and "sdckit" in text
+    assert "kept" in text  # the failed block is left as it was
+    assert text.startswith("text\n") and text.endswith("end\n")
