@@ -35,6 +35,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _shared import markdown
+from attacks_differencing import COLUMNS, DATA  # the same Adult columns and data folder
 
 from sdckit.attacks import (
     ACRORules,
@@ -48,11 +49,6 @@ from sdckit.attacks import (
 from sdckit.microdata.base import get_masker
 from sdckit.server import AnalysisServer, Metadata
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-COLUMNS = (
-    "age workclass education marital_status occupation race sex hours_per_week "
-    "native_country fnlwgt"
-).split()
 SECRET = b"attacks-peers-validation-secret!"
 
 
