@@ -35,6 +35,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _shared import markdown
+from attacks_differencing import COLUMNS, DATA  # the same Adult columns and data folder
 
 from sdckit.attacks import (
     ACRORules,
@@ -48,11 +49,6 @@ from sdckit.attacks import (
 from sdckit.microdata.base import get_masker
 from sdckit.server import AnalysisServer, Metadata
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-COLUMNS = (
-    "age workclass education marital_status occupation race sex hours_per_week "
-    "native_country fnlwgt"
-).split()
 SECRET = b"attacks-peers-validation-secret!"
 
 
@@ -106,6 +102,35 @@ def servers_part(args: argparse.Namespace) -> None:
     print(f"\n(part 1: {time.monotonic() - start:.0f} s; load {os.getloadavg()[0]:.1f})\n")
 
 
+def corpus_part(args: argparse.Namespace) -> None:
+    """How many benign universes list a categorical level rarer than Gamma (fast: no server)."""
+    adult = load("adult.csv")[COLUMNS]
+    metadata = Metadata.infer(adult, beta=40)
+    corpus = benign_corpus(metadata.to_dict(public=True), n=args.benign, random_state=0)
+    gamma = 50  # sdckit's default Gamma (ServerConfig.gamma)
+    rare = 0
+    kinds = {"everyone": 0, "categorical levels": 0, "cutpoint bins": 0}
+    for query in corpus:
+        universe = str(query.body["universe"])
+        if universe == "ALL":
+            kinds["everyone"] += 1
+            continue
+        name = universe.split(" ", 1)[0]
+        if " bins " in universe:
+            kinds["cutpoint bins"] += 1
+            continue
+        kinds["categorical levels"] += 1
+        counts = adult[name].astype(str).value_counts()
+        levels = [v.strip().strip('"') for v in universe.split("{", 1)[1].rstrip("}").split('", ')]
+        rare += any(counts.get(level, 0) < gamma for level in levels)
+    print(f"## The benign corpus ({len(corpus)} queries, seed 0)\n")
+    print("universes: " + ", ".join(f"{k} {v}" for k, v in kinds.items()))
+    print(
+        f"queries whose universe lists a categorical level of fewer than {gamma} people "
+        f"(a piece the Gamma rule refuses): {rare}\n"
+    )
+
+
 def prediction_part() -> None:
     raw = load("EIA.csv")
     data = raw[raw["UTILITYID"] != 0][["STATE", "MONTH", "TOTSALES", "TOTREVENUE"]].copy()
@@ -142,11 +167,13 @@ def main() -> None:
     parser.add_argument("--max-targets", type=int, default=50, help="regression targets/subset")
     parser.add_argument("--padding-pairs", type=int, default=20, help="padded pairs per target")
     parser.add_argument("--show", type=int, default=20, help="sdckit refusals listed")
-    parser.add_argument("--part", choices=["all", "servers", "prediction"], default="all")
+    parser.add_argument("--part", choices=["all", "servers", "corpus", "prediction"], default="all")
     args = parser.parse_args()
     print(f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}\n")
     if args.part in ("all", "servers"):
         servers_part(args)
+    if args.part in ("all", "corpus"):
+        corpus_part(args)
     if args.part in ("all", "prediction"):
         prediction_part()
 

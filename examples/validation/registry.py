@@ -138,6 +138,12 @@ REGISTRY: tuple[Entry, ...] = (
         expect=("| (P, P) | 0.5 | 0.5 |", "dominant strategy solution: (H, H)"),
     ),
     Entry("attacks_differencing.py", f"{LUCERO}, §3.1-§4 and {GH}, §5: attacks on Adult"),
+    Entry(
+        "attacks_peers.py",
+        f"{LUCERO} and Bleninger, Drechsler & Ronning (2011): sdckit's server beside ACRO's and "
+        "DataSHIELD's rules (attacks blocked, benign queries refused); prediction from the keys "
+        "of EIA releases",
+    ),
     Entry("rwn_large_files.py", f"{PMT}, §11 (large-data neighbourhoods)"),
 )
 

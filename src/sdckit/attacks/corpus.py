@@ -351,22 +351,22 @@ def compare_servers(
         max_targets=cell_targets,
         random_state=seed,
     )
+    # The regression attacks' settings, the same for every server.
+    settings: dict[str, Any] = {
+        "sensitive": sensitive,
+        "background": list(background),
+        "approx": approx,
+        "quantiles": quantiles,
+        "max_targets": max_targets,
+        "random_state": seed,
+    }
     rows, attacks, benign = [], [], []
     for server in servers:
         name = str(server.name)
         say = progress or (lambda _text: None)
         say(f"{name}: regression attacks")
         fit_target: Target = _FitOnly(server, name) if isinstance(server, PeerServer) else server
-        regression = attack(
-            data,
-            target=fit_target,
-            sensitive=sensitive,
-            background=list(background),
-            approx=approx,
-            quantiles=quantiles,
-            max_targets=max_targets,
-            random_state=seed,
-        )
+        regression = attack(data, target=fit_target, **settings)
         say(f"{name}: differencing and padding")
         differencing = server_attack(
             data,
