@@ -1,20 +1,31 @@
-"""Benchmark: sdckit.distributed against a plain Dask read of the same Parquet files.
+"""Benchmark: sdckit.distributed against a plain Dask read and DuckDB on the same Parquet files.
 
 Issue 18: census-like person records generated file by file (never whole in
 memory) as Parquet, then on a local Dask cluster of 1 and of 2 worker
-processes: a plain ``dask.dataframe.read_parquet`` of every column (the I/O
-floor), sdckit's own read (schema enforced per file), a 3-way table with
-margins and a region hierarchy, its cell key perturbation, key-risk counts on
-3 keys with the l-diversity of tenure, and RWN by random partitions (k = 5, q = 1, every
-column) on the first files only (``--rwn-files``; its ratio is to a plain read of
-those files: RWN's work is CPU, not I/O, and a shared 2-core machine cannot
-spare the ~5 CPU-minutes of 10^6 records twice). Every job is printed as a ratio to the I/O floor timed in the same
-run, with the 2-worker/1-worker speed-up and each worker's peak resident
-memory. (DuckDB, the issue's second floor, is not a dependency of sdckit and
-is not run here.)
+processes (``--workers``): a plain ``dask.dataframe.read_parquet`` of every
+column (the I/O floor), sdckit's own read (schema enforced per file), a 3-way
+table with margins and a region hierarchy, its cell key perturbation,
+key-risk counts on 3 keys with the l-diversity of tenure, and RWN by random
+partitions (k = 5, q = 1, every column; ``--neighbors``, default ``pairs``,
+the paper's Method 3.2) on the first files only (``--rwn-files``, 0 skips it;
+its ratio is to a plain read of those files: RWN's work is CPU, not I/O).
+DuckDB's group-by of the same files (the table's counts and key sums, and the
+key counts with distinct sensitive values; DuckDB given as many threads as
+Dask has workers) is the second floor, when DuckDB is installed.
+
+Every job is printed as a ratio to the I/O floor timed in the same run, the
+tables and key counts also as a ratio to DuckDB's, with the 2-worker/1-worker
+speed-up and each worker's peak resident memory. From the 1-worker run, the
+compute time of every Dask task is summed (the work) and the rest of the wall
+time is the driver's (graph, reduce, scheduling); ``--project-records`` and
+``--project-workers`` print driver + work x (records ratio) / workers, a
+projection to a larger cluster from measured per-partition costs (not a
+measurement: it assumes the work grows with the records and the driver's part
+does not, and ignores the network).
 
     .venv/bin/python benchmarks/distributed.py                     # 10^6 records, 10 files
     .venv/bin/python benchmarks/distributed.py --records 100000    # quick
+    nice -n 10 .venv/bin/python benchmarks/distributed.py --records 10000000 --files 40
 """
 
 from __future__ import annotations
@@ -39,6 +50,7 @@ import dask.dataframe as dd  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from distributed import get_task_stream  # noqa: E402
 from sdckit.distributed import (  # noqa: E402
     cell_key_perturb_by_partition,
     dask_client,
@@ -76,10 +88,19 @@ def write_census(directory: Path, n: int, n_files: int, seed: int) -> None:
         ).to_parquet(directory / f"part-{i:04d}.parquet", index=False)
 
 
-def timed(job: Callable[[], object]) -> float:
+def timed(job: Callable[[], object]) -> tuple[float, float]:
+    """Wall time of ``job`` and the summed compute time of its Dask tasks (the work)."""
     started = time.perf_counter()
-    job()
-    return time.perf_counter() - started
+    with get_task_stream() as stream:
+        job()
+    wall = time.perf_counter() - started
+    work = sum(
+        part["stop"] - part["start"]
+        for task in stream.data
+        for part in task.get("startstops", ())
+        if part.get("action") == "compute"
+    )
+    return wall, float(work)
 
 
 def peak_memory_mb() -> float:
@@ -92,12 +113,41 @@ def _plain_read(paths: str | list[str]) -> None:
     frame.map_partitions(lambda p: p.memory_usage(deep=True).sum()).compute()
 
 
+def duckdb_jobs(directory: Path, threads: int) -> dict[str, Callable[[], object]]:
+    """DuckDB's group-by of the same files: the second floor (empty when DuckDB is absent)."""
+    try:
+        import duckdb
+    except ImportError:
+        print("DuckDB is not installed: no second floor (pip install duckdb)")
+        return {}
+    files = str(directory / "*.parquet")
+    dims, keys = ", ".join(DIMS), ", ".join(KEYS)
+
+    def query(sql: str) -> Callable[[], object]:
+        def run() -> object:
+            with duckdb.connect() as con:
+                con.execute(f"SET threads = {threads}")
+                return con.execute(sql).fetchall()
+
+        return run
+
+    return {
+        "DuckDB: 3-way group-by (count, key sum)": query(
+            f"SELECT {dims}, count(*), sum(record_key) FROM read_parquet('{files}') GROUP BY {dims}"
+        ),
+        "DuckDB: key counts (f_k, distinct tenure)": query(
+            f"SELECT {keys}, sum(n), count(*) FROM (SELECT {keys}, tenure, count(*) AS n "
+            f"FROM read_parquet('{files}') GROUP BY {keys}, tenure) GROUP BY {keys}"
+        ),
+    }
+
+
 def run(
-    directory: Path, workers: int, memory_limit: str, partitions: int, rwn_files: int
-) -> dict[str, float]:
-    times: dict[str, float] = {}
+    directory: Path, workers: int, memory_limit: str, args: argparse.Namespace
+) -> dict[str, tuple[float, float]]:
+    times: dict[str, tuple[float, float]] = {}
     ptable = design_ptable(D=3, V=2.01, js=2)
-    subset = sorted(str(p) for p in directory.glob("*.parquet"))[:rwn_files]
+    subset = sorted(str(p) for p in (directory.parent / "rwn_subset").glob("*.parquet"))
     with dask_client(
         n_workers=workers, memory_limit=memory_limit, dashboard_address=None
     ) as client:
@@ -106,8 +156,8 @@ def run(
             frame = read_parquet(directory).frame
             frame.map_partitions(lambda p: p.memory_usage(deep=True).sum()).compute()
 
-        with tempfile.TemporaryDirectory() as out:
-            jobs = {
+        with tempfile.TemporaryDirectory(dir=directory.parent) as out:
+            jobs: dict[str, Callable[[], object]] = {
                 "plain Dask read (I/O floor)": lambda: _plain_read(str(directory)),
                 "sdckit read (schema enforced)": sdckit_read,
                 "3-way table + margins + hierarchy": lambda: tabulate_by_partition(
@@ -119,63 +169,136 @@ def run(
                 "key risk (3 keys, l-diversity of tenure)": lambda: key_risk_by_partition(
                     directory, KEYS, sensitive="tenure"
                 ),
-                "RWN subset: plain Dask read (its floor)": lambda: _plain_read(subset),
-                "RWN subset: random partitions, written": lambda: rwn_by_partition(
-                    os.path.join(str(directory), f"part-000[0-{rwn_files - 1}].parquet"),
-                    n_partitions=partitions,
+                **duckdb_jobs(directory, workers),
+            }
+            if args.rwn_files:
+                jobs["RWN subset: plain Dask read (its floor)"] = lambda: _plain_read(subset)
+                jobs["RWN subset: random partitions, written"] = lambda: rwn_by_partition(
+                    directory.parent / "rwn_subset",
+                    n_partitions=args.partitions,
                     output=Path(out) / "masked",
                     overwrite=True,
+                    neighbors=args.neighbors,
+                    sample_size=args.sample_size,
+                    recall_sample=0,
                     random_state=1,
-                ),
-            }
+                )
             for name, job in jobs.items():
                 times[name] = timed(job)
+                print(
+                    f"  {workers} worker(s): {name}: {times[name][0]:.1f} s "
+                    f"(tasks {times[name][1]:.1f} s)",
+                    flush=True,
+                )
         peaks = client.run(peak_memory_mb)
-        times["peak MB per worker"] = max(peaks.values())
+        times["peak MB per worker"] = (max(peaks.values()), 0.0)
     return times
+
+
+def _duckdb_floor(name: str) -> str | None:
+    """The DuckDB job a Dask job is compared with."""
+    if name.startswith(("3-way table", "cell key")):
+        return "DuckDB: 3-way group-by (count, key sum)"
+    if name.startswith("key risk"):
+        return "DuckDB: key counts (f_k, distinct tenure)"
+    return None
+
+
+def report(results: dict[int, dict[str, tuple[float, float]]], args: argparse.Namespace) -> None:
+    """The markdown table of ratios, speed-up, memory, and the projection."""
+    workers = sorted(results)
+    floor = {w: results[w]["plain Dask read (I/O floor)"][0] for w in workers}
+    rwn_records = args.records * args.rwn_files // args.files
+    print(
+        f"{args.records} records in {args.files} Parquet files; local cluster of worker processes "
+        f"(memory limit {args.memory_limit} each)"
+    )
+    head = [f"{w} worker(s): x I/O floor" for w in workers]
+    head += [f"{w} worker(s): x DuckDB" for w in workers]
+    if 1 in results and 2 in results:
+        head.append("speed-up 2 vs 1")
+    print("| job | " + " | ".join(head) + " |")
+    print("|---|" + "---:|" * len(head))
+    for name in results[workers[0]]:
+        if name == "peak MB per worker":
+            continue
+        base = floor
+        if name.startswith("RWN subset"):
+            base = {w: results[w]["RWN subset: plain Dask read (its floor)"][0] for w in workers}
+        cells = [f"{results[w][name][0] / base[w]:.1f}" for w in workers]
+        duck = _duckdb_floor(name)
+        for w in workers:
+            ok = duck is not None and duck in results[w]
+            cells.append(f"{results[w][name][0] / results[w][duck][0]:.1f}" if ok else "")
+        if 1 in results and 2 in results:
+            cells.append(f"{results[1][name][0] / results[2][name][0]:.2f}")
+        label = name.replace(
+            "RWN subset",
+            f"RWN ({args.neighbors}) on {rwn_records} records ({args.rwn_files} files)",
+        )
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    peaks = " | ".join(f"{results[w]['peak MB per worker'][0]:.0f}" for w in workers)
+    print(f"| peak resident memory per worker (MB) | {peaks} |")
+    print(
+        "I/O floor: "
+        + ", ".join(f"{floor[w]:.1f} s with {w} worker(s)" for w in workers)
+        + " (for scale only)"
+    )
+    base_w = workers[0]
+    scale = args.project_records / args.records
+    print(
+        f"\nProjection (not a measurement) to {args.project_records:.0e} records on "
+        f"{args.project_workers} workers, from the {base_w}-worker run: driver + work x "
+        f"{scale:g} / {args.project_workers}"
+    )
+    print("| job | wall | work (task compute) | driver | projected wall |")
+    print("|---|---:|---:|---:|---:|")
+    for name, (wall, work) in results[base_w].items():
+        if name == "peak MB per worker" or name.startswith(("DuckDB", "RWN subset: plain")):
+            continue
+        job_scale = scale * (args.records / rwn_records if name.startswith("RWN") else 1)
+        driver = max(wall - work / base_w, 0.0)
+        projected = driver + work * job_scale / args.project_workers
+        print(f"| {name} | {wall:.1f} s | {work:.1f} s | {driver:.1f} s | {projected:.0f} s |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--files", type=int, default=10)
+    parser.add_argument("--workers", default="1,2", help="local cluster sizes, e.g. 1,2")
     parser.add_argument("--partitions", type=int, default=4, help="RWN partitions")
     parser.add_argument(
-        "--rwn-files", type=int, default=2, help="RWN runs on the first files only (1 to 10)"
+        "--rwn-files", type=int, default=2, help="RWN runs on the first files only (0: no RWN)"
     )
+    parser.add_argument("--neighbors", default="pairs", help="RWN's neighbour search")
+    parser.add_argument("--sample-size", type=int, default=None, help="m of sample or pairs")
     parser.add_argument("--memory-limit", default="3GB")
+    parser.add_argument("--project-records", type=float, default=1e8)
+    parser.add_argument("--project-workers", type=int, default=32)
+    parser.add_argument(
+        "--tmp", default=None, help="where the generated files go (default: the system's)"
+    )
     args = parser.parse_args()
+    workers = [int(w) for w in args.workers.split(",")]
     print(
         f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     )
-    with tempfile.TemporaryDirectory() as tmp:
+    print(f"uptime: {os.popen('uptime').read().strip()}", flush=True)
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         directory = Path(tmp) / "census"
         directory.mkdir()
+        started = time.perf_counter()
         write_census(directory, args.records, args.files, seed=18)
-        results = {
-            w: run(directory, w, args.memory_limit, args.partitions, args.rwn_files) for w in (1, 2)
-        }
-    floor = {w: results[w]["plain Dask read (I/O floor)"] for w in (1, 2)}
-    rwn_floor = {w: results[w]["RWN subset: plain Dask read (its floor)"] for w in (1, 2)}
-    rwn_records = args.records * args.rwn_files // args.files
-    print(
-        f"{args.records} records in {args.files} Parquet files; local cluster of worker processes "
-        f"(memory limit {args.memory_limit} each)"
-    )
-    print("| job | 1 worker: x I/O floor | 2 workers: x I/O floor | speed-up 2 vs 1 |")
-    print("|---|---:|---:|---:|")
-    for name in results[1]:
-        if name == "peak MB per worker":
-            continue
-        one, two = results[1][name], results[2][name]
-        base = rwn_floor if name.startswith("RWN subset") else floor
-        label = name.replace("RWN subset", f"RWN on {rwn_records} records ({args.rwn_files} files)")
-        print(f"| {label} | {one / base[1]:.1f} | {two / base[2]:.1f} | {one / two:.2f} |")
-    print(
-        f"| peak resident memory per worker (MB) | {results[1]['peak MB per worker']:.0f} "
-        f"| {results[2]['peak MB per worker']:.0f} | |"
-    )
-    print(f"I/O floor: {floor[1]:.2f} s with 1 worker, {floor[2]:.2f} s with 2 (for scale only)")
+        subset = Path(tmp) / "rwn_subset"
+        subset.mkdir()
+        for path in sorted(directory.glob("*.parquet"))[: args.rwn_files]:
+            os.link(path, subset / path.name)
+        size = sum(p.stat().st_size for p in directory.iterdir()) / 1e6
+        print(f"generated {size:.0f} MB in {time.perf_counter() - started:.0f} s", flush=True)
+        results = {w: run(directory, w, args.memory_limit, args) for w in workers}
+    print(f"uptime: {os.popen('uptime').read().strip()}")
+    report(results, args)
 
 
 if __name__ == "__main__":
