@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,19 @@ from sdckit.coprivacy.social import RepeatedPlay
 from sdckit.errors import ParameterError
 
 __all__ = ["p2p_report", "social_report"]
+
+
+def _share_axes(
+    ax: Any, xlabel: str, *, ylabel: str | None = None, title: str | None = None
+) -> None:
+    """Axes of shares (0 to 1 on the y axis), labelled, with a legend of the lines."""
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+    if title is not None:
+        ax.set_title(title)
+    ax.legend(fontsize=8)
 
 
 def p2p_report(
@@ -60,10 +74,7 @@ def p2p_report(
     ax = fig.add_subplot(1, 2, 2)
     ax.plot(timeline["queries"], timeline["forwarded_share"], label="share forwarded")
     ax.plot(timeline["queries"], timeline["delta"], label="δ: a peer helped")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("queries issued")
-    ax.set_title("forwarding and coprivacy (cumulative)")
-    ax.legend(fontsize=8)
+    _share_axes(ax, "queries issued", title="forwarding and coprivacy (cumulative)")
     figures = [
         _Figure(
             name="p2p_timeline",
@@ -121,10 +132,7 @@ def social_report(
     for play in plays:
         rounds = np.arange(1, len(play.disclosure_rate) + 1)
         ax.plot(rounds, play.disclosure_rate, label=play.protocol.replace("_", "-"))
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("round")
-    ax.set_ylabel("share of pairs disclosing")
-    ax.legend(fontsize=8)
+    _share_axes(ax, "round", ylabel="share of pairs disclosing")
     figures = [
         _Figure(
             name="disclosure_over_time",

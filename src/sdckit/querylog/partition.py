@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from sdckit._docs import shared_doc
 from sdckit.errors import ParameterError
 from sdckit.querylog.similarity import incidence_matrix
 
@@ -37,6 +38,19 @@ __all__ = [
     "semantic_partition",
     "user_blocks",
 ]
+
+#: The ``{{groups}}`` marker: the classification matrices and the group size every
+#: partition function takes (:func:`sdckit._docs.shared_doc`).
+_groups_doc = shared_doc(
+    {
+        "groups": """
+        matrices : sequence of scipy.sparse matrices
+            The classification matrices M_{U x C_l}, l = 1..L.
+        k : int
+            The minimum group size.
+        """
+    }
+)
 
 
 def check_k(k: int, n_users: int) -> None:
@@ -209,6 +223,7 @@ def _dominant(matrix: sp.spmatrix) -> np.ndarray:
     return out
 
 
+@_groups_doc
 def partition_blocks(
     matrices: Sequence[sp.spmatrix], *, k: int, block_size: int | None
 ) -> list[np.ndarray]:
@@ -216,10 +231,7 @@ def partition_blocks(
 
     Parameters
     ----------
-    matrices : sequence of scipy.sparse matrices
-        The classification matrices M_{U x C_l}, l = 1..L.
-    k : int
-        The minimum group size.
+    {{groups}}
     block_size : int or None
         The largest block; None: one block (the exact method).
 
@@ -240,6 +252,7 @@ def partition_blocks(
     )
 
 
+@_groups_doc
 def semantic_partition(
     matrices: Sequence[sp.spmatrix],
     *,
@@ -252,10 +265,7 @@ def semantic_partition(
 
     Parameters
     ----------
-    matrices : sequence of scipy.sparse matrices
-        The classification matrices M_{U x C_l}, l = 1..L.
-    k : int
-        The minimum group size.
+    {{groups}}
     block_size : int or None
         The largest block of users whose incidence matrix is formed (memory
         grows as its square); None runs the exact method on the whole log in

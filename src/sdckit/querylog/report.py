@@ -19,10 +19,22 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from sdckit._docs import shared_doc
 from sdckit.io import atomic_write
 from sdckit.querylog.evaluate import LogEvaluation
 
 __all__ = ["evaluation_html", "write_evaluation_html"]
+
+#: The ``{{evaluation}}`` marker of the report functions' Parameters
+#: (:func:`sdckit._docs.shared_doc`).
+_evaluation_doc = shared_doc(
+    {
+        "evaluation": """
+        evaluation : LogEvaluation
+            From :func:`sdckit.querylog.evaluate`.
+        """
+    }
+)
 
 
 def _srp_png(evaluation: LogEvaluation) -> str:
@@ -60,13 +72,13 @@ def _table(frame: pd.DataFrame) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
+@_evaluation_doc
 def evaluation_html(evaluation: LogEvaluation, *, title: str = "Protected search log") -> str:
     """Render an evaluation as one HTML page.
 
     Parameters
     ----------
-    evaluation : LogEvaluation
-        From :func:`sdckit.querylog.evaluate`.
+    {{evaluation}}
     title : str
         The page title.
 
@@ -139,6 +151,7 @@ def evaluation_html(evaluation: LogEvaluation, *, title: str = "Protected search
     )
 
 
+@_evaluation_doc
 def write_evaluation_html(
     evaluation: LogEvaluation, path: str | os.PathLike[str], *, title: str = "Protected search log"
 ) -> Path:
@@ -146,8 +159,7 @@ def write_evaluation_html(
 
     Parameters
     ----------
-    evaluation : LogEvaluation
-        From :func:`sdckit.querylog.evaluate`.
+    {{evaluation}}
     path : path
         The HTML file.
     title : str

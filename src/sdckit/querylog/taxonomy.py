@@ -30,6 +30,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 
+from sdckit._docs import shared_doc
 from sdckit.errors import DataError, ParameterError, SchemaError
 
 __all__ = [
@@ -55,6 +56,23 @@ _STOPWORDS = frozenset(
 )
 
 CategoryPath = tuple[str, ...]
+
+#: The ``{{classify}}`` marker: what every taxonomy's ``classify`` takes and returns
+#: (:func:`sdckit._docs.shared_doc`); each method describes its own paths below it.
+_classify_doc = shared_doc(
+    {
+        "classify": """
+        Parameters
+        ----------
+        terms : sequence of tuple of str
+            Terms as returned by :meth:`terms`.
+
+        Returns
+        -------
+        list of tuple of category paths
+        """
+    }
+)
 
 
 def normalize_word(word: str) -> str:
@@ -137,17 +155,11 @@ class Taxonomy(ABC):
                     break
         return out
 
+    @_classify_doc
     def classify(self, terms: Sequence[tuple[str, ...]]) -> list[tuple[CategoryPath, ...]]:
         """The ranked category paths of each term (empty for an unknown term).
 
-        Parameters
-        ----------
-        terms : sequence of tuple of str
-            Terms as returned by :meth:`terms`.
-
-        Returns
-        -------
-        list of tuple of category paths
+        {{classify}}
             For each term its category paths, best first; a path is a tuple
             of category names from level 1 down.
         """
@@ -434,17 +446,11 @@ class WordNetTaxonomy(_ReadTaxonomy):
             self._chains[synset] = base
         return self._chains.get(offset, ())
 
+    @_classify_doc
     def classify(self, terms: Sequence[tuple[str, ...]]) -> list[tuple[CategoryPath, ...]]:
         """The ranked category paths of each term (its senses, most frequent first).
 
-        Parameters
-        ----------
-        terms : sequence of tuple of str
-            Terms as returned by :meth:`terms`.
-
-        Returns
-        -------
-        list of tuple of category paths
+        {{classify}}
             For each term the paths of its first five senses (noun class, then
             hypernyms below noun.Tops); empty for a word WordNet lacks.
         """

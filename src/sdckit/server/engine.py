@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import ThreadpoolController
 
+from sdckit._docs import shared_doc
 from sdckit._validation import check_dataframe
 from sdckit.errors import ParameterError, RuleViolation
 from sdckit.server import analyses, rules
@@ -166,6 +167,18 @@ class _Prepared:
     def kept(self) -> np.ndarray:
         """The kept rows of a universe that passed its rules."""
         return _checked(self.positions)
+
+
+#: The ``{{universe}}`` marker of every analysis's Parameters
+#: (:func:`sdckit._docs.shared_doc`).
+_universe_doc = shared_doc(
+    {
+        "universe": """
+        universe : str, mapping, Universe or None
+            The universe (None: everyone).
+        """
+    }
+)
 
 
 class AnalysisServer:
@@ -437,6 +450,7 @@ class AnalysisServer:
 
     # ----------------------------------------------------------------- queries
 
+    @_universe_doc
     def universe_check(self, universe: Any) -> UniverseCheckResult | Refusal:
         """Check a universe against the universe rules; report only a size class.
 
@@ -445,8 +459,7 @@ class AnalysisServer:
 
         Parameters
         ----------
-        universe : str, mapping, Universe or None
-            The universe (None: everyone).
+        {{universe}}
 
         Returns
         -------
@@ -467,6 +480,7 @@ class AnalysisServer:
         )
         return cast("UniverseCheckResult | Refusal", answer)
 
+    @_universe_doc
     def crosstab(
         self,
         universe: Any,
@@ -484,8 +498,7 @@ class AnalysisServer:
 
         Parameters
         ----------
-        universe : str, mapping, Universe or None
-            The universe (None: everyone).
+        {{universe}}
         rows : str
             The row variable.
         cols : str, optional
@@ -521,6 +534,7 @@ class AnalysisServer:
 
         return cast("CrosstabResult | Refusal", self._run("crosstab", query, compute))
 
+    @_universe_doc
     def regress(
         self, universe: Any, formula: Any, family: str = "ols"
     ) -> RegressionResult | Refusal:
@@ -533,8 +547,7 @@ class AnalysisServer:
 
         Parameters
         ----------
-        universe : str, mapping, Universe or None
-            The universe (None: everyone).
+        {{universe}}
         formula : str, mapping or Formula
             The model.
         family : {"ols", "logit"}, default "ols"
@@ -558,13 +571,13 @@ class AnalysisServer:
 
         return cast("RegressionResult | Refusal", self._run("regression", query, compute))
 
+    @_universe_doc
     def correlation(self, universe: Any, variables: Sequence[str]) -> CorrelationResult | Refusal:
         """Pearson correlations of continuous variables (names, or approved transforms like ``log(x)``).
 
         Parameters
         ----------
-        universe : str, mapping, Universe or None
-            The universe (None: everyone).
+        {{universe}}
         variables : sequence of str
             Two or more variables, each possibly transformed (``"log(wage)"``).
 
@@ -601,6 +614,7 @@ class AnalysisServer:
 
         return cast("CorrelationResult | Refusal", self._run("correlation", query, compute))
 
+    @_universe_doc
     def residual_plot(self, universe: Any, formula: Any) -> ResidualPlotResult | Refusal:
         """Synthetic residual plots of an OLS model (Lucero et al. (2011), §3.2.1).
 
@@ -609,8 +623,7 @@ class AnalysisServer:
 
         Parameters
         ----------
-        universe : str, mapping, Universe or None
-            The universe (None: everyone).
+        {{universe}}
         formula : str, mapping or Formula
             The OLS model.
 
@@ -640,6 +653,7 @@ class AnalysisServer:
 
         return self._plot("residual_plot", "ols", universe, formula, release)
 
+    @_universe_doc
     def logit_diagnostics(self, universe: Any, formula: Any) -> LogitDiagnosticsResult | Refusal:
         """Binned residual plots of a logistic regression (:mod:`sdckit.server.logit_diagnostics`).
 
@@ -649,8 +663,7 @@ class AnalysisServer:
 
         Parameters
         ----------
-        universe : str, mapping, Universe or None
-            The universe (None: everyone).
+        {{universe}}
         formula : str, mapping or Formula
             The logistic model.
 

@@ -52,14 +52,10 @@ __all__ = [
 class TableRelease(FrozenResult):
     """Base of a protected table's result: what may be published and the producer's copy.
 
-    Attributes
-    ----------
-    table : DataFrame
-        What may be published: no confidential column (see the module docstring).
-    internal : DataFrame
-        The producer's copy, confidential columns included. Never release it.
-    params, stats : mapping
-        The parameters used and whole-table figures.
+    ``table`` is what may be published (no confidential column, see the
+    module docstring); ``internal`` is the producer's copy, confidential
+    columns included, never to be released; ``params`` and ``stats`` are the
+    parameters used and whole-table figures.
     """
 
     table: pd.DataFrame
