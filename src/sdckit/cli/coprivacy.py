@@ -1,10 +1,10 @@
-"""``sdckit coprivacy``: games, P2P anonymous keyword search and social disclosure (Domingo-Ferrer 2011)."""
+"""``sdckit coprivacy``: games, P2P search, social disclosure, vehicular networks, multicast (Domingo-Ferrer 2011)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import networkx as nx
 import typer
@@ -252,14 +252,94 @@ def social_command(
     _report_written(output, lambda path: social_report(plays, path=path, notes=[one_shot]).path)
 
 
+def _option(name: str, help_text: str) -> Any:
+    return typer.Option(name, help=help_text)
+
+
+def vehicular_command(
+    vehicles: Annotated[
+        int, _option("--vehicles", "Vehicles near the event (the game has 2^N profiles).")
+    ] = 6,
+    threshold: Annotated[
+        int, _option("--threshold", "Endorsements an announcement needs to be credited.")
+    ] = 3,
+    functionality: Annotated[
+        float, _option("--functionality", "What a credited alert is worth to each vehicle.")
+    ] = 1.0,
+    privacy_cost: Annotated[
+        float,
+        _option("--privacy-cost", "An endorser's loss if singled out (shared by m endorsers)."),
+    ] = 2.0,
+) -> None:
+    """General coprivacy in vehicular networks (§6): the endorsement game and its equilibria."""
+    from sdckit.coprivacy import check_vehicular
+
+    result = check_vehicular(
+        n_vehicles=vehicles,
+        threshold=threshold,
+        functionality=functionality,
+        privacy_cost=privacy_cost,
+    )
+    console.print(result.summary(), highlight=False, soft_wrap=True)
+
+
+def multicast_command(
+    fingerprint_cost: Annotated[
+        float, _option("--fingerprint-cost", "A forwarder's cost of fingerprinting a copy.")
+    ] = 1.0,
+    detection: Annotated[
+        float, _option("--detection", "Probability that a leak is found and traced.")
+    ] = 0.5,
+    forwarder_penalty: Annotated[
+        float, _option("--forwarder-penalty", "A forwarder's loss when a leak is traced to her.")
+    ] = 10.0,
+    receiver_penalty: Annotated[
+        float, _option("--receiver-penalty", "A receiver's loss when her leak is traced.")
+    ] = 10.0,
+    leak_gain: Annotated[
+        float, _option("--leak-gain", "What a receiver gains by leaking or keeping past expiry.")
+    ] = 2.0,
+    unicast_cost: Annotated[
+        float, _option("--unicast-cost", "The source's cost of sending every copy herself.")
+    ] = 5.0,
+    oblivion_loss: Annotated[
+        float, _option("--oblivion-loss", "What a leak costs the content's source.")
+    ] = 10.0,
+    audit: Annotated[
+        float, _option("--audit", "Probability that a plain (unfingerprinted) copy is found.")
+    ] = 0.0,
+    audit_penalty: Annotated[
+        float, _option("--audit-penalty", "A forwarder's loss when an audit finds one.")
+    ] = 0.0,
+) -> None:
+    """Fingerprinted multicast and digital oblivion (§7): who fingerprints, who leaks."""
+    from sdckit.coprivacy import check_multicast
+
+    result = check_multicast(
+        fingerprint_cost=fingerprint_cost,
+        detection=detection,
+        forwarder_penalty=forwarder_penalty,
+        receiver_penalty=receiver_penalty,
+        leak_gain=leak_gain,
+        unicast_cost=unicast_cost,
+        oblivion_loss=oblivion_loss,
+        audit=audit,
+        audit_penalty=audit_penalty,
+    )
+    console.print(result.summary(), highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``sdckit coprivacy`` to the command line."""
     group = typer.Typer(
         help="Coprivacy (Domingo-Ferrer 2011): equilibria of games, P2P anonymous keyword "
-        "search and the social-network disclosure game.",
+        "search, the social-network disclosure game, vehicular networks and fingerprinted "
+        "multicast.",
         no_args_is_help=True,
     )
     group.command("game")(game_command)
     group.command("p2p")(p2p_command)
     group.command("social")(social_command)
+    group.command("vehicular")(vehicular_command)
+    group.command("multicast")(multicast_command)
     app.add_typer(group, name="coprivacy")
