@@ -96,7 +96,7 @@ def test_scenarios_bad_input_and_cli(capsys) -> None:
         )
     assert sdckit("coprivacy vehicular --vehicles 5 --threshold 2") == 0
     assert "general coprivacy holds" in capsys.readouterr().out
-    assert sdckit("coprivacy multicast --audit 0.5 --audit-penalty 4") == 0
+    assert sdckit("coprivacy multicast --audit 0.5 4") == 0
     assert "(fingerprint, honest)" in capsys.readouterr().out
     assert sdckit("coprivacy vehicular --vehicles 30") == 2
     assert "n_vehicles must be at most 20" in capsys.readouterr().err

@@ -256,20 +256,14 @@ def _option(name: str, help_text: str) -> Any:
     return typer.Option(name, help=help_text)
 
 
+_PRIVACY_COST_HELP = "An endorser's loss if singled out, shared by the m endorsers (cost / m)."
+
+
 def vehicular_command(
-    vehicles: Annotated[
-        int, _option("--vehicles", "Vehicles near the event (the game has 2^N profiles).")
-    ] = 6,
-    threshold: Annotated[
-        int, _option("--threshold", "Endorsements an announcement needs to be credited.")
-    ] = 3,
-    functionality: Annotated[
-        float, _option("--functionality", "What a credited alert is worth to each vehicle.")
-    ] = 1.0,
-    privacy_cost: Annotated[
-        float,
-        _option("--privacy-cost", "An endorser's loss if singled out (shared by m endorsers)."),
-    ] = 2.0,
+    vehicles: Annotated[int, _option("--vehicles", "Vehicles near the event (at most 20).")] = 6,
+    threshold: Annotated[int, _option("--threshold", "Endorsements a credited alert needs.")] = 3,
+    functionality: Annotated[float, _option("--functionality", "A credited alert's worth.")] = 1.0,
+    privacy_cost: Annotated[float, _option("--privacy-cost", _PRIVACY_COST_HELP)] = 2.0,
 ) -> None:
     """General coprivacy in vehicular networks (§6): the endorsement game and its equilibria."""
     from sdckit.coprivacy import check_vehicular
@@ -284,47 +278,43 @@ def vehicular_command(
 
 
 def multicast_command(
-    fingerprint_cost: Annotated[
-        float, _option("--fingerprint-cost", "A forwarder's cost of fingerprinting a copy.")
-    ] = 1.0,
+    costs: Annotated[
+        tuple[float, float],
+        _option("--costs", "A forwarder's cost of fingerprinting a copy; the source's of unicast."),
+    ] = (1.0, 5.0),
+    penalties: Annotated[
+        tuple[float, float],
+        _option(
+            "--penalties", "What a traced leak costs the forwarder (plain copy), the receiver."
+        ),
+    ] = (10.0, 10.0),
+    audit: Annotated[
+        tuple[float, float],
+        _option("--audit", "Probability that a plain copy is found by an audit; its penalty."),
+    ] = (0.0, 0.0),
     detection: Annotated[
         float, _option("--detection", "Probability that a leak is found and traced.")
     ] = 0.5,
-    forwarder_penalty: Annotated[
-        float, _option("--forwarder-penalty", "A forwarder's loss when a leak is traced to her.")
-    ] = 10.0,
-    receiver_penalty: Annotated[
-        float, _option("--receiver-penalty", "A receiver's loss when her leak is traced.")
-    ] = 10.0,
     leak_gain: Annotated[
         float, _option("--leak-gain", "What a receiver gains by leaking or keeping past expiry.")
     ] = 2.0,
-    unicast_cost: Annotated[
-        float, _option("--unicast-cost", "The source's cost of sending every copy herself.")
-    ] = 5.0,
     oblivion_loss: Annotated[
         float, _option("--oblivion-loss", "What a leak costs the content's source.")
     ] = 10.0,
-    audit: Annotated[
-        float, _option("--audit", "Probability that a plain (unfingerprinted) copy is found.")
-    ] = 0.0,
-    audit_penalty: Annotated[
-        float, _option("--audit-penalty", "A forwarder's loss when an audit finds one.")
-    ] = 0.0,
 ) -> None:
     """Fingerprinted multicast and digital oblivion (§7): who fingerprints, who leaks."""
     from sdckit.coprivacy import check_multicast
 
     result = check_multicast(
-        fingerprint_cost=fingerprint_cost,
+        fingerprint_cost=costs[0],
+        unicast_cost=costs[1],
+        forwarder_penalty=penalties[0],
+        receiver_penalty=penalties[1],
+        audit=audit[0],
+        audit_penalty=audit[1],
         detection=detection,
-        forwarder_penalty=forwarder_penalty,
-        receiver_penalty=receiver_penalty,
         leak_gain=leak_gain,
-        unicast_cost=unicast_cost,
         oblivion_loss=oblivion_loss,
-        audit=audit,
-        audit_penalty=audit_penalty,
     )
     console.print(result.summary(), highlight=False, soft_wrap=True)
 

@@ -85,6 +85,12 @@ def _probability(value: Any, name: str) -> float:
     return number
 
 
+def _identical_peers(n_peers: int, direct: float, *outcomes: float) -> ForwardingGame:
+    """A forwarding game whose ``n_peers`` peers are alike: helped, rejected, process, reject."""
+    helped, rejected, process, reject = (np.full(n_peers, v) for v in outcomes)
+    return ForwardingGame(direct, helped, rejected, process, reject)
+
+
 def vehicular_game(
     n_vehicles: int, *, threshold: int, functionality: float, privacy_cost: float
 ) -> Game:
@@ -161,18 +167,11 @@ def vehicular_forwarding_games(
     together = committed + 2
     alone_privacy = -c / (committed + 1) if alone else 0.0
 
-    def game(direct: float, helped: float, process: float, reject: float) -> ForwardingGame:
-        return ForwardingGame(
-            direct=direct,
-            helped=np.full(m, helped),
-            rejected=np.full(m, direct),
-            process=np.full(m, process),
-            reject=np.full(m, reject),
-        )
-
-    privacy = game(alone_privacy, -c / together, -c / together, 0.0)
+    # A rejected P^1 is left as if she had announced alone (rejected = direct).
+    privacy = _identical_peers(m, alone_privacy, -c / together, alone_privacy, -c / together, 0.0)
     worth = f if alone else 0.0
-    functional = game(worth, f, f, worth)  # a peer who rejects still enjoys a credited alert
+    # A peer who rejects still enjoys an alert credited without her.
+    functional = _identical_peers(m, worth, f, worth, f, worth)
     return privacy, general_forwarding_game(privacy, functional)
 
 
@@ -231,32 +230,22 @@ def multicast_game(
 
 
 def multicast_forwarding_games(
-    *,
-    fingerprint_cost: float,
-    detection: float,
-    forwarder_penalty: float,
-    receiver_penalty: float,
-    leak_gain: float,
-    unicast_cost: float,
-    oblivion_loss: float,
-    audit: float = 0.0,
-    audit_penalty: float = 0.0,
-    n_peers: int = 1,
+    *, unicast_cost: float, oblivion_loss: float, n_peers: int = 1, **stage: float
 ) -> tuple[ForwardingGame, ForwardingGame]:
     """Definition 1 for §7: the source asks a forwarder to fingerprint (module notes).
 
     Parameters
     ----------
-    fingerprint_cost, detection, forwarder_penalty, receiver_penalty, leak_gain : float
-        As in :func:`multicast_game`.
     unicast_cost : float
         The source's cost of fingerprinting and sending every copy herself.
     oblivion_loss : float
         What a leak (or use past the expiration date) costs the source.
-    audit, audit_penalty : float
-        As in :func:`multicast_game`.
     n_peers : int
         Identical forwarders who may be asked.
+    **stage : float
+        The parameters of :func:`multicast_game` (``fingerprint_cost``,
+        ``detection``, ``forwarder_penalty``, ``receiver_penalty``,
+        ``leak_gain`` and optionally ``audit``, ``audit_penalty``).
 
     Returns
     -------
@@ -266,35 +255,19 @@ def multicast_forwarding_games(
     general : ForwardingGame
         Plus the costs (unicast, fingerprinting, audit).
     """
-    multicast_game(  # checks the parameters
-        fingerprint_cost=fingerprint_cost,
-        detection=detection,
-        forwarder_penalty=forwarder_penalty,
-        receiver_penalty=receiver_penalty,
-        leak_gain=leak_gain,
-        audit=audit,
-        audit_penalty=audit_penalty,
-    )
+    game = multicast_game(**stage)  # checks the parameters
     m = check_int(n_peers, "n_peers", minimum=1)
     loss = _nonnegative(oblivion_loss, "oblivion_loss")
     unicast = _nonnegative(unicast_cost, "unicast_cost")
-    e, d = float(fingerprint_cost), float(detection)
-    leaks_if_marked = float(leak_gain) > d * float(receiver_penalty)
+    d = float(stage["detection"])
+    leaks_if_marked = float(stage["leak_gain"]) > d * float(stage["receiver_penalty"])
     marked = -loss if leaks_if_marked else 0.0
-
-    def forwarding(*values: float) -> ForwardingGame:
-        direct, helped, rejected, process, reject = values
-        return ForwardingGame(
-            direct=direct,
-            helped=np.full(m, helped),
-            rejected=np.full(m, rejected),
-            process=np.full(m, process),
-            reject=np.full(m, reject),
-        )
-
+    fingerprint, plain_audited = game.payoffs[0, 0, 0], game.payoffs[0, 1, 0]
     # direct, helped, rejected (source); process, reject (forwarder)
-    privacy = forwarding(marked, marked, -loss, 0.0, -d * float(forwarder_penalty))
-    costs = forwarding(-unicast, 0.0, 0.0, -e, -float(audit) * float(audit_penalty))
+    privacy = _identical_peers(
+        m, marked, marked, -loss, 0.0, -d * float(stage["forwarder_penalty"])
+    )
+    costs = _identical_peers(m, -unicast, 0.0, 0.0, fingerprint, plain_audited)
     return privacy, general_forwarding_game(privacy, costs)
 
 
@@ -304,8 +277,9 @@ class ScenarioCheck(FrozenResult):
 
     Attributes
     ----------
-    scenario : str
-        ``"vehicular"`` or ``"multicast"``.
+    scenario : {"vehicular", "multicast"}
+        Which of the paper's scenarios (§6 or §7) was checked, with ``game``
+        its normal-form game (a :class:`~sdckit.coprivacy.Game`).
     game : Game
         The normal-form game of the scenario.
     equilibria : list of tuple of str
@@ -376,16 +350,20 @@ def check_vehicular(
 
     Parameters
     ----------
-    n_vehicles, threshold : int
-        As in :func:`vehicular_game`.
-    functionality, privacy_cost : float
-        As in :func:`vehicular_game`.
+    n_vehicles, threshold, functionality, privacy_cost : int or float
+        As in :func:`vehicular_game` (the first two are whole numbers).
 
     Returns
     -------
     ScenarioCheck
         Equilibria, verdicts and findings.
     """
+    params: dict[str, Any] = {
+        "n_vehicles": n_vehicles,
+        "threshold": threshold,
+        "functionality": functionality,
+        "privacy_cost": privacy_cost,
+    }
     game = vehicular_game(
         n_vehicles, threshold=threshold, functionality=functionality, privacy_cost=privacy_cost
     )
@@ -420,21 +398,7 @@ def check_vehicular(
         "with privacy utilities alone no vehicle endorses (it only costs privacy): the "
         "coprivacy of vehicular networks is general coprivacy, as the paper says",
     ]
-    return ScenarioCheck(
-        scenario="vehicular",
-        game=game,
-        equilibria=equilibria,
-        mixed=None,
-        privacy_verdict=is_coprivate(privacy),
-        general_verdict=is_coprivate(general),
-        findings=tuple(findings),
-        params={
-            "n_vehicles": n_vehicles,
-            "threshold": threshold,
-            "functionality": functionality,
-            "privacy_cost": privacy_cost,
-        },
-    )
+    return _checked("vehicular", game, equilibria, None, (privacy, general), findings, params)
 
 
 def check_multicast(
@@ -449,7 +413,11 @@ def check_multicast(
     audit: float = 0.0,
     audit_penalty: float = 0.0,
 ) -> ScenarioCheck:
-    """Check §7's claims on the forwarder-receiver game and the forwarding game.
+    """Check §7's claims: who fingerprints, who leaks, and Definition 1's verdict.
+
+    The forwarder-receiver stage game gets its pure and mixed equilibria; the
+    source's forwarding game (privacy alone, then with the costs) its
+    coprivacy verdicts.
 
     Parameters
     ----------
@@ -496,13 +464,28 @@ def check_multicast(
         f"{audit * audit_penalty + detection * forwarder_penalty:g}): the coprivacy the paper "
         "asserts holds under that condition, not unconditionally",
     ]
+    params = {**stage, "unicast_cost": unicast_cost, "oblivion_loss": oblivion_loss}
+    mixed = mixed_equilibria(game)
+    return _checked("multicast", game, equilibria, mixed, (privacy, general), findings, params)
+
+
+def _checked(
+    scenario: str,
+    game: Game,
+    equilibria: list[tuple[str, ...]],
+    mixed: MixedEquilibria | None,
+    forwarding: tuple[ForwardingGame, ForwardingGame],
+    findings: list[str],
+    params: dict[str, Any],
+) -> ScenarioCheck:
+    """The check of a scenario, with both coprivacy verdicts."""
     return ScenarioCheck(
-        scenario="multicast",
+        scenario=scenario,
         game=game,
         equilibria=equilibria,
-        mixed=mixed_equilibria(game),
-        privacy_verdict=is_coprivate(privacy),
-        general_verdict=is_coprivate(general),
+        mixed=mixed,
+        privacy_verdict=is_coprivate(forwarding[0]),
+        general_verdict=is_coprivate(forwarding[1]),
         findings=tuple(findings),
-        params={**stage, "unicast_cost": unicast_cost, "oblivion_loss": oblivion_loss},
+        params=params,
     )
