@@ -137,6 +137,17 @@ REGISTRY: tuple[Entry, ...] = (
         fast_args=("--peers", "10", "--rounds", "20", "--largest", "3"),
         expect=("| (P, P) | 0.5 | 0.5 |", "dominant strategy solution: (H, H)"),
     ),
+    Entry(
+        "coprivacy_scenarios.py",
+        "Domingo-Ferrer (2011), §6-7: vehicular networks and fingerprinted multicast, modelled",
+        ("--draws", "2000"),
+        runtime="about 50 s on a loaded machine (8 s CPU)",
+        fast_args=("--draws", "100"),
+        expect=(
+            "| 6 | 2 | 0.6 | 0, 2 | no | yes |",
+            "mixed equilibrium: fingerprint 0.400, plain 0.600; honest 0.800, leak 0.200",
+        ),
+    ),
     Entry("attacks_differencing.py", f"{LUCERO}, §3.1-§4 and {GH}, §5: attacks on Adult"),
     Entry(
         "attacks_peers.py",

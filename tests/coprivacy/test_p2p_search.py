@@ -115,3 +115,26 @@ def test_bad_simulation_parameters() -> None:
         log_workload(pd.DataFrame({"AnonID": [1], "Query": ["a"]}), topics="words")
     with pytest.raises(ParameterError, match="time_column 'QueryTime' is not a column"):
         log_workload(pd.DataFrame({"AnonID": [1], "Query": ["a"]}), topics="query")
+
+
+def test_running_out_of_peers_is_counted_apart() -> None:
+    # Three peers: after both other peers refuse, P^i submits herself before
+    # max_attempts = 5; with 20 peers and 3 attempts that never happens.
+    few = simulate_p2p(
+        zipf_workload(n_peers=3, n_queries=3000, n_topics=20, random_state=1),
+        max_attempts=5,
+        random_state=1,
+    )
+    stopped = (few.outcomes == REJECTED) & (few.attempts < 5)
+    assert few.n_exhausted > 0
+    np.testing.assert_array_equal(few.exhausted, stopped)
+    assert set(few.attempts[few.exhausted].tolist()) == {2}
+    assert f"every other peer refused (fewer peers than max_attempts): {few.n_exhausted:,}" in (
+        few.summary()
+    )
+    many = simulate_p2p(
+        zipf_workload(n_peers=20, n_queries=3000, n_topics=20, random_state=1),
+        max_attempts=3,
+        random_state=1,
+    )
+    assert many.n_exhausted == 0 and (many.outcomes == REJECTED).any()

@@ -1,10 +1,10 @@
-"""``sdckit coprivacy``: games, P2P anonymous keyword search and social disclosure (Domingo-Ferrer 2011)."""
+"""``sdckit coprivacy``: games, P2P search, social disclosure, vehicular networks, multicast (Domingo-Ferrer 2011)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import networkx as nx
 import typer
@@ -252,14 +252,84 @@ def social_command(
     _report_written(output, lambda path: social_report(plays, path=path, notes=[one_shot]).path)
 
 
+def _option(name: str, help_text: str) -> Any:
+    return typer.Option(name, help=help_text)
+
+
+_PRIVACY_COST_HELP = "An endorser's loss if singled out, shared by the m endorsers (cost / m)."
+
+
+def vehicular_command(
+    vehicles: Annotated[int, _option("--vehicles", "Vehicles near the event (at most 20).")] = 6,
+    threshold: Annotated[int, _option("--threshold", "Endorsements a credited alert needs.")] = 3,
+    functionality: Annotated[float, _option("--functionality", "A credited alert's worth.")] = 1.0,
+    privacy_cost: Annotated[float, _option("--privacy-cost", _PRIVACY_COST_HELP)] = 2.0,
+) -> None:
+    """General coprivacy in vehicular networks (§6): the endorsement game and its equilibria."""
+    from sdckit.coprivacy import check_vehicular
+
+    result = check_vehicular(
+        n_vehicles=vehicles,
+        threshold=threshold,
+        functionality=functionality,
+        privacy_cost=privacy_cost,
+    )
+    console.print(result.summary(), highlight=False, soft_wrap=True)
+
+
+def multicast_command(
+    costs: Annotated[
+        tuple[float, float],
+        _option("--costs", "A forwarder's cost of fingerprinting a copy; the source's of unicast."),
+    ] = (1.0, 5.0),
+    penalties: Annotated[
+        tuple[float, float],
+        _option(
+            "--penalties", "What a traced leak costs the forwarder (plain copy), the receiver."
+        ),
+    ] = (10.0, 10.0),
+    audit: Annotated[
+        tuple[float, float],
+        _option("--audit", "Probability that a plain copy is found by an audit; its penalty."),
+    ] = (0.0, 0.0),
+    detection: Annotated[
+        float, _option("--detection", "Probability that a leak is found and traced.")
+    ] = 0.5,
+    leak_gain: Annotated[
+        float, _option("--leak-gain", "What a receiver gains by leaking or keeping past expiry.")
+    ] = 2.0,
+    oblivion_loss: Annotated[
+        float, _option("--oblivion-loss", "What a leak costs the content's source.")
+    ] = 10.0,
+) -> None:
+    """Fingerprinted multicast and digital oblivion (§7): who fingerprints, who leaks."""
+    from sdckit.coprivacy import check_multicast
+
+    result = check_multicast(
+        fingerprint_cost=costs[0],
+        unicast_cost=costs[1],
+        forwarder_penalty=penalties[0],
+        receiver_penalty=penalties[1],
+        audit=audit[0],
+        audit_penalty=audit[1],
+        detection=detection,
+        leak_gain=leak_gain,
+        oblivion_loss=oblivion_loss,
+    )
+    console.print(result.summary(), highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``sdckit coprivacy`` to the command line."""
     group = typer.Typer(
         help="Coprivacy (Domingo-Ferrer 2011): equilibria of games, P2P anonymous keyword "
-        "search and the social-network disclosure game.",
+        "search, the social-network disclosure game, vehicular networks and fingerprinted "
+        "multicast.",
         no_args_is_help=True,
     )
     group.command("game")(game_command)
     group.command("p2p")(p2p_command)
     group.command("social")(social_command)
+    group.command("vehicular")(vehicular_command)
+    group.command("multicast")(multicast_command)
     app.add_typer(group, name="coprivacy")

@@ -10,7 +10,11 @@ the other peers). When P^i originates x at time t + 1:
 * otherwise she forwards it (S_ik) to the peer k chosen by Expression (2);
 * P^k submits it (T_ki) if that strictly raises H(Y^k), else ignores it
   (T_kk); P^i then tries the next best peer, up to ``max_attempts`` peers,
-  and finally submits x herself.
+  and finally submits x herself. With fewer other peers than
+  ``max_attempts``, she submits it herself as soon as every other peer has
+  refused it (a peer is never asked twice for one query); such queries are
+  counted apart (:attr:`P2PSimulation.exhausted`), since they stop before
+  ``max_attempts`` for want of peers, not by the rule.
 
 **Expression (2) is misprinted in the paper**: it takes the argmax over j of
 H(F^j(x, t+1)), the forwarding sets of *other* peers, while the text says the
@@ -255,6 +259,10 @@ class P2PSimulation(FrozenResult):
         Per query, the peer who submitted it to the engine.
     attempts : numpy.ndarray
         Per query, how many peers were asked (0 for a direct submission).
+    exhausted : numpy.ndarray
+        Per query (bool): forwarded, refused by every other peer before
+        ``max_attempts`` attempts (there were fewer other peers), then
+        self-submitted. A subset of outcome 2.
     per_peer : pandas.DataFrame
         One row per peer: queries originated, entropy of her queries (what
         the engine would see without the protocol) and of what it saw with
@@ -271,6 +279,7 @@ class P2PSimulation(FrozenResult):
     outcomes: np.ndarray
     submitters: np.ndarray
     attempts: np.ndarray
+    exhausted: np.ndarray
     per_peer: pd.DataFrame
     timeline: pd.DataFrame
     params: Mapping[str, Any] = field(default_factory=dict)
@@ -305,8 +314,15 @@ class P2PSimulation(FrozenResult):
                 f"{peers['max_share_learned_by_a_peer'].max():.1%}",
                 f"  requests accepted: {peers['requests_accepted'].sum():,} of "
                 f"{peers['requests_received'].sum():,}",
+                f"  self-submitted after every other peer refused (fewer peers than "
+                f"max_attempts): {self.n_exhausted:,} queries",
             ]
         )
+
+    @property
+    def n_exhausted(self) -> int:
+        """Queries self-submitted because every other peer had refused them."""
+        return int(self.exhausted.sum())
 
 
 def _entropy(total: int, sum_clogc: float) -> float:
@@ -446,6 +462,7 @@ def simulate_p2p(
     outcomes = np.zeros(n, dtype=np.int8)
     submitters = np.empty(n, dtype=np.int32)
     attempts = np.zeros(n, dtype=np.int16)
+    exhausted = np.zeros(n, dtype=bool)
     received = [0] * n_peers
     accepted = [0] * n_peers
     marks = np.unique(np.linspace(0, n, checkpoints + 1).astype(int)[1:])
@@ -476,7 +493,8 @@ def simulate_p2p(
             for _attempt in range(max_attempts):
                 # Expression (2), corrected: a peer to whom i forwarded x least often.
                 j, draw = state.least_used(i, n_peers, tried, randoms, draw)
-                if j < 0:
+                if j < 0:  # every other peer has refused x: she submits it herself
+                    exhausted[t] = True
                     break
                 tried.append(j)
                 state.add(j)
@@ -524,6 +542,7 @@ def simulate_p2p(
         outcomes=outcomes,
         submitters=submitters,
         attempts=attempts,
+        exhausted=exhausted,
         per_peer=per_peer,
         timeline=pd.DataFrame(timeline_rows),
         params={

@@ -218,8 +218,14 @@ def user_blocks(
 def _dominant(matrix: sp.spmatrix) -> np.ndarray:
     """Per row, the column with the largest count (first on ties); -1 for an empty row."""
     csr = sp.csr_matrix(matrix)
-    out = np.asarray(csr.argmax(axis=1)).ravel().astype(np.int64)
-    out[np.diff(csr.indptr) == 0] = -1
+    csr.sum_duplicates()  # canonical: sorted columns, no duplicates
+    lengths = np.diff(csr.indptr)
+    row = np.repeat(np.arange(csr.shape[0]), lengths)
+    # Within each row, the largest count first, then the smallest column.
+    order = np.lexsort((csr.indices, -csr.data, row))
+    out = np.full(csr.shape[0], -1, dtype=np.int64)
+    nonempty = lengths > 0
+    out[nonempty] = csr.indices[order[csr.indptr[:-1][nonempty]]]
     return out
 
 

@@ -283,7 +283,9 @@ def protect(
         )
     released = pd.DataFrame(columns)
     # Released users in id order, each one's queries in the shuffled order.
-    released = released.iloc[np.argsort(ids[group_of_line], kind="stable")].reset_index(drop=True)
+    rank = np.empty(n_groups, dtype=np.int64)
+    rank[np.argsort(ids, kind="stable")] = np.arange(n_groups)  # ids are distinct
+    released = released.iloc[np.argsort(rank[group_of_line], kind="stable")].reset_index(drop=True)
     membership = pd.DataFrame({"original_user": log.user_ids, "released_user": ids[labels]})
     sizes = np.bincount(labels)
     return ProtectedLog(

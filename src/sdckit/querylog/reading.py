@@ -492,7 +492,7 @@ def _read_file(
                 sep=sep,
                 header=None,
                 names=list(range(len(header))),
-                dtype=str,
+                dtype=object,  # plain Python strings: no Arrow conversion per chunk
                 na_filter=False,
                 quoting=quoting,
                 skip_blank_lines=False,
