@@ -73,7 +73,7 @@ def test_noise_additive_and_error_line(tmp_path, income_csv, capsys):
         == 0
     )
     assert pd.read_csv(out)["age"].dtype == np.int64
-    code = main(["noise", "additive", str(src), "-o", str(out), "--columns", "gross,region"])
+    code = sdckit("noise additive {} -o {} --columns gross,region", src, out)
     assert code == 2
     assert "region" in capsys.readouterr().err
 
