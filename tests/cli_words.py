@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from sdckit.cli.main import main
 
 
@@ -21,3 +23,11 @@ def sdckit(line: str, *paths: str | Path) -> int:
     if next(given, None) is not None:
         raise ValueError(f"more paths than {{}} in {line!r}")
     return main(argv)
+
+
+def masked_file(line: str, source: Path, output: Path, *paths: str | Path) -> pd.DataFrame:
+    """Run ``sdckit`` as :func:`sdckit` does on ``source`` -> ``output`` (then ``paths``),
+    assert that it succeeds, and read the output it wrote (CSV or Parquet)."""
+    code = sdckit(line, source, output, *paths)
+    assert code == 0, f"exit code {code} from {line!r}"
+    return pd.read_parquet(output) if Path(output).suffix == ".parquet" else pd.read_csv(output)

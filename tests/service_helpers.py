@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -107,3 +109,15 @@ def stop(process: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextmanager
+def serving(args: list[str], log_path: Path) -> Iterator[str]:
+    """``sdckit serve ARGS`` on a free port until the block ends; yields its URL once it answers."""
+    port = free_port()
+    process = start_server([*args, "--port", str(port)], log_path)
+    try:
+        wait_until_up(process, port, log_path)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(process)

@@ -6,6 +6,7 @@ never ``from conftest import ...``, which is ambiguous with several conftest fil
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -20,3 +21,13 @@ def shared_csv(name: str) -> pd.DataFrame:
     if not path.exists():
         pytest.skip(f"shared dataset {path} is not present (CI places ../shared beside the clone)")
     return pd.read_csv(path)
+
+
+def work_beside_shared_csv(name: str, directory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copy ``../shared/data/<name>`` into ``directory`` and work there, as a user would
+    (the test is skipped with a clear reason when the dataset is absent)."""
+    path = SHARED_DATA / name
+    if not path.exists():
+        pytest.skip(f"shared dataset {path} is not present")
+    shutil.copy(path, directory / name)
+    monkeypatch.chdir(directory)

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from sdckit.cli import _common
 from sdckit.cli.main import main
-from shared_data import SHARED_DATA
+from shared_data import work_beside_shared_csv
 
 GOLDEN = Path(__file__).parent / "golden"
 PNG = re.compile(r"base64,[A-Za-z0-9+/=]+")
@@ -26,11 +25,7 @@ PNG = re.compile(r"base64,[A-Za-z0-9+/=]+")
 
 @pytest.mark.slow
 def test_assess_summary_and_report_unchanged(tmp_path, capsys, monkeypatch):
-    source = SHARED_DATA / "testdata.csv"
-    if not source.exists():
-        pytest.skip(f"shared dataset {source} is not present")
-    shutil.copy(source, tmp_path / "testdata.csv")
-    monkeypatch.chdir(tmp_path)
+    work_beside_shared_csv("testdata.csv", tmp_path, monkeypatch)
     monkeypatch.setattr(_common.err_console, "width", 1000)  # no wrapping of long lines
     roles = ["--id", "ori_hid", "--weight-column", "sampling_weight,household_weights"]
     categorical = "urbrur,roof,walls,water,electcon,relat,sex,hhcivil"

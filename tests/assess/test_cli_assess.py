@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cli_words import sdckit
 from sdckit.cli.main import main
 
 
@@ -25,39 +26,10 @@ def files(tmp_path):
 def test_cli_assess_writes_report(files, capsys):
     tmp_path, original, data = files
     masked = tmp_path / "masked.csv"
-    assert (
-        main(
-            [
-                "rwn",
-                str(original),
-                "-o",
-                str(masked),
-                "--k",
-                "5",
-                "--seed",
-                "1",
-                "--quiet",
-                "--categorical",
-                "sex",
-            ]
-        )
-        == 0
-    )
+    assert sdckit("rwn {} -o {} --k 5 --seed 1 --quiet --categorical sex", original, masked) == 0
     out = tmp_path / "report.html"
-    code = main(
-        [
-            "assess",
-            str(original),
-            str(masked),
-            "--response",
-            "y",
-            "--predictors",
-            "x,z",
-            "--keys",
-            "sex",
-            "-o",
-            str(out),
-        ]
+    code = sdckit(
+        "assess {} {} --response y --predictors x,z --keys sex -o {}", original, masked, out
     )
     assert code == 0
     html = out.read_text(encoding="utf-8")
@@ -72,29 +44,11 @@ def test_cli_sweep_rwn(files, capsys):
     tmp_path, original, _ = files
     out = tmp_path / "sweep.html"
     table = tmp_path / "sweep.csv"
-    code = main(
-        [
-            "sweep",
-            "rwn",
-            str(original),
-            "--eps",
-            "0:0.4:0.4",
-            "--k",
-            "5",
-            "--reps",
-            "2",
-            "--response",
-            "y",
-            "--seed",
-            "3",
-            "--table",
-            str(table),
-            "-o",
-            str(out),
-            "--categorical",
-            "sex",
-            "--quiet",
-        ]
+    code = sdckit(
+        "sweep rwn {} --eps 0:0.4:0.4 --k 5 --reps 2 --response y --seed 3 --table {} -o {} --categorical sex --quiet",
+        original,
+        table,
+        out,
     )
     assert code == 0
     runs = pd.read_csv(table)
@@ -108,13 +62,11 @@ def _err(capsys) -> str:
 
 def test_cli_errors_are_reported(files, capsys):
     tmp_path, original, _ = files
-    assert main(["sweep", "nosuch", str(original), "--k", "5", "-o", str(tmp_path / "s.html")]) == 2
+    assert sdckit("sweep nosuch {} --k 5 -o {}", original, tmp_path / "s.html") == 2
     assert "unknown masking method" in _err(capsys)
     assert main(["sweep", "rwn", str(original), "-o", str(tmp_path / "s.html")]) == 2
     assert "at least one parameter" in _err(capsys)
-    assert (
-        main(["sweep", "rwn", str(original), "--k", "2.5,5", "-o", str(tmp_path / "s.html")]) == 2
-    )
+    assert sdckit("sweep rwn {} --k 2.5,5 -o {}", original, tmp_path / "s.html") == 2
     assert "whole numbers" in _err(capsys)
     assert (
         main(

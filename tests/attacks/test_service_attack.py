@@ -10,7 +10,7 @@ from planted_firms import planted_firms
 from sdckit.cli.main import main
 from sdckit.server import Metadata
 from sdckit.server.store import Store
-from service_helpers import free_port, start_server, stop, wait_until_up
+from service_helpers import serving
 
 
 @pytest.fixture(scope="module")
@@ -40,16 +40,9 @@ def service(tmp_path_factory):
     db = f"sqlite:///{tmp_path / 'service.db'}"
     with Store(db) as store:
         _, token = store.add_account("intruder", rate_per_minute=100000)
-    port = free_port()
-    log = tmp_path / "serve.log"
-    process = start_server(
-        ["--data", str(csv), "--metadata", str(meta), "--db", db, "--port", str(port)], log
-    )
-    try:
-        wait_until_up(process, port, log)
-        yield f"http://127.0.0.1:{port}", token, csv, data
-    finally:
-        stop(process)
+    args = ["--data", str(csv), "--metadata", str(meta), "--db", db]
+    with serving(args, tmp_path / "serve.log") as url:
+        yield url, token, csv, data
 
 
 def test_attack_through_the_service_learns_nothing(service, tmp_path, capsys):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import re
 import shlex
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +18,7 @@ import pytest
 import typer
 
 from sdckit.cli.main import app, main
-from shared_data import SHARED_DATA
+from shared_data import SHARED_DATA, work_beside_shared_csv
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 MASKERS = {"rwn", "swap", "rankswap", "microaggregate", "noise"}
@@ -86,11 +85,7 @@ def test_readme_has_a_runnable_command_block():
 
 @pytest.mark.slow
 def test_readme_command_line_section_top_to_bottom(tmp_path, monkeypatch, capsys):
-    source = SHARED_DATA / "testdata.csv"
-    if not source.exists():
-        pytest.skip(f"shared dataset {source} is not present")
-    shutil.copy(source, tmp_path / "testdata.csv")
-    monkeypatch.chdir(tmp_path)
+    work_beside_shared_csv("testdata.csv", tmp_path, monkeypatch)
     original = pd.read_csv("testdata.csv")
     table_checks: list[str] = []
     for args in readme_commands():
@@ -114,7 +109,7 @@ def test_readme_command_line_section_top_to_bottom(tmp_path, monkeypatch, capsys
                 _check_categoricals_masked(original, out, _option(args, "--categorical"), args)
         if args[:2] == ["tables", "perturb"]:
             table_checks.append(args[args.index("-o") + 1])
-    assert _digest(tmp_path / "testdata.csv") == _digest(source)
+    assert _digest(tmp_path / "testdata.csv") == _digest(SHARED_DATA / "testdata.csv")
     assert table_checks, "the README perturbs a table"
     if not _perturb_keeps_true_counts_apart():
         pytest.xfail("`tables perturb` still writes the true counts beside the perturbed ones")

@@ -18,7 +18,7 @@ from server_fixtures import SECRET
 
 from sdckit.server import AnalysisServer
 from sdckit.server.store import Store
-from service_helpers import free_port, start_server, stop, wait_until_up
+from service_helpers import serving
 
 N_PAIRS = 204
 
@@ -39,35 +39,15 @@ def service(planted, tmp_path_factory):
     db = f"sqlite:///{directory / 'attack.db'}"
     with Store(db) as store:
         _, token = store.add_account("intruder", rate_per_minute=100_000)
-    port = free_port()
-    log = directory / "serve.log"
-    process = start_server(
-        [
-            "--data",
-            str(directory / "people.csv"),
-            "--metadata",
-            str(directory / "meta.yaml"),
-            "--id",
-            "person",
-            "--db",
-            db,
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        log,
-    )
-    try:
-        wait_until_up(process, port, log)
-        with httpx.Client(
-            base_url=f"http://127.0.0.1:{port}",
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=120,
-        ) as client:
-            yield client
-    finally:
-        stop(process)
+    args = ["--data", str(directory / "people.csv"), "--metadata", str(directory / "meta.yaml")]
+    args += ["--id", "person", "--db", db, "--log-level", "warning"]
+    with (
+        serving(args, directory / "serve.log") as url,
+        httpx.Client(
+            base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120
+        ) as client,
+    ):
+        yield client
 
 
 def _estimate(first: tuple, second: tuple) -> float:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from chromium import CHROMIUM, chromium_or_skip
-from service_helpers import free_port, start_server, stop, wait_until_up
+from service_helpers import serving
 
 pytestmark = pytest.mark.browser
 
@@ -35,19 +35,11 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 @pytest.fixture(scope="module")
 def demo_server(tmp_path_factory):
     directory = tmp_path_factory.mktemp("web")
-    port = free_port()
     log = directory / "server.log"
-    process = start_server(
-        ["--demo", "--port", str(port), "--db", str(directory / "demo.db"), "--log-identity"],
-        log,
-    )
-    try:
-        wait_until_up(process, port, log)
+    with serving(["--demo", "--db", str(directory / "demo.db"), "--log-identity"], log) as url:
         match = re.search(r"demo token: (sdck_\S+)", log.read_text())
         assert match, log.read_text()
-        yield f"http://127.0.0.1:{port}", match.group(1)
-    finally:
-        stop(process)
+        yield url, match.group(1)
 
 
 def test_sign_in_universe_regression_and_residual_plot(demo_server):

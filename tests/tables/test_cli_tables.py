@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cli_words import sdckit
 from sdckit.cli.main import main
 from sdckit.errors import ParameterError
 from sdckit.tables import cell_key_perturb, design_ptable, tabulate
@@ -16,61 +17,21 @@ def test_cli_pipeline(tmp_path, census):
     micro = tmp_path / "micro.csv"
     census.to_csv(micro, index=False)
     keyed = tmp_path / "keyed.csv"
-    assert main(["tables", "add-keys", str(micro), "-o", str(keyed), "--seed", "4"]) == 0
+    assert sdckit("tables add-keys {} -o {} --seed 4", micro, keyed) == 0
     table = tmp_path / "table.csv"
     assert (
-        main(
-            [
-                "tables",
-                "tabulate",
-                str(keyed),
-                "-o",
-                str(table),
-                "--dims",
-                "district,sex",
-                "--record-key",
-                "record_key",
-            ]
-        )
+        sdckit("tables tabulate {} -o {} --dims district,sex --record-key record_key", keyed, table)
         == 0
     )
     assert pd.read_csv(table)["count"].iloc[-1] == len(census)
     ptable = tmp_path / "ptable.csv"
-    assert (
-        main(["tables", "design-ptable", "-o", str(ptable), "--D", "3", "--V", "2.01", "--quiet"])
-        == 0
-    )
+    assert sdckit("tables design-ptable -o {} --D 3 --V 2.01 --quiet", ptable) == 0
     perturbed = tmp_path / "perturbed.csv"
-    assert (
-        main(
-            [
-                "tables",
-                "perturb",
-                str(table),
-                "-o",
-                str(perturbed),
-                "--ptable",
-                str(ptable),
-                "--quiet",
-            ]
-        )
-        == 0
-    )
+    assert sdckit("tables perturb {} -o {} --ptable {} --quiet", table, perturbed, ptable) == 0
     p = pd.read_csv(perturbed)
     assert not p["perturbed"].isin([1, 2]).any()
     restored = tmp_path / "restored.csv"
-    code = main(
-        [
-            "tables",
-            "restore",
-            str(perturbed),
-            "-o",
-            str(restored),
-            "--dims",
-            "district,sex",
-            "--quiet",
-        ]
-    )
+    code = sdckit("tables restore {} -o {} --dims district,sex --quiet", perturbed, restored)
     assert code == 0
     r = pd.read_csv(restored)
     inner = r[(r.district != "Total") & (r.sex != "Total")]
@@ -80,19 +41,7 @@ def test_cli_pipeline(tmp_path, census):
     )
     dist = tmp_path / "dist.csv"
     assert (
-        main(
-            [
-                "tables",
-                "infoloss",
-                str(table),
-                "--protected",
-                str(restored),
-                "--dims",
-                "district,sex",
-                "-o",
-                str(dist),
-            ]
-        )
+        sdckit("tables infoloss {} --protected {} --dims district,sex -o {}", table, restored, dist)
         == 0
     )
     assert pd.read_csv(dist)["percent"].sum() > 99.99
@@ -102,33 +51,20 @@ def test_cli_safe_and_errors(tmp_path, census):
     micro = tmp_path / "micro.csv"
     census.to_csv(micro, index=False)
     out = tmp_path / "safe.csv"
-    code = main(
-        [
-            "tables",
-            "safe",
-            str(micro),
-            "-o",
-            str(out),
-            "--tables",
-            "district,age;age,sex",
-            "--seed",
-            "1",
-            "--bounds",
-            "2,3",
-            "--cell-weights",
-            "0.5",
-            "--quiet",
-        ]
+    code = sdckit(
+        "tables safe {} -o {} --tables district,age;age,sex --seed 1 --bounds 2,3 --cell-weights 0.5 --quiet",
+        micro,
+        out,
     )
     assert code == 0
     protected = pd.read_csv(out)
     for r in (1, 2, 3):
         for sub in itertools.combinations(["district", "age", "sex"], r):
             assert not protected.groupby(list(sub)).size().isin([1, 2]).any()
-    assert main(["tables", "tabulate", str(micro), "-o", str(out), "--dims", "nope"]) == 2
+    assert sdckit("tables tabulate {} -o {} --dims nope", micro, out) == 2
     bad = ["tables", "safe", str(micro), "-o", str(out), "--tables", "age", "--bounds", "2"]
     assert main(bad) == 2
-    assert main(["tables", "design-ptable", "-o", str(out), "--D", "2", "--js", "2"]) == 2
+    assert sdckit("tables design-ptable -o {} --D 2 --js 2", out) == 2
 
 
 CONFIDENTIAL = {"count", "cell_key", "noise", "record_key"}
@@ -139,7 +75,7 @@ def keyed_file(tmp_path, census):
     micro = tmp_path / "micro.csv"
     census.assign(w=np.linspace(1.0, 50.0, len(census))).to_csv(micro, index=False)
     keyed = tmp_path / "keyed.csv"
-    assert main(["tables", "add-keys", str(micro), "-o", str(keyed), "--seed", "4"]) == 0
+    assert sdckit("tables add-keys {} -o {} --seed 4", micro, keyed) == 0
     return keyed
 
 
@@ -168,7 +104,7 @@ def test_perturb_writes_only_what_may_be_published(tmp_path, keyed_file, capsys)
     assert code == 2 and "internal" in err
     assert not (tmp_path / "p.csv").exists()
     internal = tmp_path / "table_internal.csv"
-    assert main(["tables", "perturb", str(table), "-o", str(internal), "--with-true-counts"]) == 0
+    assert sdckit("tables perturb {} -o {} --with-true-counts", table, internal) == 0
     frame = pd.read_csv(internal)
     assert {"count_CONFIDENTIAL", "cell_key_CONFIDENTIAL", "noise_CONFIDENTIAL"} <= set(frame)
     assert not CONFIDENTIAL & set(frame.columns)
@@ -241,7 +177,7 @@ def test_weighted_table_perturbs_the_count_and_scales_the_total(tmp_path, keyed_
     truth = pd.read_csv(table)
     assert truth["count"].iloc[-1] == 600
     internal = tmp_path / "w_internal.csv"
-    assert main(["tables", "perturb", str(table), "-o", str(internal), "--with-true-counts"]) == 0
+    assert sdckit("tables perturb {} -o {} --with-true-counts", table, internal) == 0
     frame = pd.read_csv(internal)
     count, weighted = frame["count_CONFIDENTIAL"], frame["weighted_count_CONFIDENTIAL"]
     assert (frame["perturbed"] - count).abs().max() <= 3
@@ -249,7 +185,7 @@ def test_weighted_table_perturbs_the_count_and_scales_the_total(tmp_path, keyed_
     np.testing.assert_allclose(frame["perturbed_weighted"], expected)
     assert not frame["perturbed"].isin([1, 2]).any()
     published = tmp_path / "w.csv"
-    assert main(["tables", "perturb", str(table), "-o", str(published), "--quiet"]) == 0
+    assert sdckit("tables perturb {} -o {} --quiet", table, published) == 0
     assert list(pd.read_csv(published).columns) == [
         "district",
         "sex",

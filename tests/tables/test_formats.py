@@ -30,15 +30,14 @@ def test_hrc_nested_levels(tmp_path, census):
     assert table.loc["land", "count"] == (census.district != "d5").sum()
 
 
-def test_hrc_errors(tmp_path):
+@pytest.mark.parametrize(
+    ("text", "message"), [("a\n@@b\n", "line 2"), ("a\n@b\nc\n@b\n", "appears twice")]
+)
+def test_hrc_errors(tmp_path, text, message):
     bad = tmp_path / "bad.hrc"
-    bad.write_text("a\n@@b\n")
-    with pytest.raises(DataError, match="line 2"):
+    bad.write_text(text)
+    with pytest.raises(DataError, match=message):
         read_hrc(bad)
-    twice = tmp_path / "twice.hrc"
-    twice.write_text("a\n@b\nc\n@b\n")
-    with pytest.raises(DataError, match="appears twice"):
-        read_hrc(twice)
 
 
 def test_codelist_csv(tmp_path):

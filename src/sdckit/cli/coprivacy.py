@@ -17,6 +17,7 @@ from sdckit.cli._common import (
     err_console,
     progress_bar,
 )
+from sdckit.cli.querylog import QueryColumnOption, UserColumnOption
 from sdckit.errors import DataError, ParameterError
 
 ReportOption = Annotated[
@@ -123,12 +124,8 @@ def p2p_command(
         int,
         typer.Option("--max-attempts", help="Peers asked before a user submits her query herself."),
     ] = 3,
-    user_column: Annotated[
-        str, typer.Option("--user-column", help="The user-id column.")
-    ] = "AnonID",
-    query_column: Annotated[
-        str, typer.Option("--query-column", help="The query column.")
-    ] = "Query",
+    user_column: UserColumnOption = "AnonID",
+    query_column: QueryColumnOption = "Query",
     time_column: Annotated[
         str,
         typer.Option(

@@ -24,9 +24,9 @@ from sdckit.cli._common import (
     with_option_groups,
     write_output,
 )
-from sdckit.cli.tables import _hierarchies
+from sdckit.cli.tables import _hierarchies, _PtableDesign
 from sdckit.errors import ParameterError
-from sdckit.tables import check_release, design_ptable, read_ptable
+from sdckit.tables import check_release
 
 distributed_app = typer.Typer(
     help="Parquet directories on Dask: RWN by partitions, tables and key risk as map-reduce.",
@@ -233,10 +233,7 @@ def perturb_command(
     ptable: Annotated[
         Path | None, typer.Option("--ptable", help="Perturbation table file.")
     ] = None,
-    D: Annotated[int, typer.Option("--D", help="Without --ptable: design one with this D.")] = 3,
-    V: Annotated[
-        float, typer.Option("--V", help="Without --ptable: design one with this V.")
-    ] = 2.01,
+    design: _PtableDesign = _PtableDesign(),
     record_key: Annotated[
         str, typer.Option("--record-key", help="Record-key column.")
     ] = "record_key",
@@ -252,7 +249,7 @@ def perturb_command(
 ) -> None:
     """Cell key perturbation as map-reduce; the output holds the dimensions and perturbed values only."""
     check_outputs(output, inputs=[p for p in (ptable,) if p is not None])
-    table = read_ptable(ptable) if ptable is not None else design_ptable(D, V)
+    table = design.ptable(ptable)
     with _cluster(cluster, quiet):
         result = _lib().cell_key_perturb_by_partition(
             input,

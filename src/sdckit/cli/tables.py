@@ -107,11 +107,28 @@ _HIERARCHY_HELP = (
     ".hrc files or parent,child code-list CSVs."
 )
 _Hierarchies = Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)]
+# The options of restore and restore-linked.
+_PerturbedValue = Annotated[str, typer.Option("--value", help="Column of perturbed counts.")]
+_MaxDeviation = Annotated[int, typer.Option("--max-deviation", help="Largest change per cell.")]
 _SDMX_HELP = "Write SDMX-CSV for this dataflow (AGENCY:ID(VERSION)) instead of the tidy table."
 _TRUE_COUNTS_HELP = (
     "Also write the true counts, cell keys and noise (columns named *_CONFIDENTIAL) for the "
     "producer's own use; the output name must then contain 'internal' or 'confidential'."
 )
+
+
+@dataclass(frozen=True)
+class _PtableDesign:
+    """``--D`` and ``--V``: the perturbation table designed when no ``--ptable`` file is given."""
+
+    D: Annotated[int, typer.Option("--D", help="Without --ptable: design one with this D.")] = 3
+    V: Annotated[float, typer.Option("--V", help="Without --ptable: design one with this V.")] = (
+        2.01
+    )
+
+    def ptable(self, path: Path | None) -> Any:
+        """The perturbation table of ``--ptable``, else the one these options design."""
+        return read_ptable(path) if path is not None else design_ptable(self.D, self.V)
 
 
 @dataclass(frozen=True)
@@ -122,6 +139,24 @@ class _Published:
         bool, typer.Option("--with-true-counts", help=_TRUE_COUNTS_HELP)
     ] = False
     sdmx: Annotated[str | None, typer.Option("--sdmx", help=_SDMX_HELP)] = None
+
+    def write(
+        self,
+        result: Any,
+        output: Path,
+        what: str,
+        *,
+        dims: list[str] | None,
+        value: str = "perturbed",
+        quiet: bool,
+    ) -> None:
+        """Write a protected table's ``result`` as these options say; print its summary."""
+        internal, table, with_true_counts = result.internal, result.table, self.with_true_counts
+        _write_protected(
+            internal, table, output, with_true_counts, what, sdmx=self.sdmx, dims=dims, value=value
+        )
+        if not quiet:
+            err_console.print(result.summary(), highlight=False)
 
 
 def _check_protected_outputs(
@@ -305,10 +340,7 @@ def perturb_command(
             help="Perturbation table file: tidy (i, j, p; sdckit, R ptable) or ONS (pcv, ckey, pvalue).",
         ),
     ] = None,
-    D: Annotated[int, typer.Option("--D", help="Without --ptable: design one with this D.")] = 3,
-    V: Annotated[
-        float, typer.Option("--V", help="Without --ptable: design one with this V.")
-    ] = 2.01,
+    design: _PtableDesign = _PtableDesign(),
     dims: Annotated[
         str | None, typer.Option("--dims", help="Classifying variables (microdata input).")
     ] = None,
@@ -334,7 +366,7 @@ def perturb_command(
     The output holds the dimensions and the perturbed values only.
     """
     _check_protected_outputs(output, published.with_true_counts, input, ptable)
-    table = read_ptable(ptable) if ptable is not None else design_ptable(D, V)
+    table = design.ptable(ptable)
     result = cell_key_perturb(
         from_internal_names(read_input(input)),
         table,
@@ -344,17 +376,7 @@ def perturb_command(
         hierarchies=_hierarchies(hierarchies),
         weights=weights,
     )
-    _write_protected(
-        result.internal,
-        result.table,
-        output,
-        published.with_true_counts,
-        "perturbed table",
-        sdmx=published.sdmx,
-        dims=parse_list(dims),
-    )
-    if not quiet:
-        err_console.print(result.summary(), highlight=False)
+    published.write(result, output, "perturbed table", dims=parse_list(dims), quiet=quiet)
 
 
 @tables_app.command("restore")
@@ -365,12 +387,8 @@ def restore_command(
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="Table with a restored column.")],
     dims: Annotated[str, typer.Option("--dims", help="Comma-separated classifying variables.")],
-    value: Annotated[
-        str, typer.Option("--value", help="Column of perturbed counts.")
-    ] = "perturbed",
-    max_deviation: Annotated[
-        int, typer.Option("--max-deviation", help="Largest change per cell.")
-    ] = 3,
+    value: _PerturbedValue = "perturbed",
+    max_deviation: _MaxDeviation = 3,
     method: Annotated[
         str,
         typer.Option(
@@ -421,18 +439,9 @@ def restore_command(
             threshold=threshold,
             block_cells=block_cells,
         )
-    _write_protected(
-        result.internal,
-        result.table,
-        output,
-        published.with_true_counts,
-        "restored table",
-        sdmx=published.sdmx,
-        dims=_dims(dims),
-        value="restored",
+    published.write(
+        result, output, "restored table", dims=_dims(dims), value="restored", quiet=quiet
     )
-    if not quiet:
-        err_console.print(result.summary(), highlight=False)
 
 
 @tables_app.command("restore-linked")
@@ -452,12 +461,8 @@ def restore_linked_command(
             "--dims", help="Comma-separated classifying variables, once per input, in order."
         ),
     ],
-    value: Annotated[
-        str, typer.Option("--value", help="Column of perturbed counts.")
-    ] = "perturbed",
-    max_deviation: Annotated[
-        int, typer.Option("--max-deviation", help="Largest change per cell.")
-    ] = 3,
+    value: _PerturbedValue = "perturbed",
+    max_deviation: _MaxDeviation = 3,
     hierarchies: _Hierarchies = None,
     time_limit: Annotated[
         float | None, typer.Option("--time-limit", help="Seconds for HiGHS.")
