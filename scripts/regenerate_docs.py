@@ -1,7 +1,8 @@
 """Rewrite the generated blocks of the docs by running the commands named in them.
 
 A figure quoted in the docs must be one a command regenerates. A generated
-block names its command in an HTML comment and ends with a closing comment::
+block names its command in an HTML comment at the start of a line and ends
+with a closing comment on a line of its own::
 
     <!-- generated: examples/validation/tables_invariant.py -->
     ```
@@ -48,10 +49,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(
-    r"(?P<open><!-- generated(?P<markdown> markdown)?: (?P<command>[^\n]*?) -->\n)"
+    r"^(?P<open><!-- generated(?P<markdown> markdown)?: (?P<command>[^\n]*?) -->\n)"
     r"(?P<body>.*?)"
-    r"(?P<close><!-- end generated -->)",
-    re.S,
+    r"^(?P<close><!-- end generated -->)$",
+    re.S | re.M,
 )
 
 

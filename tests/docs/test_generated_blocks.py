@@ -28,8 +28,10 @@ def test_every_generated_block_names_a_script_and_is_closed(doc):
     tool = _regenerate_docs()
     text = doc.read_text(encoding="utf-8")
     found = tool.blocks(doc)
-    assert text.count("<!-- generated") == len(found), f"{doc.name}: a block is not closed"
-    assert text.count("<!-- end generated -->") == len(found)
+    lines = text.splitlines()
+    opened = sum(line.startswith("<!-- generated") for line in lines)
+    closed = sum(line == "<!-- end generated -->" for line in lines)
+    assert opened == closed == len(found), f"{doc.name}: a block is not closed"
     for block in found:
         assert block.script.is_file(), f"{doc.name}: {block.command} names no script"
 
