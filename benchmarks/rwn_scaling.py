@@ -27,8 +27,10 @@ in the list); recall@k estimated by RWN on 1,000 records against exact search;
 peak memory; CPU seconds; the load average (``uptime``) before and after the
 row. ``--no-floor`` skips the floor runs; ``--exact-subsample N`` estimates
 exact RWN's floor at large n from the KD-tree build and the query of N
-records, scaled to n, instead of running it; ``RWN_PROFILE=1`` prints a
-profile of each RWN run to stderr. ``--n`` is ``--sizes``. ``--tune`` instead measures recall@10 and query time of HNSW
+records, scaled to n, instead of running it; ``RWN_PROFILE=1`` runs RWN on
+one search thread and prints its processor-time profile to stderr;
+``RWN_N_JOBS`` sets RWN's search threads and ``RWN_FAISS_THREADS`` faiss's
+OpenMP threads (to look for oversubscription: both default to the cores). ``--n`` is ``--sizes``. ``--tune`` instead measures recall@10 and query time of HNSW
 (efSearch) and IVF (nprobe) on ``--sizes`` to choose their defaults.
 """
 
@@ -101,6 +103,12 @@ def usage() -> dict:
     return {"peak_mb": own.ru_maxrss / 1024, "cpu_s": own.ru_utime + own.ru_stime}
 
 
+def args_n_jobs() -> int | None:
+    """RWN's search threads from ``RWN_N_JOBS`` (default: one per core)."""
+    value = os.environ.get("RWN_N_JOBS")
+    return int(value) if value else None
+
+
 def strategy_child(task: str, data: pd.DataFrame) -> dict:
     """RWN with one strategy (``rwn:NAME``), or that strategy's bare fit + query (``floor:NAME``)."""
     from sdckit import build_design, rwn
@@ -110,14 +118,18 @@ def strategy_child(task: str, data: pd.DataFrame) -> dict:
     extra: dict = {}
     cpu0 = usage()["cpu_s"]  # the data generation is not the strategy's
     if what == "rwn":
-        profiler = None
-        if os.environ.get("RWN_PROFILE"):
+        profiler, n_jobs = None, args_n_jobs()
+        if os.environ.get("RWN_FAISS_THREADS"):  # faiss's own OpenMP threads (default: cores)
+            import faiss
+
+            faiss.omp_set_num_threads(int(os.environ["RWN_FAISS_THREADS"]))
+        if os.environ.get("RWN_PROFILE"):  # processor time, one search thread: where the work goes
             import cProfile
 
-            profiler = cProfile.Profile()
+            profiler, n_jobs = cProfile.Profile(time.process_time), 1
             profiler.enable()
         start = time.perf_counter()
-        result = rwn(data, k=K, q=1.0, neighbors=name, random_state=1)
+        result = rwn(data, k=K, q=1.0, neighbors=name, random_state=1, n_jobs=n_jobs)
         elapsed = time.perf_counter() - start
         if profiler is not None:
             import io
@@ -125,7 +137,7 @@ def strategy_child(task: str, data: pd.DataFrame) -> dict:
 
             profiler.disable()
             text = io.StringIO()
-            pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(30)
+            pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(15)
             print(text.getvalue(), file=sys.stderr)
         extra = {
             "recall": result.stats.get("recall_at_k", 1.0),
