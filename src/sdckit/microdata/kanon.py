@@ -116,10 +116,10 @@ class _RollUp:
 
     def classes(self, node: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """Per class of ``node``: its size, repeated per row of the table it came from; and that row's count."""
-        below = min(
-            (m for m in self.tables if all(a <= b for a, b in zip(m, node, strict=True))),
-            key=lambda m: len(self.tables[m][1]),
-        )
+        counted = np.array(list(self.tables))
+        sizes_of = np.array([len(self.tables[m][1]) for m in self.tables])
+        under = (counted <= np.asarray(node)).all(axis=1)
+        below = tuple(int(v) for v in counted[under][int(np.argmin(sizes_of[under]))])
         table, counts = self.tables[below]
         mapped = np.column_stack(
             [self.up[j][(below[j], node[j])][table[:, j]] for j in range(len(node))]
@@ -196,9 +196,8 @@ def search_lattice(
         lower, node = heapq.heappop(queue)
         if best is not None and lower >= best[0] and not exhaustive:
             break
-        if not exhaustive and any(
-            all(a <= b for a, b in zip(node, bad, strict=True)) for bad in infeasible
-        ):
+        # Below a node already found infeasible: infeasible too (generalising only merges).
+        if not exhaustive and infeasible and (np.asarray(infeasible) >= node).all(axis=1).any():
             continue
         share = small_share(node) if exhaustive else rolled_share(node)
         evaluated += 1
