@@ -39,7 +39,7 @@ from sdckit._validation import (
     describe_row,
     plain_value,
 )
-from sdckit.assess._data import check_pair, resolve_schema
+from sdckit.assess._data import check_pair, pair_doc, resolve_schema
 from sdckit.assess._result import MeasureResult
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.schema import Kind, Schema
@@ -518,9 +518,10 @@ class IndividualRiskComparison(MeasureResult):
 
     def summary(self) -> str:
         """Both files' individual risk, one after the other."""
-        return "original:\n" + self.original.summary() + "\nmasked:\n" + self.masked.summary()
+        return f"original:\n{self.original.summary()}\nmasked:\n{self.masked.summary()}"
 
 
+@pair_doc
 def compare_individual_risk(
     original: pd.DataFrame,
     masked: pd.DataFrame,
@@ -532,12 +533,10 @@ def compare_individual_risk(
 
     Parameters
     ----------
-    original, masked : DataFrame
-        The original file and its release (same rows, same order).
+    {{pair}}
     keys : iterable of str
         The key variables.
-    schema : Schema, optional
-        Inferred from ``original`` when omitted.
+    {{schema}}
 
     Returns
     -------
