@@ -71,13 +71,20 @@ class LatticeSearch:
 
 
 def _level_codes(data: pd.DataFrame, keys: Sequence[str], hierarchies: Mapping[str, Hierarchy]):
-    """Per key, the codes of the column generalised at each of its levels (missing a value)."""
+    """Per key, the codes of the column generalised at each of its levels (missing a value).
+
+    At the top of a hierarchy every record, a missing value included, is in one class: the
+    key then says nothing, which a blank also says.
+    """
     out = []
     for key in keys:
         hierarchy = hierarchies.get(key)
         height = 0 if hierarchy is None else hierarchy.height
         per_level = []
         for level in range(height + 1):
+            if level and level == height:
+                per_level.append(np.ones(len(data), dtype=np.int64))
+                continue
             column = data[key] if level == 0 else hierarchy.generalise(data[key], level, name=key)  # type: ignore[union-attr]  # height 0 without one
             per_level.append(key_codes(column.to_frame(), [key])[:, 0] + 1)
         out.append(per_level)
