@@ -74,7 +74,8 @@ def main() -> None:
     enumeration_seconds = time.perf_counter() - start
 
     print(f"Adult + 1 planted record: {len(data)} records, keys {', '.join(KEYS)}")
-    print(f"MSUs of at most {args.max_size} keys")
+    print(f"MSUs of at most {args.max_size} keys:")
+    print()
     print("| figure | sdckit | enumeration |")
     print("|---|---:|---:|")
     by_size = result.msus["size"].value_counts().sort_index()
@@ -86,6 +87,7 @@ def main() -> None:
     )
     print(f"| same (record, keys) sets | {ours == truth} | |")
     print(f"| seconds | {seconds:.2f} | {enumeration_seconds:.2f} |")
+    print()
     mine = sorted(k for r, k in ours if r == target)
     rank = int((result.scores > result.scores.iloc[target]).sum()) + 1
     contribution = result.contributions.iloc[target]["native_country"]
@@ -94,7 +96,10 @@ def main() -> None:
         f"{result.scores.iloc[target]:.4g}, rank {rank} of {len(data)} (ties share the rank); "
         f"share from native_country {contribution:.3g}"
     )
+    print()
+    print("```")
     print(result.summary())
+    print("```")
     assert ours == truth, "the MSUs differ from the enumeration"
     assert mine == [("native_country",)] and rank == 1 and contribution == 1.0
 

@@ -58,3 +58,21 @@ def test_bad_settings_are_named():
         recode(data, top={"age": 20.5})
     with pytest.raises(ParameterError, match="levels names column"):
         recode(data, levels={"age": 1})
+
+
+def test_cli_recode_groupings(tmp_path) -> None:
+    from cli_words import sdckit
+
+    src, out, groups = tmp_path / "in.csv", tmp_path / "out.csv", tmp_path / "g.csv"
+    pd.DataFrame({"job": [1, 2, 3, 4, 1], "age": [20, 30, 40, 50, 60]}).to_csv(src, index=False)
+    groups.write_text("1,manual\n2,manual\n3,office\n")
+    assert sdckit("recode {} -o {} --groupings {}", src, out, f"job={groups}") == 0
+    assert pd.read_csv(out).job.astype(str).tolist() == [
+        "manual",
+        "manual",
+        "office",
+        "4",
+        "manual",
+    ]
+    groups.write_text("1,manual\n9,office\n")
+    assert sdckit("recode {} -o {} --groupings {}", src, out, f"job={groups}") == 2

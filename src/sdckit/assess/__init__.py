@@ -10,6 +10,8 @@ from sdckit.assess.assessment import Assessment, Risk, Utility, assess
 from sdckit.assess.categorical import (
     Diversity,
     IndividualRisk,
+    IndividualRiskComparison,
+    compare_individual_risk,
     individual_risk,
     sensitive_diversity,
 )
@@ -58,6 +60,7 @@ __all__ = [
     "Diversity",
     "ExtremeRecords",
     "IndividualRisk",
+    "IndividualRiskComparison",
     "IntervalDisclosure",
     "KeyRisk",
     "KeyRiskComparison",
@@ -76,6 +79,7 @@ __all__ = [
     "ci_overlap",
     "compare_cooks_distance",
     "compare_correlations",
+    "compare_individual_risk",
     "compare_key_risk",
     "compare_mahalanobis",
     "compare_moments",

@@ -22,9 +22,9 @@ Sources
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -39,13 +39,16 @@ from sdckit._validation import (
     describe_row,
     plain_value,
 )
-from sdckit.assess._data import resolve_schema
+from sdckit.assess._data import check_pair, pair_doc, resolve_schema
+from sdckit.assess._result import MeasureResult
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.schema import Kind, Schema
 
 __all__ = [
     "Diversity",
     "IndividualRisk",
+    "IndividualRiskComparison",
+    "compare_individual_risk",
     "individual_risk",
     "sensitive_diversity",
 ]
@@ -464,6 +467,86 @@ def individual_risk(
         missing=missing,
         method=method,
         key_values=data[keys],
+    )
+
+
+@dataclass(frozen=True)
+class IndividualRiskComparison(MeasureResult):
+    """:class:`IndividualRisk` of the original file and of its release (the report's categorical section).
+
+    Both are counted with a missing key value matching any value (sdcMicro's
+    convention for suppressed cells), so a release made k-anonymous by local
+    suppression is credited for it.
+    """
+
+    original: IndividualRisk
+    masked: IndividualRisk
+
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "expected_reidentifications_original": "expected re-identifications, original",
+        "expected_reidentifications_masked": "expected re-identifications, masked",
+        "high_risk_records_masked": "records with individual risk > 0.1, masked",
+    }
+
+    def headline(self) -> dict[str, float]:
+        """Expected re-identifications of both files; high-risk records of the release.
+
+        Returns
+        -------
+        dict
+        """
+        return {
+            "expected_reidentifications_original": self.original.expected_reidentifications,
+            "expected_reidentifications_masked": self.masked.expected_reidentifications,
+            "high_risk_records_masked": float((self.masked.risk > 0.1).sum()),
+        }
+
+    def note(self) -> str:
+        """A plain-language sentence for the report.
+
+        Returns
+        -------
+        str
+        """
+        o, m = self.original, self.masked
+        return (
+            f"On the keys {', '.join(o.keys)}, an intruder would re-identify about "
+            f"{o.expected_reidentifications:.3g} records of the original and "
+            f"{m.expected_reidentifications:.3g} of the release (individual risk, Benedetti & "
+            f"Franconi 1998); {int((m.risk > 0.1).sum())} released record(s) have a risk above 0.1."
+        )
+
+    def summary(self) -> str:
+        """Both files' individual risk, one after the other."""
+        return f"original:\n{self.original.summary()}\nmasked:\n{self.masked.summary()}"
+
+
+@pair_doc
+def compare_individual_risk(
+    original: pd.DataFrame,
+    masked: pd.DataFrame,
+    keys: Iterable[str],
+    *,
+    schema: Schema | None = None,
+) -> IndividualRiskComparison:
+    """:func:`individual_risk` of both files, missing key values matching any value.
+
+    Parameters
+    ----------
+    {{pair}}
+    keys : iterable of str
+        The key variables.
+    {{schema}}
+
+    Returns
+    -------
+    IndividualRiskComparison
+    """
+    original, masked = check_pair(original, masked)
+    schema = resolve_schema(original, schema)
+    return IndividualRiskComparison(
+        original=individual_risk(original, keys, missing="any", schema=schema),
+        masked=individual_risk(masked, keys, missing="any", schema=schema),
     )
 
 

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
-from sdckit.assess import risk, utility
+from sdckit.assess import categorical, risk, utility
 from sdckit.assess._inputs import MeasureInputs
 from sdckit.assess._result import MeasureResult
 
@@ -219,6 +219,12 @@ def _keys(i: MeasureInputs) -> risk.KeyRiskComparison | None:
     )
 
 
+def _individual(i: MeasureInputs) -> categorical.IndividualRiskComparison | None:
+    if not i.keys:
+        return None
+    return categorical.compare_individual_risk(i.original, i.masked, i.keys, schema=i.schema)
+
+
 #: The registered measures. Within each side, this order is the order of the
 #: summary and of the headline figures; notes and figures follow their ranks.
 MEASURES: tuple[MeasureSpec, ...] = (
@@ -235,6 +241,9 @@ MEASURES: tuple[MeasureSpec, ...] = (
     MeasureSpec("cooks", "risk", risk.ExtremeRecords, _cooks, 30, 30),
     MeasureSpec("interval", "risk", risk.IntervalDisclosure, _interval, 55, 55),
     MeasureSpec("keys", "risk", risk.KeyRiskComparison, _keys, 50, 90),
+    MeasureSpec(
+        "individual_risk", "risk", categorical.IndividualRiskComparison, _individual, 52, 92
+    ),
 )
 
 

@@ -19,7 +19,7 @@ from sdckit.cli._common import (
     read_input,
     write_mask_result,
 )
-from sdckit.errors import ParameterError
+from sdckit.errors import DataError, ParameterError
 
 OutputOption = Annotated[Path, typer.Option("--output", "-o", help="Output file.")]
 HierarchyOption = Annotated[
@@ -69,12 +69,51 @@ def _hierarchies(hierarchy: list[str] | None, widths: list[str] | None) -> dict:
     return out
 
 
+def _groupings(values: list[str] | None, data) -> dict:
+    """``KEY=FILE`` (a CSV without header: value, group) -> ``{key: {value: group}}``.
+
+    A value is matched by how it is written (3 and 3.0 alike); a value the
+    column does not take is refused, since it is usually a typing error.
+    """
+    import pandas as pd
+
+    from sdckit._validation import check_columns
+    from sdckit.microdata.recode import value_text
+
+    out = {}
+    for key, path in key_value_pairs(values, "--groupings").items():
+        check_columns(data, [key], "--groupings")
+        try:
+            table = pd.read_csv(path, header=None, dtype=str, sep=None, engine="python")
+        except FileNotFoundError:
+            raise DataError(f"--groupings: no such file {path!r}") from None
+        if table.shape[1] != 2:
+            raise DataError(f"--groupings: {path!r} must have two columns (value, group)")
+        groups = dict(zip(table[0], table[1], strict=True))
+        present = {value_text(v): v for v in data[key].dropna().unique()}
+        unknown = [v for v in groups if v not in present]
+        if unknown:
+            raise DataError(
+                f"--groupings: {path!r} names {unknown[0]!r}, which column {key!r} never takes"
+            )
+        out[key] = {present[v]: group for v, group in groups.items()}
+    return out
+
+
 def recode_command(
     input: InputFile,
     output: OutputOption,
     breaks: Annotated[
         list[str] | None,
         typer.Option("--breaks", help="KEY=B1,B2,...: cut a numeric key into [B1, B2), ..."),
+    ] = None,
+    groupings: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--groupings",
+            help="KEY=FILE: merge categories (CSV without header: value, group; values not "
+            "listed stay). Repeat per key.",
+        ),
     ] = None,
     hierarchy: HierarchyOption = None,
     widths: WidthsOption = None,
@@ -91,7 +130,7 @@ def recode_command(
     na_values: NaValuesOption = None,
     quiet: QuietOption = False,
 ) -> None:
-    """Recode key variables globally: intervals, hierarchy levels, top and bottom coding."""
+    """Recode key variables globally: intervals, groupings, hierarchy levels, top and bottom coding."""
     from sdckit.microdata import recode
 
     check_outputs(output, inputs=[input])
@@ -103,6 +142,7 @@ def recode_command(
             k: _numbers(v, "--breaks") for k, v in key_value_pairs(breaks, "--breaks").items()
         }
         or None,
+        groupings=_groupings(groupings, data) or None,
         hierarchies=_hierarchies(hierarchy, widths) or None,
         levels=levels or None,
         top=parse_assignments(top, "--top") or None,

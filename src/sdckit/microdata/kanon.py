@@ -71,17 +71,73 @@ class LatticeSearch:
 
 
 def _level_codes(data: pd.DataFrame, keys: Sequence[str], hierarchies: Mapping[str, Hierarchy]):
-    """Per key, the codes of the column generalised at each of its levels (missing a value)."""
+    """Per key, the codes of the column generalised at each of its levels (missing a value).
+
+    At the top of a hierarchy every record, a missing value included, is in one class: the
+    key then says nothing, which a blank also says.
+    """
     out = []
     for key in keys:
         hierarchy = hierarchies.get(key)
         height = 0 if hierarchy is None else hierarchy.height
         per_level = []
         for level in range(height + 1):
+            if level and level == height:
+                per_level.append(np.ones(len(data), dtype=np.int64))
+                continue
             column = data[key] if level == 0 else hierarchy.generalise(data[key], level, name=key)  # type: ignore[union-attr]  # height 0 without one
             per_level.append(key_codes(column.to_frame(), [key])[:, 0] + 1)
         out.append(per_level)
     return out
+
+
+class _RollUp:
+    """Class sizes of lattice nodes rolled up from a counted node below, not recounted.
+
+    Generalising a key only merges classes, so the classes of a node are
+    unions of the classes of any node below it (componentwise): mapping the
+    key codes of the lower node's class table to the higher levels and
+    adding up its class counts gives the higher node's classes, in time
+    proportional to the lower node's number of classes rather than to the
+    number of records (the roll-up of ARX's Flash, Kohlmayer et al. 2012, §5).
+    Each node is rolled up from the counted node below it with fewest classes.
+    """
+
+    def __init__(self, codes: list[list[np.ndarray]]) -> None:
+        self.up: list[dict[tuple[int, int], np.ndarray]] = []
+        for per_level in codes:
+            maps = {}
+            for low, high in itertools.combinations_with_replacement(range(len(per_level)), 2):
+                table = np.zeros(int(per_level[low].max(initial=0)) + 1, dtype=np.int64)
+                table[per_level[low]] = per_level[high]
+                maps[(low, high)] = table
+            self.up.append(maps)
+        bottom = tuple(0 for _ in codes)
+        stacked = np.column_stack([per_level[0] for per_level in codes])
+        group, n_groups = combine_codes(stacked)
+        first = np.zeros(n_groups, dtype=np.int64)
+        first[group[::-1]] = np.arange(len(group) - 1, -1, -1)
+        self.tables: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {
+            bottom: (stacked[first], np.bincount(group, minlength=n_groups).astype(np.int64))
+        }
+
+    def classes(self, node: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """Per class of ``node``: its size, repeated per row of the table it came from; and that row's count."""
+        counted = np.array(list(self.tables))
+        sizes_of = np.array([len(self.tables[m][1]) for m in self.tables])
+        under = (counted <= np.asarray(node)).all(axis=1)
+        below = tuple(int(v) for v in counted[under][int(np.argmin(sizes_of[under]))])
+        table, counts = self.tables[below]
+        mapped = np.column_stack(
+            [self.up[j][(below[j], node[j])][table[:, j]] for j in range(len(node))]
+        )
+        group, n_groups = combine_codes(mapped)
+        sizes = np.bincount(group, weights=counts, minlength=n_groups).astype(np.int64)
+        if node not in self.tables:
+            first = np.zeros(n_groups, dtype=np.int64)
+            first[group[::-1]] = np.arange(len(group) - 1, -1, -1)
+            self.tables[node] = (mapped[first], sizes)
+        return sizes[group], counts
 
 
 def search_lattice(
@@ -125,10 +181,17 @@ def search_lattice(
         return sum(node[j] / heights[j] for j in climbing) / len(climbing)
 
     def small_share(node: tuple[int, ...]) -> float:
+        # From the records: the brute force's count, independent of the roll-up below.
         stacked = np.column_stack([codes[j][node[j]] for j in range(len(keys))])
         group, _ = combine_codes(stacked)
         sizes = np.bincount(group)
         return float((sizes[group] < k).sum()) / n
+
+    rollup = _RollUp(codes)
+
+    def rolled_share(node: tuple[int, ...]) -> float:
+        sizes, counts = rollup.classes(node)
+        return float(counts[sizes < k].sum()) / n
 
     nodes = list(itertools.product(*(range(h + 1) for h in heights)))
     best: tuple[float, float, tuple[int, ...]] | None = None
@@ -140,11 +203,10 @@ def search_lattice(
         lower, node = heapq.heappop(queue)
         if best is not None and lower >= best[0] and not exhaustive:
             break
-        if not exhaustive and any(
-            all(a <= b for a, b in zip(node, bad, strict=True)) for bad in infeasible
-        ):
+        # Below a node already found infeasible: infeasible too (generalising only merges).
+        if not exhaustive and infeasible and (np.asarray(infeasible) >= node).all(axis=1).any():
             continue
-        share = small_share(node)
+        share = small_share(node) if exhaustive else rolled_share(node)
         evaluated += 1
         if share > max_suppression:
             infeasible.append(node)

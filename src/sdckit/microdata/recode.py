@@ -149,34 +149,40 @@ class Hierarchy:
             )
         if level == 0:
             return column.copy()
-        present = column.notna().to_numpy()
-        labels = np.full(len(column), None, dtype=object)
+        # Each distinct value is generalised once, then spread to its records.
+        codes, uniques = pd.factorize(column, use_na_sentinel=True)
+        distinct = pd.Series(np.asarray(uniques, dtype=object))
         if level == self.height:
-            labels[present] = TOP
+            generalised = np.full(len(distinct), TOP, dtype=object)
         elif self.widths is not None:
-            values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
-            bad = np.flatnonzero(present & ~np.isfinite(values))
+            values = pd.to_numeric(distinct, errors="coerce").to_numpy(dtype=float)
+            bad = np.flatnonzero(~np.isfinite(values))
             if len(bad):
+                position = int(np.flatnonzero(codes == bad[0])[0])
                 raise DataError(
-                    f"hierarchy of {name!r}: {describe_row(column.index, int(bad[0]))} holds "
-                    f"{plain_value(column.iloc[bad[0]])!r}, not a number"
+                    f"hierarchy of {name!r}: {describe_row(column.index, position)} holds "
+                    f"{plain_value(column.iloc[position])!r}, not a number"
                 )
             width = self.widths[level - 1]
-            low = self.origin + np.floor((values[present] - self.origin) / width) * width
-            labels[present] = [_interval_label(a, a + width) for a in low]
+            low = self.origin + np.floor((values - self.origin) / width) * width
+            generalised = np.array([_interval_label(a, a + width) for a in low], dtype=object)
         else:
             assert self.table is not None
             lookup = dict(zip(self.table.iloc[:, 0], self.table.iloc[:, level], strict=True))
-            texts = [value_text(v) for v in column[present]]
+            texts = [value_text(v) for v in distinct]
             unknown = [i for i, t in enumerate(texts) if t not in lookup]
             if unknown:
-                position = int(np.flatnonzero(present)[unknown[0]])
+                position = int(np.flatnonzero(codes == unknown[0])[0])
+                records = int(np.isin(codes, unknown).sum())
                 raise DataError(
                     f"the hierarchy of {name!r} does not cover the value "
                     f"{plain_value(column.iloc[position])!r} ({describe_row(column.index, position)}"
-                    f"; {len(unknown)} record(s) in all)"
+                    f"; {records} record(s) in all)"
                 )
-            labels[present] = [lookup[t] for t in texts]
+            generalised = np.array([lookup[t] for t in texts], dtype=object)
+        labels = np.full(len(column), None, dtype=object)
+        present = codes >= 0
+        labels[present] = generalised[codes[present]]
         return pd.Series(pd.Categorical(labels), index=column.index, name=column.name)
 
 
