@@ -18,7 +18,8 @@ Columns: cells, primary cells, secondary cells, suppressed value share,
 exposed cells after the audit (the aim: 0), seconds, the two ratios, and the
 peak resident memory of the process.
 
-    .venv/bin/python benchmarks/suppression.py [--quick] [--time-limit 20]
+    .venv/bin/python benchmarks/suppression.py [--quick] [--time-limit 20] [--only N]
+        [--methods hypercube,modular]
 """
 
 from __future__ import annotations
@@ -94,9 +95,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="only the 10^3 and 10^4 tables")
     parser.add_argument("--time-limit", type=float, default=20.0, help="seconds per HiGHS run")
+    parser.add_argument(
+        "--only", type=int, default=None, help="run table N only (0: 2-way, 1: 3-way, 2: 4-way)"
+    )
+    parser.add_argument("--methods", default=None, help="comma-separated methods to run")
     args = parser.parse_args()
     print(f"# {platform.platform()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
-    print(f"# {' '.join(sys.argv)}")
+    print(f"# {' '.join(sys.argv)}; load average {os.getloadavg()[0]:.1f}")
     header = (
         "| table | cells | method | primary | secondary | suppressed value share | exposed "
         "| seconds | / audit | / LP | peak RSS |"
@@ -104,7 +109,11 @@ def main() -> None:
     print(header)
     print("|" + "---|" * 11)
     shapes = SHAPES[:2] if args.quick else SHAPES
+    if args.only is not None:
+        shapes = [SHAPES[args.only]]
     for name, extra, n, methods in shapes:
+        if args.methods:
+            methods = tuple(args.methods.split(","))
         data, spec = synthetic(extra, n, seed=21)
         dims = ["region", "industry"] + [f"x{a}" for a in range(len(extra))]
         table = tabulate(data, dims, hierarchies=spec)
