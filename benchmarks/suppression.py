@@ -8,8 +8,10 @@ for 3- and 4-way tables, flat extra dimensions. The primary rule is
 method's pattern is audited by the attacker's LP, and two baselines are timed
 in the same run on the same table:
 
-* ``/ audit``: the method's time over the audit of its own result (two LPs
-  per suppressed cell, :func:`sdckit.tables.audit_suppression`);
+* ``/ audit``: the method's time over the audit of its own result
+  (:func:`sdckit.tables.audit_suppression` with ``intervals="settle"``, as
+  ``suppress`` runs it; ``--exact-audit`` also times the exact audit, two LPs
+  per suppressed cell);
 * ``/ LP``: the method's time over one LP on the whole table (the minimum and
   maximum of one cell with every cell unknown): the floor of any method that
   solves anything on the table.
@@ -18,7 +20,8 @@ Columns: cells, primary cells, secondary cells, suppressed value share,
 exposed cells after the audit (the aim: 0), seconds, the two ratios, and the
 peak resident memory of the process.
 
-    .venv/bin/python benchmarks/suppression.py [--quick] [--time-limit 20]
+    .venv/bin/python benchmarks/suppression.py [--quick] [--time-limit 20] [--only N]
+        [--methods hypercube,modular]
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.errors import InfeasibleError
-from sdckit.tables import suppress, tabulate
+from sdckit.tables import audit_suppression, suppress, tabulate
 from sdckit.tables.audit import attacker_intervals
 
 # (name, extra flat dimension sizes, records, methods)
@@ -94,9 +97,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="only the 10^3 and 10^4 tables")
     parser.add_argument("--time-limit", type=float, default=20.0, help="seconds per HiGHS run")
+    parser.add_argument(
+        "--only", type=int, default=None, help="run table N only (0: 2-way, 1: 3-way, 2: 4-way)"
+    )
+    parser.add_argument("--methods", default=None, help="comma-separated methods to run")
+    parser.add_argument(
+        "--exact-audit",
+        action="store_true",
+        help="also time the exact audit (two LPs per suppressed cell) of each pattern",
+    )
     args = parser.parse_args()
     print(f"# {platform.platform()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
-    print(f"# {' '.join(sys.argv)}")
+    print(f"# {' '.join(sys.argv)}; load average {os.getloadavg()[0]:.1f}")
     header = (
         "| table | cells | method | primary | secondary | suppressed value share | exposed "
         "| seconds | / audit | / LP | peak RSS |"
@@ -104,7 +116,11 @@ def main() -> None:
     print(header)
     print("|" + "---|" * 11)
     shapes = SHAPES[:2] if args.quick else SHAPES
+    if args.only is not None:
+        shapes = [SHAPES[args.only]]
     for name, extra, n, methods in shapes:
+        if args.methods:
+            methods = tuple(args.methods.split(","))
         data, spec = synthetic(extra, n, seed=21)
         dims = ["region", "industry"] + [f"x{a}" for a in range(len(extra))]
         table = tabulate(data, dims, hierarchies=spec)
@@ -128,6 +144,17 @@ def main() -> None:
                 f"{s['seconds'] / floor:.0f} | {peak:.0f} MiB |",
                 flush=True,
             )
+            if args.exact_audit and result.audit is not None:
+                exact = audit_suppression(result.internal, intervals="exact")
+                settled = result.audit.stats
+                print(
+                    f"#   audit of this pattern: settled {settled['seconds']:.1f} s "
+                    f"({settled['lp_solves']} LPs), exact {exact.stats['seconds']:.1f} s "
+                    f"({exact.stats['lp_solves']} LPs), exact / settled = "
+                    f"{exact.stats['seconds'] / settled['seconds']:.1f}x; same exposed cells: "
+                    f"{bool((exact.cells['exposed'] == result.audit.cells['exposed']).all())}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

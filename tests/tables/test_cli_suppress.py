@@ -46,6 +46,11 @@ def test_suppress_then_audit_round_trip(tmp_path, table_file, capsys) -> None:
     # published, so the audit fails with exit code 1
     assert main([*args, "--rule", "freq>=40", "--quiet"]) == 1
     assert "NOT protected" in capsys.readouterr().out
+    # settled intervals: the same verdicts, and the summary says the intervals are not all exact
+    assert main([*args, "--rule", "freq>=15", "--intervals", "settle", "--quiet"]) == 0
+    assert "not all exact" in capsys.readouterr().out
+    assert main([*args, "--rule", "freq>=40", "--intervals", "settle", "--quiet"]) == 1
+    assert main([*args, "--intervals", "fast", "--quiet"]) == 2
 
 
 def test_status_flags_need_an_internal_name_and_sdmx(tmp_path, table_file) -> None:

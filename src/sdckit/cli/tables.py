@@ -674,6 +674,14 @@ def audit_command(
             "each cell needs; a primary cell left published is exposed.",
         ),
     ] = None,
+    intervals: Annotated[
+        str,
+        typer.Option(
+            "--intervals",
+            help="exact: two LPs per suppressed cell; settle: only as far as the verdict needs "
+            "(large tables; the interval column says which are exact).",
+        ),
+    ] = "exact",
     quiet: QuietOption = False,
 ) -> None:
     """The attacker's interval of every suppressed cell (LP, HiGHS); exit code 1 when a cell is exposed."""
@@ -696,6 +704,7 @@ def audit_command(
             published_value=published_value,
             hierarchies=_hierarchies(hierarchies),
             protection=protection,
+            intervals=intervals,
         )
     console.print(result.summary(), highlight=False)
     if output is not None:

@@ -11,7 +11,7 @@ deviation).
 The heuristic follows the paper's two phases:
 
 1. *A first feasible solution* (model (2)): visit the unsafe elementary
-   cells (count 1 or 2) and either empty one (move its records to a
+   cells (count 1 or 2; all costed at once, visited cheapest first) and either empty one (move its records to a
    neighbouring cell, differing in one variable, that then has at least 3) or
    fill it up to 3 from a neighbouring cell that keeps at least 3, choosing
    the move with the smallest resulting deviation in the controlled tables,
@@ -119,6 +119,23 @@ class _State:
         self.allowance = allowance
         self.moves: list[tuple[int, int, int]] = []
         self._members: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        # each elementary cell's controlled cell in every controlled table, computed once
+        self.keys = [self.project(self.coords, k) for k in range(len(subtables))]
+        # cells differing in one variable share every other coordinate: per variable, the
+        # cells sorted by that key and where each key's group starts
+        self._groups = []
+        for axis in range(len(shape)):
+            others = [a for a in range(len(shape)) if a != axis]
+            key = (
+                np.ravel_multi_index(
+                    tuple(self.coords[a] for a in others), [shape[a] for a in others]
+                )
+                if others
+                else np.zeros(len(ids), dtype=np.int64)
+            )
+            order = np.argsort(key, kind="stable")
+            sorted_key = key[order]
+            self._groups.append((order, sorted_key, key))
 
     def project(self, coords: np.ndarray, k: int) -> np.ndarray:
         axes = self.subtables[k]
@@ -126,10 +143,9 @@ class _State:
 
     def cost(self, src: np.ndarray, dst: np.ndarray, amount: np.ndarray) -> np.ndarray:
         """Largest excess ``|deviation| - allowance`` among the controlled cells each move touches."""
-        cs, cd = self.coords[:, src], self.coords[:, dst]
         worst = np.full(len(src), np.iinfo(np.int64).min // 2, dtype=np.int64)
         for k in range(len(self.subtables)):
-            a, b = self.project(cs, k), self.project(cd, k)
+            a, b = self.keys[k][src], self.keys[k][dst]
             moved = a != b
             extra = self.allowance[k]
             after = np.maximum(
@@ -139,10 +155,22 @@ class _State:
             worst = np.where(moved, np.maximum(worst, after), worst)
         return worst
 
+    def cost_one(self, src: int, dst: int, amount: int) -> int:
+        """:meth:`cost` of one move, in plain Python (no array set-up per controlled table)."""
+        worst = np.iinfo(np.int64).min // 2
+        for keys, dev, extra in zip(self.keys, self.dev, self.allowance, strict=True):
+            a, b = int(keys[src]), int(keys[dst])
+            if a != b:
+                worst = max(
+                    worst,
+                    abs(int(dev[a]) - amount) - int(extra[a]),
+                    abs(int(dev[b]) + amount) - int(extra[b]),
+                )
+        return int(worst)
+
     def apply(self, src: int, dst: int, amount: int) -> None:
-        cs, cd = self.coords[:, [src]], self.coords[:, [dst]]
         for k in range(len(self.subtables)):
-            a, b = int(self.project(cs, k)[0]), int(self.project(cd, k)[0])
+            a, b = int(self.keys[k][src]), int(self.keys[k][dst])
             if a != b:
                 self.dev[k][a] -= amount
                 self.dev[k][b] += amount
@@ -171,22 +199,19 @@ class _State:
 
     def neighbours(self, cell: int) -> np.ndarray:
         """Non-empty elementary cells differing from ``cell`` in exactly one variable."""
-        coords = self.coords[:, cell]
         out = []
-        for axis, size in enumerate(self.shape):
-            grid = np.repeat(coords[:, None], size, axis=1)
-            grid[axis] = np.arange(size)
-            keep = np.arange(size) != coords[axis]
-            out.append(np.ravel_multi_index(tuple(grid[:, keep]), self.shape))
+        for order, sorted_key, key in self._groups:
+            lo, hi = np.searchsorted(sorted_key, [key[cell], key[cell] + 1])
+            out.append(order[lo:hi])
         if not out:
             return np.array([], dtype=np.int64)
-        found = self.lookup(np.concatenate(out))
-        return found[found >= 0]
+        found = np.concatenate(out)
+        return found[found != cell]
 
     def members(self, k: int, cell: int) -> np.ndarray:
         """Non-empty elementary cells inside controlled cell ``cell`` of table ``k``."""
         if k not in self._members:
-            key = self.project(self.coords, k)
+            key = self.keys[k]
             order = np.argsort(key, kind="stable")
             self._members[k] = (key[order], order)
         keys, order = self._members[k]
@@ -195,9 +220,13 @@ class _State:
 
 
 def _fix_options(
-    state: _State, s: int, rng: np.random.Generator, sample: int
+    state: _State, s: int, rng: np.random.Generator, sample: int, pool: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Moves that make unsafe cell ``s`` safe without creating another unsafe cell."""
+    """Moves that make unsafe cell ``s`` safe without creating another unsafe cell.
+
+    ``pool``: the cells that held records when the pass began, from which
+    the fallback (no neighbour helps) draws its sample.
+    """
     c = int(state.y[s])
     near = state.neighbours(s)
     yn = state.y[near]
@@ -206,38 +235,139 @@ def _fix_options(
     fill_from = near[(yn - need >= 3) | (yn == need)]
     if len(empty_into) == 0 and len(fill_from) == 0:
         # no neighbour helps: allow any cell that can take the records
-        everywhere = np.flatnonzero((state.y >= 1) & (state.y + c >= 3))
-        empty_into = everywhere[everywhere != s]
-        if len(empty_into) > sample:  # a sample of them: each is costed over every table
-            empty_into = rng.choice(empty_into, sample, replace=False)
+        # a sample of them (each is costed over every table), drawn from the pass's pool
+        drawn = pool if len(pool) <= 4 * sample else rng.choice(pool, 4 * sample, replace=False)
+        y = state.y[drawn]
+        empty_into = drawn[(y >= 1) & (y + c >= 3) & (drawn != s)][:sample]
     src = np.concatenate([np.full(len(empty_into), s), fill_from])
     dst = np.concatenate([empty_into, np.full(len(fill_from), s)])
     amount = np.concatenate([np.full(len(empty_into), c), np.full(len(fill_from), need)])
     return src, dst, amount
 
 
+#: Cells drawn per unsafe cell that no neighbour helps, when all are costed at once.
+BATCH_SAMPLE = 32
+#: Moves costed at once in the first phase (bounds its memory).
+COST_CHUNK = 1_000_000
+
+
+def _batch_options(
+    state: _State, cells: np.ndarray, rng: np.random.Generator, sample: int, pool: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_fix_options` of many unsafe cells at once: ``src, dst, amount, owner``.
+
+    ``owner`` is each move's position in ``cells``. A cell no neighbour helps
+    gets ``BATCH_SAMPLE`` (at most ``sample``) cells of ``pool`` drawn at
+    random (with replacement); the full ``sample`` is drawn when the cell is
+    costed again alone.
+    """
+    c_all = state.y[cells]
+    owners, near = [], []
+    for order, sorted_key, key in state._groups:
+        k = key[cells]
+        lo = np.searchsorted(sorted_key, k, side="left")
+        counts = np.searchsorted(sorted_key, k, side="right") - lo
+        own = np.repeat(np.arange(len(cells)), counts)
+        offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        found = order[np.repeat(lo, counts) + offsets]
+        keep = found != cells[own]
+        owners.append(own[keep])
+        near.append(found[keep])
+    own = np.concatenate(owners)
+    nb = np.concatenate(near)
+    c = c_all[own]
+    need = 3 - c
+    yn = state.y[nb]
+    into = (yn >= 1) & (yn + c >= 3)
+    fill = (yn - need >= 3) | (yn == need)
+    src = [cells[own[into]], nb[fill]]
+    dst = [nb[into], cells[own[fill]]]
+    amount = [c[into], need[fill]]
+    owner = [own[into], own[fill]]
+    helped = np.zeros(len(cells), dtype=bool)
+    helped[own[into | fill]] = True
+    lonely = np.flatnonzero(~helped)
+    if len(lonely) and len(pool):
+        for part in np.array_split(lonely, max(1, len(lonely) * sample // 2_000_000)):
+            drawn = pool[rng.integers(0, len(pool), size=(len(part), min(sample, BATCH_SAMPLE)))]
+            y = state.y[drawn]
+            cp = c_all[part][:, None]
+            rows, cols = np.nonzero((y >= 1) & (y + cp >= 3) & (drawn != cells[part][:, None]))
+            src.append(cells[part][rows])
+            dst.append(drawn[rows, cols])
+            amount.append(c_all[part][rows])
+            owner.append(part[rows])
+    return (
+        np.concatenate(src),
+        np.concatenate(dst),
+        np.concatenate(amount),
+        np.concatenate(owner),
+    )
+
+
+def _still_valid(state: _State, s: int, src: int, dst: int, amount: int) -> bool:
+    """Whether a move chosen for unsafe cell ``s`` earlier in the pass still makes it safe."""
+    y = state.y
+    if src == s:  # empty s into dst
+        return bool(y[s] == amount and y[dst] >= 1 and y[dst] + amount >= 3)
+    return bool(y[s] + amount == 3 and (y[src] - amount >= 3 or y[src] == amount))
+
+
 def _first_feasible(
     state: _State, bound: int, limit: int, rng: np.random.Generator, history: list, sample: int
 ) -> int:
+    """Phase 1: every unsafe cell's options costed at once, the cells moved cheapest first.
+
+    Each pass costs the moves of every unsafe cell in one vectorised sweep
+    and visits the cells in the order of their cheapest move (ties at
+    random); a move that earlier moves of the pass made invalid or dearer is
+    costed again for its cell alone (:func:`_fix_options`). A pass without a
+    move raises the bound to the cheapest move found (the paper's ``b = b +
+    1``, without the passes in between that could make no move).
+    """
+    big = np.iinfo(np.int64).max
     while True:
         unsafe = np.flatnonzero((state.y == 1) | (state.y == 2))
         if len(unsafe) == 0:
             return bound
+        pool = np.flatnonzero(state.y >= 1)
+        src, dst, amount, owner = _batch_options(state, unsafe, rng, sample, pool)
+        cost = np.concatenate(
+            [
+                state.cost(
+                    src[i : i + COST_CHUNK], dst[i : i + COST_CHUNK], amount[i : i + COST_CHUNK]
+                )
+                for i in range(0, len(src), COST_CHUNK)
+            ]
+            or [np.zeros(0, dtype=np.int64)]
+        )
+        # each cell's cheapest move (ties at random), the cells cheapest first
+        order = np.lexsort((rng.random(len(cost)), cost, owner))
+        first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]] if len(order) else order
+        first = first[np.lexsort((rng.random(len(first)), cost[first]))]
         progress = False
-        for s in rng.permutation(unsafe):
+        cheapest = big
+        for m in first:
+            if cost[m] > bound:
+                cheapest = int(cost[m]) if not progress else cheapest
+                break
+            s = int(unsafe[owner[m]])
             if state.y[s] not in (1, 2):
                 continue
-            src, dst, amount = _fix_options(state, int(s), rng, sample)
-            if len(src) == 0:
-                continue
-            cost = state.cost(src, dst, amount)
-            best = np.flatnonzero(cost == cost.min())
-            pick = int(rng.choice(best))
-            if cost[pick] <= bound:
-                state.apply(int(src[pick]), int(dst[pick]), int(amount[pick]))
+            move = (int(src[m]), int(dst[m]), int(amount[m]))
+            if _still_valid(state, s, *move) and state.cost_one(*move) <= bound:
+                state.apply(*move)
                 progress = True
+                continue
+            a, b, k = _fix_options(state, s, rng, sample, pool)
+            if len(a):
+                again = state.cost(a, b, k)
+                pick = int(rng.choice(np.flatnonzero(again == again.min())))
+                if again[pick] <= bound:
+                    state.apply(int(a[pick]), int(b[pick]), int(k[pick]))
+                    progress = True
         if not progress:
-            bound += 1
+            bound = max(bound + 1, min(cheapest, limit + 1))
             history.append(("raised", bound))
             if bound > limit:
                 raise InfeasibleError(
