@@ -208,3 +208,17 @@ def test_pstay_one_refused_and_no_negative_zero(tmp_path, capsys):
     code, err = _run(["tables", "design-ptable", "-o", str(out), "--pstay", "0.95"], capsys)
     assert code == 0
     assert "-0]" not in err and "-0," not in err and "-0 " not in err
+
+
+def test_cli_tauargus_ptable_perturbs_as_the_tidy_one(tmp_path, keyed) -> None:
+    table = tmp_path / "table.csv"
+    tabulate(keyed, ["district", "sex"], record_key="record_key").to_csv(table, index=False)
+    outputs = []
+    for layout, name in (("tidy", "p.csv"), ("tauargus", "p.txt")):
+        ptable = tmp_path / name
+        assert sdckit(f"tables design-ptable -o {{}} --format {layout} --quiet", ptable) == 0
+        out = tmp_path / f"perturbed_{layout}.csv"
+        assert sdckit("tables perturb {} -o {} --ptable {} --quiet", table, out, ptable) == 0
+        outputs.append(pd.read_csv(out))
+    assert (tmp_path / "p.txt").read_text().startswith('"i";"j";"p";"v";"p_ij_ub"\n')
+    pd.testing.assert_frame_equal(outputs[0], outputs[1])

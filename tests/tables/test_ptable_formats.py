@@ -145,3 +145,92 @@ def test_integer_cell_keys_beyond_the_key_range_are_refused(people) -> None:
         pytest.skip("all cell keys happen to be below 256")
     with pytest.raises(DataError, match="tabulate with key_modulus=256"):
         cell_key_perturb(table, ptable)
+
+
+# tau-ARGUS's text layout for count tables: header i;j;p;v;p_ij_ub, one line per transition.
+TAUARGUS_SMALL = """"i";"j";"p";"v";"p_ij_ub"
+0;0;1;0;1
+1;0;0.5;-1;0.5
+1;2;0.5;1;1
+2;1;0.25;-1;0.25
+2;2;0.5;0;0.75
+2;3;0.25;1;1
+"""
+
+
+def test_tauargus_round_trip(tmp_path) -> None:
+    designed = design_ptable(D=3, V=2.01)
+    write_ptable(designed, tmp_path / "p.txt", format="tauargus")
+    lines = (tmp_path / "p.txt").read_text().splitlines()
+    assert lines[0] == '"i";"j";"p";"v";"p_ij_ub"' and lines[1] == "0;0;1;0;1"
+    again = read_ptable(tmp_path / "p.txt")  # recognised by its header
+    assert np.abs(again.matrix - designed.matrix).max() < 1e-15
+    assert (again.D, again.js, again.large_counts) == (3, 2, "last_row")
+    assert again.V == pytest.approx(designed.V)
+
+
+def test_hand_written_tauargus_file(tmp_path) -> None:
+    from sdckit.tables.cellkey import lookup_noise
+
+    path = tmp_path / "small.txt"
+    path.write_text(TAUARGUS_SMALL)
+    ptable = read_ptable(path, format="tauargus")
+    assert ptable.D == 1 and ptable.js == 0 and ptable.n_rows == 3
+    assert ptable.V == pytest.approx(0.5)  # the last row: 0.25 * 1 + 0.25 * 1
+    assert ptable.transition(9).to_dict() == {8: 0.25, 9: 0.5, 10: 0.25}  # last row, shifted
+    # a cell key selects the first j whose p_ij_ub exceeds it
+    noise = lookup_noise(
+        np.array([1, 1, 2, 2, 2, 40]), np.array([0.4, 0.6, 0.2, 0.7, 0.8, 0.1]), ptable
+    )
+    assert noise.tolist() == [-1, 1, -1, 0, 1, -1]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            '"p_ij_ub"',
+            '"p_int_ub"',
+            r"small.txt, line 1: a tau-ARGUS p-table starts with the header",
+        ),
+        ("1;2;0.5;1;1", "1;2;0.5;1", r"line 4: 4 fields, expected 5"),
+        ("2;2;0.5;0;0.75", "2;2;x;0;0.75", r"line 6, field 'p': 'x' is not a number"),
+        ("2;2;0.5;0;0.75", "2;2;0.5;1;0.75", r"line 6, field 'v': 1 is not j - i = 0"),
+        (
+            "2;1;0.25;-1;0.25",
+            "2;1;0.25;-1;0.3",
+            r"line 5, field 'p_ij_ub': 0.3 is not the cumulative",
+        ),
+        (
+            "2;3;0.25;1;1",
+            "2;3;0.2;1;0.95",
+            r"line 7: row i=2 ends with cumulative probability 0.95",
+        ),
+        (
+            "2;3;0.25;1;1\n",
+            "2;3;0.25;1;1\n1;3;0.25;2;0.25\n",
+            r"line 8, field 'i': row i=1 resumes",
+        ),
+        (
+            "2;1;0.25;-1;0.25\n2;2;0.5;0;0.75",
+            "2;2;0.5;0;0.5\n2;1;0.25;-1;0.75",
+            r"line 6, field 'j'",
+        ),
+        ("1;0;0.5;-1;0.5", "1.5;0;0.5;-1;0.5", r"line 3, field 'i': 1.5 is not a whole number"),
+    ],
+)
+def test_malformed_tauargus_file_names_line_and_field(tmp_path, old, new, message) -> None:
+    assert old in TAUARGUS_SMALL
+    path = tmp_path / "small.txt"
+    path.write_text(TAUARGUS_SMALL.replace(old, new))
+    with pytest.raises(DataError, match=message):
+        read_ptable(path, format="tauargus")
+
+
+def test_tauargus_refuses_what_it_cannot_hold(tmp_path) -> None:
+    ons = read_ptable(ons_frame(lambda p, c: 0))
+    with pytest.raises(ParameterError, match="cannot hold rows reused in turn"):
+        write_ptable(ons, tmp_path / "p.txt", format="tauargus")
+    with pytest.raises(ParameterError, match="reads a file"):
+        read_ptable(pd.DataFrame({"i": [0], "j": [0], "p": [1.0]}), format="tauargus")
+    assert not (tmp_path / "p.txt").exists()

@@ -295,7 +295,8 @@ def design_ptable_command(
         str,
         typer.Option(
             "--format",
-            help="tidy (i, j, p, ...: sdckit, R ptable) or ons (pcv, ckey, pvalue for 256 cell keys).",
+            help="tidy (i, j, p, ...: sdckit, R ptable), ons (pcv, ckey, pvalue for 256 cell keys) "
+            "or tauargus (i;j;p;v;p_ij_ub text file).",
         ),
     ] = "tidy",
     quiet: Annotated[bool, typer.Option("--quiet", help="No summary.")] = False,
@@ -311,12 +312,12 @@ def design_ptable_command(
         objective=objective,
         symmetry_bound=symmetry_bound,
     )
-    if layout == "ons":
-        write_ptable(ptable, output, format="ons")
+    if layout in ("ons", "tauargus"):
+        write_ptable(ptable, output, format=layout)
     elif layout == "tidy":
         write_output(ptable.to_frame(), output)
     else:
-        raise ParameterError(f"--format must be 'tidy' or 'ons', got {layout!r}")
+        raise ParameterError(f"--format must be 'tidy', 'ons' or 'tauargus', got {layout!r}")
     if not quiet:
         err_console.print(ptable.summary(), highlight=False)
 
@@ -337,7 +338,8 @@ def perturb_command(
         Path | None,
         typer.Option(
             "--ptable",
-            help="Perturbation table file: tidy (i, j, p; sdckit, R ptable) or ONS (pcv, ckey, pvalue).",
+            help="Perturbation table file: tidy (i, j, p; sdckit, R ptable), ONS (pcv, ckey, "
+            "pvalue) or tau-ARGUS (i;j;p;v;p_ij_ub).",
         ),
     ] = None,
     design: _PtableDesign = _PtableDesign(),

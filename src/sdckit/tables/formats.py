@@ -11,9 +11,11 @@
 * **Perturbation tables** in three layouts: sdckit's tidy one, which is the
   columns of R ptable's ``pTable`` (``i, j, p, v, p_int_lb, p_int_ub`` and
   R's optional ``type``; Enderle, Giessing & Tent 2018), one row per
-  transition, the last row serving every larger count; and the ONS
+  transition, the last row serving every larger count; the ONS
   ``cell-key-perturbation`` layout (``pcv, ckey, pvalue``), one row per
-  count and integer cell key, rows 501-750 reused in turn for larger counts.
+  count and integer cell key, rows 501-750 reused in turn for larger counts;
+  and tau-ARGUS's text layout for count tables (``i;j;p;v;p_ij_ub``, see
+  :func:`read_ptable`).
 * **SDMX-CSV** (SDMX 2.1 technical notes, CSV format, version 1): a
   ``DATAFLOW`` column, one column per dimension, ``OBS_VALUE`` and an
   ``OBS_STATUS`` attribute; totals are coded ``_T`` as in SDMX code lists.
@@ -25,6 +27,7 @@ Hierarchies come back as ``{parent: [children, ...]}``, the form
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +42,11 @@ __all__ = ["read_codelist_hierarchy", "read_hrc", "read_ptable", "to_sdmx_csv", 
 #: The ONS p-tables hold counts 1..750 and reuse rows 501..750 for larger counts.
 ONS_ROWS = 750
 ONS_CYCLE_START = 501
-_PTABLE_FORMATS = ("auto", "tidy", "ons")
+_PTABLE_FORMATS = ("auto", "tidy", "ons", "tauargus")
+#: The header of a tau-ARGUS p-table for counts, field by field.
+TAUARGUS_FIELDS = ("i", "j", "p", "v", "p_ij_ub")
+#: Tolerance on ``p_ij_ub`` against the cumulative ``p`` (tau-ARGUS files round it to 10 decimals).
+_TAUARGUS_TOL = 1e-6
 
 
 def _ptable_frame(source: str | Path | pd.DataFrame) -> pd.DataFrame:
@@ -113,19 +120,129 @@ def _ons_ptable(frame: pd.DataFrame, cycle_start: int) -> PTable:
     )
 
 
+def _tauargus_number(text: str, field: str, where: str, *, whole: bool) -> float:
+    try:
+        value = float(text.strip().strip('"'))
+    except ValueError:
+        value = float("nan")
+    if not np.isfinite(value):
+        raise DataError(f"{where}, field {field!r}: {text.strip()!r} is not a number")
+    if whole and value != round(value):
+        raise DataError(f"{where}, field {field!r}: {text.strip()} is not a whole number")
+    return value
+
+
+def _tauargus_ptable(path: Path) -> PTable:
+    """Read a tau-ARGUS p-table for counts, checking it line by line (lines 1-based)."""
+    try:
+        lines = path.read_text().splitlines()
+    except UnicodeDecodeError as exc:
+        raise DataError(f"cannot read perturbation table {str(path)!r}: {exc}") from exc
+    header = [f.strip().strip('"').lower() for f in lines[0].split(";")] if lines else []
+    if tuple(header) != TAUARGUS_FIELDS:
+        raise DataError(
+            f"{path.name}, line 1: a tau-ARGUS p-table starts with the header "
+            f"{';'.join(TAUARGUS_FIELDS)}, got {lines[0] if lines else ''!r}"
+        )
+    rows: list[tuple[int, int, float]] = []
+    done: set[int] = set()
+    cumulative = 0.0
+    for number, raw in enumerate(lines[1:], start=2):
+        if not raw.strip():
+            continue
+        where = f"{path.name}, line {number}"
+        fields = raw.split(";")
+        if len(fields) != len(TAUARGUS_FIELDS):
+            raise DataError(
+                f"{where}: {len(fields)} fields, expected {len(TAUARGUS_FIELDS)} "
+                f"({';'.join(TAUARGUS_FIELDS)}) separated by ';'"
+            )
+        i, j, p, v, ub = (
+            _tauargus_number(text, name, where, whole=name in ("i", "j", "v"))
+            for text, name in zip(fields, TAUARGUS_FIELDS, strict=True)
+        )
+        for name, value in (("i", i), ("j", j)):
+            if value < 0:
+                raise DataError(f"{where}, field {name!r}: {value:g} is negative")
+        if not 0 <= p <= 1:
+            raise DataError(f"{where}, field 'p': {p:g} is not a probability")
+        if v != j - i:
+            raise DataError(f"{where}, field 'v': {v:g} is not j - i = {j - i:g}")
+        previous = rows[-1] if rows else None
+        if previous is None or previous[0] != i:
+            if previous is not None and abs(cumulative - 1) > _TAUARGUS_TOL:
+                raise DataError(
+                    f"{where}: row i={previous[0]} ends with cumulative probability "
+                    f"{cumulative:.10g}, not 1"
+                )
+            if i in done:
+                raise DataError(
+                    f"{where}, field 'i': row i={i:g} resumes after another row; the lines of "
+                    "one row must follow each other"
+                )
+            done.add(int(i))
+            cumulative = 0.0
+        elif j <= previous[1]:
+            raise DataError(
+                f"{where}, field 'j': {j:g} does not follow j={previous[1]} of the line "
+                "before; j must increase within a row (the cumulative bounds follow j)"
+            )
+        cumulative += p
+        if abs(cumulative - ub) > _TAUARGUS_TOL:
+            raise DataError(
+                f"{where}, field 'p_ij_ub': {ub:.10g} is not the cumulative probability "
+                f"{cumulative:.10g} of row i={i:g} up to j={j:g}"
+            )
+        rows.append((int(i), int(j), p))
+    if not rows:
+        raise DataError(f"{path.name}: the perturbation table has no rows after the header")
+    if abs(cumulative - 1) > _TAUARGUS_TOL:
+        raise DataError(
+            f"{path.name}, line {len(lines)}: row i={rows[-1][0]} ends with cumulative "
+            f"probability {cumulative:.10g}, not 1"
+        )
+    table = PTable.from_frame(pd.DataFrame(rows, columns=["i", "j", "p"]))
+    return replace(table, params={"source": "tau-ARGUS (i;j;p;v;p_ij_ub)"})
+
+
+def _tauargus_text(ptable: PTable) -> str:
+    if ptable.large_counts == "cycle" or ptable.key_grid is not None:
+        raise ParameterError(
+            "a tau-ARGUS p-table cannot hold "
+            + ("rows reused in turn" if ptable.large_counts == "cycle" else "a key-by-key table")
+            + " (its last row serves every larger count and cell keys select by cumulative "
+            "probability); write it with format='ons'"
+        )
+    frame = ptable.to_frame()
+    lines = [";".join(f'"{name}"' for name in TAUARGUS_FIELDS)]
+    for i, j, p, v, ub in frame[["i", "j", "p", "v", "p_int_ub"]].itertuples(index=False):
+        bound = f"{round(float(ub), 10):.10f}".rstrip("0").rstrip(".")
+        probability = np.format_float_positional(float(p), trim="-")  # shortest exact, no exponent
+        lines.append(f"{int(i)};{int(j)};{probability};{int(v)};{bound}")
+    return "\n".join(lines) + "\n"
+
+
+def _is_tauargus_file(source: str | Path | pd.DataFrame) -> bool:
+    if isinstance(source, pd.DataFrame) or not Path(source).is_file():
+        return False
+    with open(source, encoding="utf-8", errors="replace") as handle:
+        first = handle.readline()
+    return "p_ij_ub" in first.lower() and ";" in first
+
+
 def read_ptable(
     source: str | Path | pd.DataFrame,
     *,
     format: str = "auto",
     cycle_start: int = ONS_CYCLE_START,
 ) -> PTable:
-    """Read a perturbation table in sdckit's (R ptable's) tidy layout or the ONS layout.
+    """Read a perturbation table: sdckit's (R ptable's) tidy layout, ONS's or tau-ARGUS's.
 
     Parameters
     ----------
     source : path or DataFrame
         A CSV file (separator detected) or a frame already read.
-    format : {"auto", "tidy", "ons"}, default "auto"
+    format : {"auto", "tidy", "ons", "tauargus"}, default "auto"
         ``"tidy"``: columns ``i, j, p`` (``v``, ``p_int_lb``, ``p_int_ub``,
         ``type`` may be present and are ignored: they follow from ``p``), as
         :meth:`PTable.to_frame` and R ptable write them; the last row serves
@@ -134,8 +251,23 @@ def read_ptable(
         count ``1..L-1`` for every integer cell key ``0..K-1``; the table is
         kept key by key, so a cell key selects exactly the ``pvalue`` the ONS
         package would, and rows ``cycle_start..L-1`` are reused in turn for
-        larger counts (the ONS convention). ``"auto"`` tells them apart by
-        their columns.
+        larger counts (the ONS convention). ``"tauargus"``: tau-ARGUS's text
+        file for the cell key method on count tables, as in the example
+        p-table shipped with tau-ARGUS (``data/cellkey/Frequency`` of its
+        repository): a header line ``"i";"j";"p";"v";"p_ij_ub"``, then one
+        line per transition ``i;j;p;v;p_ij_ub``, separated by ``;``, with
+        ``v = j - i`` and ``p_ij_ub`` the cumulative probability of the row
+        up to ``j`` (the upper bound of the cell-key interval that selects
+        ``j``), the lines of a row consecutive with ``j`` increasing, and the
+        last row serving every larger count. Each line is checked; an error
+        names the line (counting from 1, the header being line 1) and the
+        field. Not confirmed from a written specification: tau-ARGUS's
+        manual text on this file and the exact columns R ptable's
+        ``pt_export(..., SDCtool = "TauArgus")`` writes (its help page does
+        not describe them) were not available; the layout follows
+        tau-ARGUS's own example file. ``"auto"`` recognises a tau-ARGUS file
+        by ``p_ij_ub`` in a ``;``-separated first line, the others by their
+        columns.
     cycle_start : int, default 501
         First reused row of an ONS table (the ONS package reuses rows
         501-750); tables with fewer rows than that use their last row.
@@ -148,6 +280,12 @@ def read_ptable(
     """
     if format not in _PTABLE_FORMATS:
         raise ParameterError(f"format must be one of {list(_PTABLE_FORMATS)}, got {format!r}")
+    if format == "tauargus" or (format == "auto" and _is_tauargus_file(source)):
+        if isinstance(source, pd.DataFrame):
+            raise ParameterError("format='tauargus' reads a file; pass its path, not a frame")
+        if not Path(source).exists():
+            raise DataError(f"perturbation table file {str(source)!r} does not exist")
+        return _tauargus_ptable(Path(source))
     frame = _ptable_frame(source)
     if len(frame) == 0:
         raise DataError("the perturbation table has no rows")
@@ -174,7 +312,7 @@ def read_ptable(
 def write_ptable(
     ptable: PTable, path: str | Path, *, format: str = "tidy", key_range: int | None = None
 ) -> None:
-    """Write a perturbation table in sdckit's tidy layout or the ONS layout (atomically).
+    """Write a perturbation table in sdckit's tidy layout, ONS's or tau-ARGUS's (atomically).
 
     Parameters
     ----------
@@ -182,26 +320,38 @@ def write_ptable(
         The table.
     path : str or Path
         The CSV file to write.
-    format : {"tidy", "ons"}, default "tidy"
+    format : {"tidy", "ons", "tauargus"}, default "tidy"
         See :func:`read_ptable`. ``"ons"`` writes counts 1..750 and every
         cell key ``0..K-1``: the noise sdckit itself gives a cell of that
         count and key (for a designed table, the row's cumulative
         probabilities cut at ``c / K``, so each transition's probability is
         rounded to a multiple of ``1/K``); rows beyond the table's own follow
         its ``large_counts`` convention, so the ONS package perturbs as
-        sdckit does.
+        sdckit does. ``"tauargus"`` writes the ``i;j;p;v;p_ij_ub`` text
+        layout (``p`` in full precision, ``p_ij_ub`` rounded to 10 decimals,
+        each row's last bound exactly 1); a table whose rows are reused in
+        turn or given key by key (read from an ONS file) cannot be written
+        so and is refused.
     key_range : int, optional
         ``K`` for ``"ons"``: the table's own for a table read key by key,
         else 256.
     """
-    from sdckit.io import write_table
+    from sdckit.io import atomic_write, write_table
 
     if not isinstance(ptable, PTable):
         raise ParameterError(f"ptable must be a PTable, got {type(ptable).__name__}")
-    if format not in ("tidy", "ons"):
-        raise ParameterError(f"format must be 'tidy' or 'ons', got {format!r}")
+    if format not in _PTABLE_FORMATS[1:]:
+        raise ParameterError(f"format must be one of {list(_PTABLE_FORMATS[1:])}, got {format!r}")
     if format == "tidy":
         write_table(ptable.to_frame(), path)
+        return
+    if format == "tauargus":
+        text = _tauargus_text(ptable)
+
+        def write_text(tmp: Path) -> None:
+            tmp.write_text(text)
+
+        atomic_write(path, write_text)
         return
     K = key_range or ptable.key_range or 256
     if ptable.key_range is not None and K != ptable.key_range:
