@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sdckit import _keys
 from sdckit.assess import individual_risk, key_risk, sensitive_diversity
 from sdckit.assess.categorical import benedetti_franconi
 from sdckit.errors import DataError, ParameterError, SchemaError
@@ -198,3 +199,26 @@ def test_bad_input_is_named():
     before = data.copy()
     individual_risk(data, ["k"])
     pd.testing.assert_frame_equal(data, before)
+
+
+@pytest.mark.parametrize("tiny, small", [(0, 0), (64, 1000), (10**9, 10**9)])
+def test_missing_any_every_route_equals_brute_force(monkeypatch, tiny, small):
+    """Patterns compared pairwise, enumerated against each other or joined: one answer.
+
+    The thresholds pick the route per pair of missingness patterns; (0, 0)
+    sends every pair through the enumeration or the join, (10**9, 10**9)
+    every pair through the pairwise comparison.
+    """
+    monkeypatch.setattr(_keys, "_TINY_PATTERN", tiny)
+    monkeypatch.setattr(_keys, "_SMALL_PATTERN", small)
+    rng = np.random.default_rng(7)
+    codes = np.stack([rng.integers(0, c, 2500) for c in (12, 9, 2, 15)], axis=1)
+    codes[rng.random(codes.shape) < 0.12] = -1
+    frame = pd.DataFrame(
+        {f"k{j}": [None if c < 0 else f"v{c}" for c in codes[:, j]] for j in range(4)}
+    )
+    weights = rng.uniform(1, 5, len(codes))
+    result = key_risk(frame.assign(w=weights), ["k0", "k1", "k2", "k3"], missing="any", weight="w")
+    match = _brute_force_matches(codes)
+    np.testing.assert_array_equal(result.frequencies, match.sum(axis=1))
+    np.testing.assert_allclose(result.population_frequencies, match @ weights)
