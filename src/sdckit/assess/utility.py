@@ -1030,6 +1030,26 @@ def _forest(
     )
 
 
+def _prediction_result(
+    response: str,
+    classification: bool,
+    rows: list[tuple[int, str, float]],
+    size: int,
+    constant: list[float],
+) -> PredictionCheck:
+    """The :class:`PredictionCheck` of per-replication errors and constant-prediction errors."""
+    errors = pd.DataFrame(rows, columns=["replication", "training", "error"])
+    means = errors.groupby("training", sort=False)["error"].mean()
+    return PredictionCheck(
+        response,
+        "classification" if classification else "regression",
+        errors,
+        means,
+        size,
+        float(np.mean(constant)),
+    )
+
+
 def _constant_error(classification: bool, train: np.ndarray, truth: np.ndarray) -> float:
     """Error of predicting the training records' commonest class (or mean) for every record."""
     if classification:
@@ -1148,16 +1168,7 @@ def prediction_check(
             model = _forest(classification, n_estimators, seed, n_jobs, min_samples_leaf)
             model.fit(x[train], y[train])
             rows.append((rep, label, _error(classification, y0[test], model.predict(x0[test]))))
-    errors = pd.DataFrame(rows, columns=["replication", "training", "error"])
-    means = errors.groupby("training", sort=False)["error"].mean()
-    return PredictionCheck(
-        response,
-        "classification" if classification else "regression",
-        errors,
-        means,
-        size,
-        float(np.mean(constant)),
-    )
+    return _prediction_result(response, classification, rows, size, constant)
 
 
 def prediction_experiment(
@@ -1277,13 +1288,4 @@ def prediction_experiment(
             rows.append(
                 (rep, str(label), _error(classification, y_all[test], model.predict(x_all[test])))
             )
-    errors = pd.DataFrame(rows, columns=["replication", "training", "error"])
-    means = errors.groupby("training", sort=False)["error"].mean()
-    return PredictionCheck(
-        response,
-        "classification" if classification else "regression",
-        errors,
-        means,
-        size,
-        float(np.mean(constant)),
-    )
+    return _prediction_result(response, classification, rows, size, constant)
