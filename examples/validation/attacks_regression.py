@@ -217,7 +217,7 @@ def main() -> None:
     from scipy.optimize import linear_sum_assignment
     from scipy.spatial.distance import cdist
 
-    from sdckit.assess._data import joint_design, resolve_schema
+    from sdckit._pairs import joint_design, resolve_schema
 
     for distance in ("euclidean", "gower"):
         rates = [

@@ -22,6 +22,7 @@ __all__ = [
     "check_positive",
     "check_random_state",
     "describe_row",
+    "number_text",
     "plain_value",
     "row_number",
 ]
@@ -222,6 +223,25 @@ def plain_value(value: object) -> object:
         The Python scalar of a numpy scalar; anything else unchanged.
     """
     return value.item() if isinstance(value, np.generic) else value
+
+
+def number_text(value: float) -> str:
+    """A number as a person writes it: -3, 0.25, 1e+300 (never np.float64(-3.0)).
+
+    Parameters
+    ----------
+    value : float
+        Any real number (a numpy scalar included).
+
+    Returns
+    -------
+    str
+        Whole numbers below 10^15 without a decimal point, others in ``%g`` form.
+    """
+    value = float(value)
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:g}"
 
 
 def row_number(position: int) -> int:

@@ -340,7 +340,23 @@ def category_codes(series: pd.Series, levels: list) -> tuple[np.ndarray, np.ndar
     return codes, unknown
 
 
-def _check_weights(weights: Mapping[str, float] | None, variables: list[str]) -> dict[str, float]:
+def check_distance_weights(
+    weights: Mapping[str, float] | None, variables: list[str]
+) -> dict[str, float]:
+    """Per-variable distance weights: 1 for every variable, overridden by ``weights``.
+
+    Parameters
+    ----------
+    weights : mapping of str to float, optional
+        ``{column: weight}``; each weight finite and >= 0, not all 0.
+    variables : list of str
+        The distance variables the weights may name.
+
+    Returns
+    -------
+    dict of str to float
+        A weight for every variable, in the order of ``variables``.
+    """
     out = dict.fromkeys(variables, 1.0)
     if weights is None:
         return out
@@ -423,7 +439,7 @@ def build_design(
                 f"column {name!r} holds dates/times ({data[name].dtype}); it cannot define "
                 "distances: convert it to a number (e.g. days since an origin) or leave it out"
             )
-    weights_used = _check_weights(weights, variables)
+    weights_used = check_distance_weights(weights, variables)
 
     blocks: list[np.ndarray] = []
     names: list[str] = []

@@ -116,14 +116,14 @@ def test_no_table_within_the_time_limit_falls_back_to_soft_bounds(keyed, ptable,
     table without 1s and 2s, saying so, never nothing."""
     from sdckit.tables import additivity
 
-    solve = additivity._solve
+    solve = additivity.solve_cta
 
     def out_of_time(*args, relax=False, **kwargs):
         if relax:  # the LP relaxation (for the warm start) still solves
             return solve(*args, relax=True, **kwargs)
         raise additivity.NoTableInTime("time limit")
 
-    monkeypatch.setattr(additivity, "_solve", out_of_time)
+    monkeypatch.setattr(additivity, "solve_cta", out_of_time)
     perturbed = cell_key_perturb(keyed, ptable, dims=["district", "age", "sex"]).internal
     result = restore_additivity(perturbed, max_deviation=3, method="joint", time_limit=5)
     table = result.internal

@@ -14,7 +14,7 @@ from sdckit.tables import (
     restore_additivity,
     restore_linked,
 )
-from sdckit.tables.linked import _cell_identities
+from sdckit.tables.linked import cell_identities
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def _common(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.DataFrame:
     for table in (a, b):
         structure = table.attrs["structure"]
         by_position = pd.Series(table[column].to_numpy(), index=structure.cell_positions(table))
-        identities = _cell_identities(structure)
+        identities = cell_identities(structure)
         values.append({identities[pos]: v for pos, v in by_position.items()})
     shared = sorted(set(values[0]) & set(values[1]))
     return pd.DataFrame(

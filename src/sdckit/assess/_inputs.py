@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from sdckit._pairs import joint_design
 from sdckit._validation import RandomState
-from sdckit.assess._data import joint_design
 from sdckit.assess.distances import LinkSearch, link_search
 from sdckit.neighbors import NeighborBackend
 from sdckit.schema import Schema

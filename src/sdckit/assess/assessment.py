@@ -16,9 +16,9 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from sdckit._docs import shared_doc
+from sdckit._pairs import categorical_columns, check_pair, resolve_schema
 from sdckit._results import FrozenResult, MicrodataResult
 from sdckit._validation import RandomState, as_sequence, check_columns, check_int
-from sdckit.assess._data import categorical_columns, check_pair, resolve_schema
 from sdckit.assess._inputs import MeasureInputs
 from sdckit.assess.measures import measures_of, registered
 from sdckit.errors import ParameterError, SchemaError

@@ -31,6 +31,7 @@ import pandas as pd
 from scipy.special import hyp2f1
 
 from sdckit._keys import KeyGroups, check_missing, group_keys, key_codes
+from sdckit._pairs import check_pair, pair_doc, resolve_schema
 from sdckit._results import FrozenResult
 from sdckit._validation import (
     check_columns,
@@ -39,7 +40,6 @@ from sdckit._validation import (
     describe_row,
     plain_value,
 )
-from sdckit.assess._data import check_pair, pair_doc, resolve_schema
 from sdckit.assess._result import MeasureResult
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.schema import Kind, Schema

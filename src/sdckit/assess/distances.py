@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sdckit.assess._data import complete_rows
+from sdckit._pairs import complete_rows
 from sdckit.neighbors import (
     NeighborBackend,
     count_within,

@@ -10,28 +10,21 @@ neighbourhood size against distance to the closest record for RWN
 data's value as a horizontal line. Figures are PNGs embedded as base64, so
 the page needs no network and no other file.
 
-Figures are drawn with matplotlib's object-oriented API on the Agg canvas;
-pyplot's global state and the user's backend are left alone.
+The page, its figures and tables are :mod:`sdckit._report`'s, shared with the
+attack and coprivacy reports.
 """
 
 from __future__ import annotations
 
-import base64
-import html
-import io
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import jinja2
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
+from sdckit._report import PageFigure, Report, blank_figure, png, render_page, table_html
 from sdckit.assess.assessment import Assessment
 from sdckit.assess.measures import MeasureSpec, headline_labels, registered
 from sdckit.assess.risk import DistanceToClosest, ExtremeRecords, KeyRiskComparison
@@ -44,7 +37,6 @@ from sdckit.assess.utility import (
     RegressionComparison,
 )
 from sdckit.errors import ParameterError
-from sdckit.io import atomic_write
 
 __all__ = ["Report", "report"]
 
@@ -52,61 +44,15 @@ ORIGINAL_COLOR = "#1f5fa8"
 MASKED_COLOR = "#d0562c"
 
 
-@dataclass(frozen=True)
-class Report:
-    """A rendered report.
-
-    Attributes
-    ----------
-    html : str
-        The whole page.
-    figures : list of str
-        Names of the figures embedded (each an ``<img>`` inside
-        ``<figure data-figure="name">``).
-    path : Path or None
-        Where the page was written, if it was.
-    """
-
-    html: str
-    figures: list[str]
-    path: Path | None = None
-
-    def summary(self) -> str:
-        where = f" written to {self.path}" if self.path else ""
-        return f"report with {len(self.figures)} figure(s) ({', '.join(self.figures)}){where}"
-
-
-@dataclass(frozen=True)
-class _Figure:
-    name: str
-    title: str
-    caption: str
-    png: str  # base64
-
-
-def _png(fig: Figure) -> str:
-    FigureCanvasAgg(fig)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=96, bbox_inches="tight")
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _figure(width: float, height: float, *, wspace: float = 0.3, hspace: float = 0.6) -> Figure:
-    # Fixed spacing rather than a constrained layout: it halves the drawing time.
-    fig = Figure(figsize=(width, height))
-    fig.subplots_adjust(wspace=wspace, hspace=hspace)
-    return fig
-
-
 # ---------------------------------------------------------------------------
 # Figures of one assessment
 # ---------------------------------------------------------------------------
 
 
-def _correlation_figure(c: CorrelationComparison) -> _Figure:
+def _correlation_figure(c: CorrelationComparison) -> PageFigure:
     p = len(c.original)
     size = min(4.2 + 0.12 * p, 7.0)
-    fig = _figure(3 * size, size, wspace=0.45)
+    fig = blank_figure(3 * size, size, wspace=0.45)
     axes = fig.subplots(1, 3)
     panels = (
         ("original", c.original, "RdBu_r", (-1, 1)),
@@ -124,20 +70,20 @@ def _correlation_figure(c: CorrelationComparison) -> _Figure:
             ax.set_xticks([])
             ax.set_yticks([])
         fig.colorbar(image, ax=ax, shrink=0.75)
-    return _Figure(
+    return PageFigure(
         "correlation",
         "Correlation matrices",
         "Pearson correlations of the original and masked data, and their difference "
         "(Perry, Matloff & Tendick 2022, Figures 2-3). Same colours, same relations.",
-        _png(fig),
+        png(fig),
     )
 
 
-def _regression_figure(g: RegressionComparison) -> _Figure:
+def _regression_figure(g: RegressionComparison) -> PageFigure:
     terms = list(g.table.index)
     ncols = min(4, len(terms))
     nrows = math.ceil(len(terms) / ncols)
-    fig = _figure(3.0 * ncols, 1.6 * nrows + 0.4, wspace=0.45, hspace=0.9)
+    fig = blank_figure(3.0 * ncols, 1.6 * nrows + 0.4, wspace=0.45, hspace=0.9)
     axes = np.atleast_1d(fig.subplots(nrows, ncols)).reshape(-1)
     for ax, term in zip(axes, terms, strict=False):
         for y, (fit, color, name) in enumerate(
@@ -160,18 +106,18 @@ def _regression_figure(g: RegressionComparison) -> _Figure:
         ax.tick_params(axis="x", labelsize=7)
     for ax in axes[len(terms) :]:
         ax.set_visible(False)
-    return _Figure(
+    return PageFigure(
         "regression",
         f"Regression of {g.response}: coefficients with 95% confidence intervals",
         "Each panel is one coefficient, estimated on the original (blue) and masked (orange) "
         "data; the number is the confidence-interval overlap of Karr et al. (2006) "
         "(Perry, Matloff & Tendick 2022, Figures 4-5).",
-        _png(fig),
+        png(fig),
     )
 
 
-def _extreme_figure(e: ExtremeRecords, name: str, caption: str) -> _Figure:
-    fig = _figure(11, 3.6, wspace=0.08)
+def _extreme_figure(e: ExtremeRecords, name: str, caption: str) -> PageFigure:
+    fig = blank_figure(11, 3.6, wspace=0.08)
     axes = fig.subplots(1, 2, sharey=True)
     ceiling = e.max_original
     n = len(e.original)
@@ -194,17 +140,17 @@ def _extreme_figure(e: ExtremeRecords, name: str, caption: str) -> _Figure:
         ax.set_title(title)
         ax.set_xlabel("record (row number)")
     axes[0].set_ylabel(e.measure)
-    return _Figure(
+    return PageFigure(
         name,
         f"{e.measure} of every record",
         caption + " The blue line is the largest value in the original data; "
         "labels are the records with the largest values.",
-        _png(fig),
+        png(fig),
     )
 
 
-def _distance_figure(d: DistanceToClosest) -> _Figure:
-    fig = _figure(8, 3.8)
+def _distance_figure(d: DistanceToClosest) -> PageFigure:
+    fig = blank_figure(8, 3.8)
     ax = fig.subplots()
     series = [d.within_original, d.within_masked, d.original_to_masked]
     data = [s.dropna().to_numpy() for s in series]
@@ -217,19 +163,19 @@ def _distance_figure(d: DistanceToClosest) -> _Figure:
         patch.set_facecolor(color)
         patch.set_alpha(0.45)
     ax.set_ylabel(f"distance to the closest record (scale={d.scale})")
-    return _Figure(
+    return PageFigure(
         "distance_to_closest",
         "Distance to the closest record, before and after",
         "Boxplots of each record's distance to its closest other record in the original and in "
         "the masked data, and of each original record's distance to the closest masked record "
         "(Perry, Matloff & Tendick 2022, Figure 8). Large values within the original are isolated records.",
-        _png(fig),
+        png(fig),
     )
 
 
-def _pca_figure(pca: PCAComparison) -> _Figure:
+def _pca_figure(pca: PCAComparison) -> PageFigure:
     p = len(pca.variance_original)
-    fig = _figure(max(6, 0.45 * p + 3), 3.6)
+    fig = blank_figure(max(6, 0.45 * p + 3), 3.6)
     ax = fig.subplots()
     x = np.arange(p)
     ax.bar(x - 0.2, pca.variance_original.to_numpy(), 0.4, color=ORIGINAL_COLOR, label="original")
@@ -254,22 +200,22 @@ def _pca_figure(pca: PCAComparison) -> _Figure:
     ax.set_ylabel("proportion of variance")
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize=8)
-    return _Figure(
+    return PageFigure(
         "pca",
         "Principal components: proportion of variance by component",
         "PCA of the scaled original and masked data (Perry, Matloff & Tendick 2022, Section 8.3). A masked release "
         "that spreads the variance over more components has weakened the relations.",
-        _png(fig),
+        png(fig),
     )
 
 
-def _covariance_figure(m: MomentComparison) -> _Figure | None:
+def _covariance_figure(m: MomentComparison) -> PageFigure | None:
     if len(m.covariance_ratio) < 2:
         return None
     ratio = m.covariance_ratio.to_numpy()
     p = len(ratio)
     size = min(4.5 + 0.12 * p, 7.5)
-    fig = _figure(size + 1, size)
+    fig = blank_figure(size + 1, size)
     ax = fig.subplots()
     image = ax.imshow(np.clip(ratio, 0, 2), cmap="PuOr_r", vmin=0, vmax=2)
     labels = [str(v) for v in m.covariance_ratio.columns]
@@ -279,21 +225,21 @@ def _covariance_figure(m: MomentComparison) -> _Figure | None:
     fig.colorbar(
         image, ax=ax, shrink=0.8, label="Sigma_masked / Sigma_original (clipped to [0, 2])"
     )
-    return _Figure(
+    return PageFigure(
         "covariance_ratio",
         "Covariance ratio",
         "Element-wise ratio of the masked to the original covariance matrix (Oganian 2011, "
         "Section 5): 1 (white) means preserved. Ratios of covariances near 0 are "
         "unstable by nature.",
-        _png(fig),
+        png(fig),
     )
 
 
-def _neighborhood_figure(a: Assessment) -> _Figure | None:
+def _neighborhood_figure(a: Assessment) -> PageFigure | None:
     d = a.diagnostics
     if d is None or not {"neighborhood_size", "distance_to_closest"} <= set(d.columns):
         return None
-    fig = _figure(7, 4)
+    fig = blank_figure(7, 4)
     ax = fig.subplots()
     n = len(d)
     ax.scatter(
@@ -314,17 +260,17 @@ def _neighborhood_figure(a: Assessment) -> _Figure | None:
     ax.set_ylabel("neighbourhood size")
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
-    return _Figure(
+    return PageFigure(
         "neighborhoods",
         "Neighbourhood size against distance to the closest record",
         "One point per record (Perry, Matloff & Tendick 2022, Figure 1): typical records have many neighbours within "
         "eps; isolated ones fall back on their k nearest.",
-        _png(fig),
+        png(fig),
     )
 
 
-def _keys_figure(k: KeyRiskComparison) -> _Figure:
-    fig = _figure(7, 3.6)
+def _keys_figure(k: KeyRiskComparison) -> PageFigure:
+    fig = blank_figure(7, 3.6)
     ax = fig.subplots()
     top = int(max(k.original.frequencies.max(), k.masked.frequencies.max()))
     bins = np.unique(np.geomspace(1, max(top, 2) + 1, 30).astype(int))
@@ -338,33 +284,33 @@ def _keys_figure(k: KeyRiskComparison) -> _Figure:
     ax.set_xlabel("size of the record's key combination (f_k)")
     ax.set_ylabel("records")
     ax.legend(fontsize=8)
-    return _Figure(
+    return PageFigure(
         "key_frequencies",
         f"Frequencies of key combinations ({', '.join(k.original.keys)})",
         "How many records share each record's combination of key values: records at f_k = 1 "
         "are sample uniques.",
-        _png(fig),
+        png(fig),
     )
 
 
-def _prediction_figure(p: PredictionCheck) -> _Figure:
-    fig = _figure(6, 3.6)
+def _prediction_figure(p: PredictionCheck) -> PageFigure:
+    fig = blank_figure(6, 3.6)
     ax = fig.subplots()
     groups = list(p.mean_errors.index)
     ax.boxplot(
         [p.errors.loc[p.errors["training"] == g, "error"] for g in groups], tick_labels=groups
     )
     ax.set_ylabel(p.error_name)
-    return _Figure(
+    return PageFigure(
         "prediction",
         f"Random-forest prediction of {p.response}",
         "Error on the same original holdout of forests trained on original and on masked data, "
         "over replications (Perry, Matloff & Tendick 2022, Section 8.4).",
-        _png(fig),
+        png(fig),
     )
 
 
-def _cooks_figure(e: ExtremeRecords) -> _Figure:
+def _cooks_figure(e: ExtremeRecords) -> PageFigure:
     return _extreme_figure(
         e,
         "cooks_distance",
@@ -373,7 +319,7 @@ def _cooks_figure(e: ExtremeRecords) -> _Figure:
     )
 
 
-def _mahalanobis_figure(e: ExtremeRecords) -> _Figure:
+def _mahalanobis_figure(e: ExtremeRecords) -> PageFigure:
     return _extreme_figure(
         e,
         "mahalanobis",
@@ -383,7 +329,7 @@ def _mahalanobis_figure(e: ExtremeRecords) -> _Figure:
 
 #: The figure of each registered measure that has one (by measure name); the
 #: figures appear in the order of the measures' ``figure_rank``.
-_MEASURE_FIGURES: dict[str, Callable[[Any], _Figure | None]] = {
+_MEASURE_FIGURES: dict[str, Callable[[Any], PageFigure | None]] = {
     "correlation": _correlation_figure,
     "regression": _regression_figure,
     "cooks": _cooks_figure,
@@ -400,22 +346,22 @@ _MEASURE_FIGURES: dict[str, Callable[[Any], _Figure | None]] = {
 _NEIGHBORHOOD_FIGURE_RANK = 80
 
 
-def _measure_figure(spec: MeasureSpec) -> Callable[[Any], _Figure | None]:
+def _measure_figure(spec: MeasureSpec) -> Callable[[Any], PageFigure | None]:
     """The report figure of a measure registered with its own drawing function."""
 
-    def draw(measure: Any) -> _Figure | None:
+    def draw(measure: Any) -> PageFigure | None:
         assert spec.figure is not None
         drawn = spec.figure(measure)
         if drawn is None:
             return None
-        return _Figure(spec.name, drawn.title, drawn.caption, _png(drawn.figure))
+        return PageFigure(spec.name, drawn.title, drawn.caption, png(drawn.figure))
 
     return draw
 
 
-def _assessment_figures(a: Assessment) -> list[_Figure]:
+def _assessment_figures(a: Assessment) -> list[PageFigure]:
     specs = {spec.name: spec for spec in registered()}
-    drawers: list[tuple[int, Callable[[Any], _Figure | None], Any]] = [
+    drawers: list[tuple[int, Callable[[Any], PageFigure | None], Any]] = [
         (_NEIGHBORHOOD_FIGURE_RANK, _neighborhood_figure, a)
     ]
     for name, measure in a.measures():
@@ -442,13 +388,13 @@ def _sweep_axis(s: SweepResult, table: pd.DataFrame) -> tuple[np.ndarray, str, l
 
 def _sweep_panel_figure(
     s: SweepResult, name: str, title: str, caption: str, panels: list[tuple[str, str, str | None]]
-) -> _Figure | None:
+) -> PageFigure | None:
     table = s.by_setting()
     panels = [p for p in panels if p[0] in table]
     if not panels:
         return None
     x, xlabel, ticks = _sweep_axis(s, table)
-    fig = _figure(4.2 * len(panels), 3.6, wspace=0.35)
+    fig = blank_figure(4.2 * len(panels), 3.6, wspace=0.35)
     axes = np.atleast_1d(fig.subplots(1, len(panels)))
     raw = s.table
     for ax, (column, label, baseline) in zip(axes, panels, strict=True):
@@ -466,14 +412,14 @@ def _sweep_panel_figure(
         ax.set_xlabel(xlabel)
         if ticks is not None:
             ax.set_xticks(x, ticks, rotation=60, fontsize=7, ha="right")
-    return _Figure(name, title, caption, _png(fig))
+    return PageFigure(name, title, caption, png(fig))
 
 
-def _ru_map(s: SweepResult) -> _Figure | None:
+def _ru_map(s: SweepResult) -> PageFigure | None:
     table = s.by_setting()
     if "corr_mean_abs_diff" not in table:
         return None
-    fig = _figure(6.5, 4.5)
+    fig = blank_figure(6.5, 4.5)
     ax = fig.subplots()
     ax.plot(table["corr_mean_abs_diff"], table["linkage_rate"], marker="o", color=MASKED_COLOR)
     for label, row in table.iterrows():
@@ -486,16 +432,16 @@ def _ru_map(s: SweepResult) -> _Figure | None:
         )
     ax.set_xlabel("utility loss: mean |correlation difference|")
     ax.set_ylabel("risk: record-linkage re-identification rate")
-    return _Figure(
+    return PageFigure(
         "ru_map",
         "Risk-utility map",
         "One point per setting (Duncan et al.'s R-U map): down is safer, left keeps more of the "
         "relations. Good settings sit near the lower left.",
-        _png(fig),
+        png(fig),
     )
 
 
-def _sweep_figures(s: SweepResult) -> list[_Figure]:
+def _sweep_figures(s: SweepResult) -> list[PageFigure]:
     figures = [
         _sweep_panel_figure(
             s,
@@ -542,81 +488,6 @@ def _sweep_figures(s: SweepResult) -> list[_Figure]:
 # The page
 # ---------------------------------------------------------------------------
 
-_TEMPLATE = jinja2.Template(
-    """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{ title }}</title>
-<style>
- body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
-        max-width: 1200px; padding: 0 1rem; color: #1d1d1d; line-height: 1.45; }
- h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2.2rem;
- border-bottom: 1px solid #ccc; }
- .table-wrap { max-width: 100%; overflow-x: auto; margin: 0.8rem 0; }
- table { border-collapse: collapse; font-size: 0.9rem; }
- thead th { white-space: normal; overflow-wrap: anywhere; max-width: 9rem;
- vertical-align: bottom; }
- th, td { border: 1px solid #d6d6d6; padding: 0.25rem 0.6rem; text-align: right; }
- th:first-child, td:first-child { text-align: left; }
- thead th { background: #f2f2f2; }
- figure { margin: 1.5rem 0; } figure img { max-width: 100%; height: auto; }
- figcaption { font-size: 0.88rem; color: #444; }
- .notes li { margin: 0.3rem 0; } .recommend { background: #eef6ee; padding: 0.6rem 1rem;
- border-left: 4px solid #3b8a3b; }
- .meta { color: #555; font-size: 0.9rem; }
-</style>
-</head>
-<body>
-<h1>{{ title }}</h1>
-<p class="meta">{{ meta }}</p>
-{% if recommendation %}<p class="recommend" id="recommendation">{{ recommendation }}</p>{% endif %}
-{% if notes %}<h2>What this release keeps and gives away</h2>
-<ul class="notes" id="notes">{% for n in notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
-{% for t in tables %}<h2>{{ t.title }}</h2>{{ t.html | safe }}{% endfor %}
-{% if figures %}<h2>Figures</h2>{% endif %}
-{% for f in figures %}<figure id="fig-{{ f.name }}" data-figure="{{ f.name }}">
-<h3>{{ f.title }}</h3>
-<img alt="{{ f.title }}" src="data:image/png;base64,{{ f.png }}">
-<figcaption>{{ f.caption }}</figcaption>
-</figure>
-{% endfor %}
-<script type="application/json" id="figure-manifest">{{ manifest | tojson }}</script>
-</body>
-</html>
-""",
-    autoescape=True,
-)
-
-
-def _table_html(frame: pd.DataFrame, *, index: bool = True, digits: int = 4) -> str:
-    def fmt(v: object) -> str:
-        if isinstance(v, (bool, np.bool_)):
-            return "yes" if v else "no"
-        if isinstance(v, (float, np.floating)):
-            return "" if np.isnan(v) else f"{v:.{digits}g}"
-        return str(v)
-
-    head = ([html.escape(str(frame.index.name or ""))] if index else []) + [
-        html.escape(str(c)) for c in frame.columns
-    ]
-    rows = []
-    for label, row in frame.iterrows():
-        cells = ([html.escape(str(label))] if index else []) + [
-            html.escape(fmt(v)) for v in row.to_numpy()
-        ]
-        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    # A wide table (a sweep has a column per figure) scrolls inside the page
-    # instead of stretching it; long headers wrap.
-    return (
-        '<div class="table-wrap"><table><thead><tr>'
-        + "".join(f"<th>{h.replace('_', '_<wbr>')}</th>" for h in head)
-        + "</tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table></div>"
-    )
-
 
 def _assessment_tables(a: Assessment) -> list[dict[str, str]]:
     head = a.headline()
@@ -625,19 +496,19 @@ def _assessment_tables(a: Assessment) -> list[dict[str, str]]:
         {"value": list(head.values())},
         index=pd.Index([labels.get(k, k.replace("_", " ")) for k in head], name="measure"),
     )
-    tables = [{"title": "Summary", "html": _table_html(summary)}]
+    tables = [{"title": "Summary", "html": table_html(summary)}]
     if a.utility.regression is not None:
         tables.append(
             {
                 "title": f"Regression of {a.utility.regression.response}",
-                "html": _table_html(a.utility.regression.table.rename_axis("term")),
+                "html": table_html(a.utility.regression.table.rename_axis("term")),
             }
         )
     if a.utility.correlation is not None and len(a.utility.correlation.largest_differences):
         tables.append(
             {
                 "title": "Largest correlation differences",
-                "html": _table_html(a.utility.correlation.largest_differences, index=False),
+                "html": table_html(a.utility.correlation.largest_differences, index=False),
             }
         )
     rows = []
@@ -656,7 +527,7 @@ def _assessment_tables(a: Assessment) -> list[dict[str, str]]:
                 )
     if rows:
         tables.append(
-            {"title": "Most extreme records", "html": _table_html(pd.DataFrame(rows), index=False)}
+            {"title": "Most extreme records", "html": table_html(pd.DataFrame(rows), index=False)}
         )
     return tables
 
@@ -696,7 +567,7 @@ def report(
         raise ParameterError(f"assessment must be an Assessment, got {type(assessment).__name__}")
     if sweep is not None and not isinstance(sweep, SweepResult):
         raise ParameterError(f"sweep must be a SweepResult, got {type(sweep).__name__}")
-    figures: list[_Figure] = []
+    figures: list[PageFigure] = []
     tables: list[dict[str, str]] = []
     notes: list[str] = []
     recommendation = ""
@@ -707,7 +578,7 @@ def report(
         tables.append(
             {
                 "title": "Settings of the sweep (means over replications)",
-                "html": _table_html(table.rename_axis("setting")),
+                "html": table_html(table.rename_axis("setting")),
             }
         )
         recommendation = sweep.recommendation()
@@ -737,7 +608,7 @@ def report(
         )
     if progress is not None:
         progress(2, 2)
-    return _render_page(
+    return render_page(
         title or ("sdckit sweep report" if sweep is not None else "sdckit assessment report"),
         " ".join(meta_parts),
         notes,
@@ -746,33 +617,3 @@ def report(
         path,
         recommendation=recommendation,
     )
-
-
-def _render_page(
-    title: str,
-    meta: str,
-    notes: list[str],
-    tables: list[dict[str, str]],
-    figures: list[_Figure],
-    path: str | os.PathLike | None,
-    *,
-    recommendation: str = "",
-) -> Report:
-    """The page of the report template, written atomically to ``path`` when one is given."""
-    page = _TEMPLATE.render(
-        title=title,
-        meta=meta,
-        recommendation=recommendation,
-        notes=notes,
-        tables=tables,
-        figures=figures,
-        manifest=[f.name for f in figures],
-    )
-    written = None
-    if path is not None:
-
-        def write(tmp: Path) -> None:
-            Path(tmp).write_text(page, encoding="utf-8")
-
-        written = atomic_write(path, write)
-    return Report(html=page, figures=[f.name for f in figures], path=written)

@@ -25,6 +25,15 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 import pandas as pd
 
+from sdckit._pairs import (
+    check_pair,
+    complete_rows,
+    joint_design,
+    numeric_columns,
+    numeric_matrix,
+    pair_doc,
+    resolve_schema,
+)
 from sdckit._results import FrozenResult
 from sdckit._validation import (
     check_columns,
@@ -33,15 +42,6 @@ from sdckit._validation import (
     check_positive,
     describe_row,
     plain_value,
-)
-from sdckit.assess._data import (
-    check_pair,
-    complete_rows,
-    joint_design,
-    numeric_columns,
-    numeric_matrix,
-    pair_doc,
-    resolve_schema,
 )
 from sdckit.assess._result import MeasureResult
 from sdckit.assess.categorical import (

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdckit._pairs import resolve_schema
 from sdckit._results import FrozenResult
 from sdckit._validation import RandomState, check_dataframe, check_int, check_random_state
-from sdckit.assess._data import resolve_schema
 from sdckit.assess.assessment import Assessment, assess
 from sdckit.errors import ParameterError
 from sdckit.microdata.base import Masker, mask

@@ -29,6 +29,14 @@ import pandas as pd
 import statsmodels.api as sm
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
+from sdckit._pairs import (
+    categorical_columns,
+    check_pair,
+    numeric_columns,
+    numeric_matrix,
+    pair_doc,
+    resolve_schema,
+)
 from sdckit._results import FrozenResult
 from sdckit._validation import (
     RandomState,
@@ -39,14 +47,6 @@ from sdckit._validation import (
     check_random_state,
     describe_row,
     plain_value,
-)
-from sdckit.assess._data import (
-    categorical_columns,
-    check_pair,
-    numeric_columns,
-    numeric_matrix,
-    pair_doc,
-    resolve_schema,
 )
 from sdckit.assess._result import MeasureResult
 from sdckit.errors import DataError, ParameterError, SchemaError

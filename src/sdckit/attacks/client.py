@@ -18,8 +18,8 @@ from sdckit.attacks.targets import (
     PublicMetadata,
     Refused,
     RegressionQuery,
-    _translate,
     fit_doc,
+    translate_query,
 )
 from sdckit.errors import ParameterError, SDCError
 
@@ -149,7 +149,7 @@ class ServiceTarget:
         {{fit}}
             The released coefficients, or the service's refusal reasons.
         """
-        formula, universe, _ = _translate(query, self.metadata)
+        formula, universe, _ = translate_query(query, self.metadata)
         if formula is None:
             return Refused(("the query has no regressor the formula language can express",))
         payload = self._request(

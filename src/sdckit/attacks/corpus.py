@@ -44,8 +44,8 @@ from sdckit.attacks.targets import (
     Refused,
     RegressionQuery,
     Target,
-    _quote,
     attack,
+    quote_level,
 )
 from sdckit.errors import ParameterError
 
@@ -90,7 +90,7 @@ def _universe(metadata: PublicMetadata, rng: np.random.Generator) -> str:
         levels = list(metadata.variables[name]["levels"])
         k = int(rng.integers((len(levels) + 1) // 2, len(levels) + 1))
         chosen = rng.choice(len(levels), k, replace=False)
-        text = ", ".join(_quote(str(levels[i])) for i in sorted(chosen))
+        text = ", ".join(quote_level(str(levels[i])) for i in sorted(chosen))
         return f"{name} in {{{text}}}"
     bins = metadata.n_bins(name)
     width = int(rng.integers(max(1, -(-bins // 3)), bins + 1))

@@ -50,7 +50,7 @@ import pandas as pd
 from sdckit._results import FrozenResult
 from sdckit._validation import check_dataframe, check_random_state, plain_value
 from sdckit.attacks.regression import RECOVERY_TOLERANCE
-from sdckit.attacks.targets import PublicMetadata, _quote
+from sdckit.attacks.targets import PublicMetadata, quote_level
 from sdckit.errors import DataError, ParameterError, SchemaError
 
 __all__ = [
@@ -178,7 +178,7 @@ def find_cell_targets(
 
 
 def _levels(values: Sequence[Any]) -> str:
-    return "{" + ", ".join(_quote(str(plain_value(v))) for v in values) + "}"
+    return "{" + ", ".join(quote_level(str(plain_value(v))) for v in values) + "}"
 
 
 def _bin_list(bins: Sequence[int]) -> str:

@@ -25,9 +25,9 @@ import pandas as pd
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
+from sdckit._pairs import check_pair, joint_design, resolve_schema
 from sdckit._results import FrozenResult
 from sdckit._validation import RandomState, check_int, check_random_state
-from sdckit.assess._data import check_pair, joint_design, resolve_schema
 from sdckit.assess.risk import record_linkage
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.schema import Kind, Schema

@@ -446,6 +446,6 @@ class PeerServer:
         return answer
 
     def _query_rows(self, query: RegressionQuery) -> np.ndarray:
-        from sdckit.attacks.targets import _universe_mask
+        from sdckit.attacks.targets import universe_mask
 
-        return _universe_mask(self.data, query.universe)
+        return universe_mask(self.data, query.universe)

@@ -42,10 +42,10 @@ import pandas as pd
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.model_selection import KFold
 
+from sdckit._pairs import check_pair, joint_design, resolve_schema
 from sdckit._results import FrozenResult
 from sdckit._validation import RandomState, check_int, check_random_state
-from sdckit.assess._data import check_pair, joint_design, resolve_schema
-from sdckit.attacks.regression import RECOVERY_TOLERANCE, _relative_errors
+from sdckit.attacks.regression import RECOVERY_TOLERANCE, relative_errors
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.neighbors import nearest_records
 from sdckit.neighbors.search import exclude_self
@@ -123,7 +123,7 @@ def _hits(task: str, predicted: np.ndarray, truth: np.ndarray, tolerance: float)
     """Per record: 1.0 for a disclosure, 0.0 for none, NaN when undefined (true value 0)."""
     if task == "categorical":
         return (predicted == truth).astype(float)
-    errors = _relative_errors(predicted.astype(float), truth.astype(float))
+    errors = relative_errors(predicted.astype(float), truth.astype(float))
     return np.where(np.isfinite(errors), (errors <= tolerance).astype(float), np.nan)
 
 
@@ -235,8 +235,8 @@ def prediction_attack(
         }
         row["excess"] = row["release"] - row["baseline"]
         if task == "numeric":
-            row["release_median_error"] = float(np.nanmedian(_relative_errors(release, y0)))
-            row["baseline_median_error"] = float(np.nanmedian(_relative_errors(baseline, y0)))
+            row["release_median_error"] = float(np.nanmedian(relative_errors(release, y0)))
+            row["baseline_median_error"] = float(np.nanmedian(relative_errors(baseline, y0)))
         rows.append(row)
     return PredictionAttackResult(
         sensitive=sensitive,

@@ -464,13 +464,13 @@ def _quantile_label(q: float) -> str:
     return "all" if q == 0 else f"{q:g}"
 
 
-def _relative_errors(predicted: np.ndarray, truth: np.ndarray) -> np.ndarray:
+def relative_errors(predicted: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """|ŷ - y| / |y| (eq. 5); NaN where y is 0 (the relative error is undefined)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(truth != 0, np.abs(predicted - truth) / np.abs(truth), np.nan)
 
 
-def _row(
+def result_row(
     quantile: float,
     attack: str,
     indicators: str,
@@ -480,6 +480,7 @@ def _row(
     answered: np.ndarray,
     min_units: float = float("nan"),
 ) -> dict[str, Any]:
+    """One row of an attack table (Table 3): shares identified and recovered, answers."""
     finite = np.isfinite(errors)
     chosen = identified & finite
     return {
@@ -628,7 +629,7 @@ def _outlier_predictions(
     return predictions, unique
 
 
-def _check_inputs(
+def check_attack_inputs(
     data: pd.DataFrame,
     sensitive: str,
     background: Sequence[str] | str,
@@ -640,6 +641,7 @@ def _check_inputs(
     quantiles: Sequence[float],
     attacks: Sequence[str] | str,
 ) -> tuple[list[str], str, list[str], float | None, float, list[float], list[str]]:
+    """Check the arguments of a regression attack; the background, size and extras as lists."""
     check_dataframe(data, "data", min_rows=3)
     if not isinstance(sensitive, str) or sensitive not in data.columns:
         raise SchemaError(f"sensitive: column {sensitive!r} is not in the data")
@@ -783,7 +785,7 @@ def quantile_subsets(
     return out
 
 
-def _indicator_rows(
+def indicator_rows(
     background: Sequence[str], approx: float | None, attack: str
 ) -> list[tuple[str, list[str], float | None]]:
     """(label, columns, approx) per row: the background variables added one at a time (Table 3)."""
@@ -878,7 +880,7 @@ def regression_attack(
         The table of the paper's columns (N, identified, Δ all, Δ identified)
         plus the share of targets recovered within 1%.
     """
-    bg, size_column, extras, approx, epsilon, qs, chosen = _check_inputs(
+    bg, size_column, extras, approx, epsilon, qs, chosen = check_attack_inputs(
         data, sensitive, background, size, extra, approx, approx_mode, epsilon, quantiles, attacks
     )
     if released is None:
@@ -905,9 +907,11 @@ def regression_attack(
             # stay in the table with N and no targets, their shares NaN.
             empty = np.zeros(0, dtype=bool)
             for attack in chosen:
-                for label, _, _ in _indicator_rows(bg, approx, attack):
+                for label, _, _ in indicator_rows(bg, approx, attack):
                     name = "artificial outlier" if attack == "outlier" else "strategic dummy"
-                    rows.append(_row(q, name, label, len(positions), empty, np.zeros(0), empty))
+                    rows.append(
+                        result_row(q, name, label, len(positions), empty, np.zeros(0), empty)
+                    )
             continue
         fit = _Released(released, positions, sensitive, extras)
         known = data.iloc[positions].reset_index(drop=True)
@@ -916,7 +920,7 @@ def regression_attack(
             [np.ones(len(known))] + [known[c].to_numpy(dtype=float) for c in extras]
         )
         for attack in chosen:
-            for label, columns, tolerance in _indicator_rows(bg, approx, attack):
+            for label, columns, tolerance in indicator_rows(bg, approx, attack):
                 if attack == "outlier":
                     predicted, identified = _outlier_predictions(
                         fit, known, columns, epsilon, x1_targets, None
@@ -927,9 +931,9 @@ def regression_attack(
                         fit, known, columns, bg[0], tolerance, approx_mode, x1_targets
                     )
                     name = "strategic dummy"
-                errors = _relative_errors(predicted, truth)
+                errors = relative_errors(predicted, truth)
                 rows.append(
-                    _row(
+                    result_row(
                         q,
                         name,
                         label,

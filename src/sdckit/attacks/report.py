@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from sdckit.assess.report import _TEMPLATE, Report, _Figure, _figure, _png, _table_html
+from sdckit._report import PageFigure, Report, blank_figure, png, render_page, table_html
 from sdckit.attacks.regression import RECOVERY_TOLERANCE, RegressionAttackResult
 from sdckit.errors import ParameterError
-from sdckit.io import atomic_write
 
 __all__ = ["attack_report", "battery_report"]
 
@@ -38,8 +36,8 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
     return out.rename(columns=_COLUMNS)
 
 
-def _curves(result: RegressionAttackResult, number: int) -> _Figure:
-    fig = _figure(10, 3.6, wspace=0.3)
+def _curves(result: RegressionAttackResult, number: int) -> PageFigure:
+    fig = blank_figure(10, 3.6, wspace=0.3)
     table = result.table
     labels = ["all" if q == 0 else f"{q:g}" for q in sorted(table["quantile"].unique())]
     for i, column in enumerate(("identified", "identified_recovered")):
@@ -62,12 +60,12 @@ def _curves(result: RegressionAttackResult, number: int) -> _Figure:
         )
         if i == 1:
             ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    return _Figure(
+    return PageFigure(
         name=f"attack_curves_{number}",
         title=f"Regression attacks on the {result.target}",
         caption="Bleninger, Drechsler & Ronning (2011), Tables 1-3: the larger the records, "
         "the more of them the background identifies and the attack recovers.",
-        png=_png(fig),
+        png=png(fig),
     )
 
 
@@ -104,7 +102,7 @@ def attack_report(
         tables.append(
             {
                 "title": f"Attacks on the {r.target}",
-                "html": _table_html(_shown(r.table), index=False),
+                "html": table_html(_shown(r.table), index=False),
             }
         )
         figures.append(_curves(r, number))
@@ -120,27 +118,9 @@ def attack_report(
         + f"; artificial outliers with ε = {params['epsilon']:g}. Δ is the mean absolute "
         "relative error of the recovered value (eq. 5)."
     )
-    page = _TEMPLATE.render(
-        title=title or "sdckit regression attack report",
-        meta=meta,
-        recommendation="",
-        notes=notes,
-        tables=tables,
-        figures=figures,
-        manifest=[f.name for f in figures],
+    return render_page(
+        title or "sdckit regression attack report", meta, notes, tables, figures, path
     )
-    return _written(page, [f.name for f in figures], path)
-
-
-def _written(page: str, figures: list[str], path: str | os.PathLike | None) -> Report:
-    written = None
-    if path is not None:
-
-        def write(tmp: Path) -> None:
-            Path(tmp).write_text(page, encoding="utf-8")
-
-        written = atomic_write(path, write)
-    return Report(html=page, figures=figures, path=written)
 
 
 def battery_report(
@@ -174,16 +154,7 @@ def battery_report(
     """
     if not sections:
         raise ParameterError("battery_report needs one or more tables")
-    page = _TEMPLATE.render(
-        title=title,
-        meta=meta,
-        recommendation="",
-        notes=list(notes),
-        tables=[
-            {"title": heading, "html": _table_html(table, index=False)}
-            for heading, table in sections
-        ],
-        figures=[],
-        manifest=[],
-    )
-    return _written(page, [], path)
+    tables = [
+        {"title": heading, "html": table_html(table, index=False)} for heading, table in sections
+    ]
+    return render_page(title, meta, list(notes), tables, [], path)

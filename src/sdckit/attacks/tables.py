@@ -43,7 +43,7 @@ from sdckit._results import FrozenResult
 from sdckit._validation import check_dataframe, check_int, check_random_state
 from sdckit.errors import ParameterError, SchemaError
 from sdckit.tables import PTable, add_record_keys, cell_key_perturb
-from sdckit.tables.linked import _cell_identities
+from sdckit.tables.linked import cell_identities
 from sdckit.tables.tabulate import TableStructure
 
 __all__ = [
@@ -268,7 +268,7 @@ def interval_attack(
 def _cell_identity(frame: pd.DataFrame, dims: Sequence[str], total_label: str) -> list[tuple]:
     """Each row's cell as its non-total coordinates, as :func:`sdckit.tables.restore_linked` matches them."""
     structure = TableStructure.from_table(frame, dims, total_label=total_label)
-    identities = _cell_identities(structure)
+    identities = cell_identities(structure)
     return [identities[p] for p in structure.cell_positions(frame)]
 
 

@@ -39,16 +39,16 @@ from sdckit._validation import check_dataframe, check_random_state, plain_value
 from sdckit.attacks.regression import (
     DEFAULT_QUANTILES,
     RegressionAttackResult,
-    _check_inputs,
-    _indicator_rows,
-    _relative_errors,
-    _row,
     artificial_outlier,
     attack_params,
+    check_attack_inputs,
     dummy_mean_isolates,
+    indicator_rows,
     outlier_distance,
     quantile_subsets,
     regression_attack,
+    relative_errors,
+    result_row,
     strategic_dummy,
     unique_maximum,
 )
@@ -208,7 +208,8 @@ class Target(Protocol):
         """
 
 
-def _universe_mask(data: pd.DataFrame, universe: Mapping[str, Any]) -> np.ndarray:
+def universe_mask(data: pd.DataFrame, universe: Mapping[str, Any]) -> np.ndarray:
+    """The records of ``data`` inside ``universe`` ({column: level, set of levels or (low, high)})."""
     mask = np.ones(len(data), dtype=bool)
     for column, condition in universe.items():
         series = data[column]
@@ -249,7 +250,7 @@ class NaiveServer:
         {{fit}}
             Always an answer unless the universe is empty.
         """
-        sub = self.data[_universe_mask(self.data, query.universe)]
+        sub = self.data[universe_mask(self.data, query.universe)]
         if len(sub) == 0:
             return Refused(("empty universe",))
         columns = [np.ones(len(sub))]
@@ -375,7 +376,7 @@ def universe_text(metadata: PublicMetadata, universe: Mapping[str, Any]) -> str:
     parts = []
     for column, condition in universe.items():
         if metadata.is_categorical(column):
-            levels = ", ".join(_quote(str(plain_value(v))) for v in condition)
+            levels = ", ".join(quote_level(str(plain_value(v))) for v in condition)
             parts.append(f"{column} in {{{levels}}}")
         else:
             low, high = condition
@@ -386,12 +387,13 @@ def universe_text(metadata: PublicMetadata, universe: Mapping[str, Any]) -> str:
     return " AND ".join(parts) if parts else "ALL"
 
 
-def _quote(level: str) -> str:
+def quote_level(level: str) -> str:
+    """A category level as a quoted literal of the server's universe language."""
     # Always quoted: a level may be a keyword of the universe language (Oregon is "OR").
     return '"' + level.replace('"', '\\"') + '"'
 
 
-def _translate(
+def translate_query(
     query: RegressionQuery, metadata: PublicMetadata
 ) -> tuple[str | None, str, list[tuple[str, Regressor]]]:
     """(formula or None when not expressible, universe text, [(term, regressor)])."""
@@ -457,7 +459,7 @@ class LibraryServer:
         {{fit}}
             Refused with the server's reasons, or the released coefficients.
         """
-        formula, universe, _ = _translate(query, self.metadata)
+        formula, universe, _ = translate_query(query, self.metadata)
         if formula is None:
             return Refused(
                 ("the query has no regressor the server's formula language can express",)
@@ -634,14 +636,14 @@ def _query_row(
             predicted[t] = _prediction(answer, query, known)
         isolated[t] = _isolated(answer, "outlier" if form == "outlier" else "dummy")
         units[t] = answer.n_obs
-    errors = _relative_errors(predicted, truth)
+    errors = relative_errors(predicted, truth)
     name = {
         "outlier": "artificial outlier",
         "dummy": "strategic dummy",
         "factors": "strategic dummy as categorical predictors",
     }[form]
     smallest = float(np.nanmin(units)) if answered.any() else float("nan")
-    return _row(quantile, name, label, n, isolated, errors, answered, smallest)
+    return result_row(quantile, name, label, n, isolated, errors, answered, smallest)
 
 
 def attack(
@@ -720,7 +722,7 @@ def attack(
         )
     if not isinstance(target, Target):
         raise ParameterError(f"target must have a fit(query) method, got {type(target).__name__}")
-    bg, size_column, extras, approx, epsilon, qs, chosen = _check_inputs(
+    bg, size_column, extras, approx, epsilon, qs, chosen = check_attack_inputs(
         data, sensitive, background, size, extra, approx, approx_mode, epsilon, quantiles, attacks
     )
     if max_targets is not None and (isinstance(max_targets, bool) or int(max_targets) < 1):
@@ -748,7 +750,7 @@ def attack(
         if q > 0:
             universe[size_column] = (float(sizes[positions].min()), None)
         for attack_name in chosen:
-            for label, columns, tolerance in _indicator_rows(bg, approx, attack_name):
+            for label, columns, tolerance in indicator_rows(bg, approx, attack_name):
                 forms = [attack_name]
                 categorical = [
                     c for c in columns if metadata is not None and metadata.is_categorical(c)

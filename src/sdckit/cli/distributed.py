@@ -24,7 +24,7 @@ from sdckit.cli._common import (
     with_option_groups,
     write_output,
 )
-from sdckit.cli.tables import _hierarchies, _PtableDesign
+from sdckit.cli.tables import PtableDesign, parse_hierarchies
 from sdckit.errors import ParameterError
 from sdckit.tables import check_release
 
@@ -207,7 +207,7 @@ def tabulate_command(
         table = _lib().tabulate_by_partition(
             input,
             dim_list,
-            hierarchies=_hierarchies(hierarchies),
+            hierarchies=parse_hierarchies(hierarchies),
             weights=weights,
             record_key=record_key,
         )
@@ -233,7 +233,7 @@ def perturb_command(
     ptable: Annotated[
         Path | None, typer.Option("--ptable", help="Perturbation table file.")
     ] = None,
-    design: _PtableDesign = _PtableDesign(),
+    design: PtableDesign = PtableDesign(),
     record_key: Annotated[
         str, typer.Option("--record-key", help="Record-key column.")
     ] = "record_key",
@@ -257,7 +257,7 @@ def perturb_command(
             dims=parse_list(dims) or [],
             record_key=record_key,
             threshold=threshold,
-            hierarchies=_hierarchies(hierarchies),
+            hierarchies=parse_hierarchies(hierarchies),
             weights=weights,
         )
     check_release(result.table, what="perturbed table")

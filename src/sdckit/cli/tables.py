@@ -65,7 +65,7 @@ def _dims(value: str | None, option: str = "--dims") -> list[str]:
     return dims
 
 
-def _hierarchies(path: Path | None) -> dict | None:
+def parse_hierarchies(path: Path | None) -> dict | None:
     """``--hierarchies``: a YAML/JSON map of every dimension, or ``DIM=FILE[,DIM=FILE]`` with
     tau-ARGUS ``.hrc`` files or parent-child code-list CSVs."""
     if path is None:
@@ -118,7 +118,7 @@ _TRUE_COUNTS_HELP = (
 
 
 @dataclass(frozen=True)
-class _PtableDesign:
+class PtableDesign:
     """``--D`` and ``--V``: the perturbation table designed when no ``--ptable`` file is given."""
 
     D: Annotated[int, typer.Option("--D", help="Without --ptable: design one with this D.")] = 3
@@ -251,7 +251,7 @@ def tabulate_command(
     table = tabulate(
         read_input(input),
         _dims(dims),
-        hierarchies=_hierarchies(hierarchies),
+        hierarchies=parse_hierarchies(hierarchies),
         weights=weights,
         margins=not no_margins,
         record_key=record_key,
@@ -342,7 +342,7 @@ def perturb_command(
             "pvalue) or tau-ARGUS (i;j;p;v;p_ij_ub).",
         ),
     ] = None,
-    design: _PtableDesign = _PtableDesign(),
+    design: PtableDesign = PtableDesign(),
     dims: Annotated[
         str | None, typer.Option("--dims", help="Classifying variables (microdata input).")
     ] = None,
@@ -375,7 +375,7 @@ def perturb_command(
         dims=parse_list(dims),
         record_key=record_key,
         threshold=threshold,
-        hierarchies=_hierarchies(hierarchies),
+        hierarchies=parse_hierarchies(hierarchies),
         weights=weights,
     )
     published.write(result, output, "perturbed table", dims=parse_list(dims), quiet=quiet)
@@ -436,7 +436,7 @@ def restore_command(
             value=value,
             max_deviation=max_deviation,
             method=method,
-            hierarchies=_hierarchies(hierarchies),
+            hierarchies=parse_hierarchies(hierarchies),
             time_limit=time_limit,
             threshold=threshold,
             block_cells=block_cells,
@@ -489,7 +489,7 @@ def restore_linked_command(
         result = restore_linked(
             frames,
             dims=[_dims(d) for d in dims],
-            hierarchies=_hierarchies(hierarchies),
+            hierarchies=parse_hierarchies(hierarchies),
             value=value,
             max_deviation=max_deviation,
             time_limit=time_limit,
@@ -694,7 +694,7 @@ def audit_command(
     if rule:
         # protection levels (and which cells must be suppressed) from the rules
         truth.attrs["structure"] = TableStructure.from_table(
-            truth, _dims(dims), hierarchies=_hierarchies(hierarchies)
+            truth, _dims(dims), hierarchies=parse_hierarchies(hierarchies)
         )
         truth = primary_suppression(truth, rules=rule)
     with progress_bar("audit (HiGHS)", quiet=quiet):
@@ -704,7 +704,7 @@ def audit_command(
             dims=_dims(dims) if dims is not None else None,
             value=value,
             published_value=published_value,
-            hierarchies=_hierarchies(hierarchies),
+            hierarchies=parse_hierarchies(hierarchies),
             protection=protection,
             intervals=intervals,
         )
@@ -772,7 +772,7 @@ def suppress_command(
     """Primary and secondary cell suppression, audited by the attacker's LP (HiGHS)."""
     _check_protected_outputs(output, with_status, table, hierarchies)
     data = from_internal_names(read_input(table))
-    spec = _hierarchies(hierarchies)
+    spec = parse_hierarchies(hierarchies)
     microdata = value is not None or contributor is not None or "count" not in data.columns
     options: dict[str, Any] = {"method": method, "cost": cost, "time_limit": time_limit}
     with progress_bar(f"suppression ({method})", quiet=quiet):

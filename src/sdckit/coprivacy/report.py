@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdckit.assess.report import Report, _Figure, _figure, _png, _render_page, _table_html
+from sdckit._report import PageFigure, Report, blank_figure, png, render_page, table_html
 from sdckit.coprivacy.p2p_search import P2PSimulation
 from sdckit.coprivacy.social import RepeatedPlay
 from sdckit.errors import ParameterError
@@ -63,7 +63,7 @@ def p2p_report(
     if not isinstance(simulation, P2PSimulation):
         raise ParameterError("p2p_report needs a P2PSimulation (from simulate_p2p)")
     timeline = simulation.timeline
-    fig = _figure(10, 3.6, wspace=0.3)
+    fig = blank_figure(10, 3.6, wspace=0.3)
     ax = fig.add_subplot(1, 2, 1)
     ax.plot(timeline["queries"], timeline["entropy_alone"], label="without the protocol")
     ax.plot(timeline["queries"], timeline["entropy_vs_engine"], label="with the protocol")
@@ -76,13 +76,13 @@ def p2p_report(
     ax.plot(timeline["queries"], timeline["delta"], label="δ: a peer helped")
     _share_axes(ax, "queries issued", title="forwarding and coprivacy (cumulative)")
     figures = [
-        _Figure(
+        PageFigure(
             name="p2p_timeline",
             title="Entropy vs the engine, forwarding and δ over time",
             caption="Domingo-Ferrer (2011), §4: a peer forwards a query when submitting it "
             "would lower the entropy of her profile at the engine; a peer accepts when "
             "submitting it raises hers, and then (S_ik, T_ki) is a Nash equilibrium.",
-            png=_png(fig),
+            png=png(fig),
         )
     ]
     peers = simulation.per_peer.sort_values("queries", ascending=False)
@@ -94,9 +94,9 @@ def p2p_report(
         "forwarded least often."
     )
     tables = [
-        {"title": "Per peer (most active first)", "html": _table_html(peers.head(200), index=False)}
+        {"title": "Per peer (most active first)", "html": table_html(peers.head(200), index=False)}
     ]
-    return _render_page(title, meta, notes, tables, figures, path)
+    return render_page(title, meta, notes, tables, figures, path)
 
 
 def social_report(
@@ -127,19 +127,19 @@ def social_report(
     plays = list(plays)
     if not plays or not all(isinstance(p, RepeatedPlay) for p in plays):
         raise ParameterError("social_report needs one or more RepeatedPlay")
-    fig = _figure(6.5, 3.6)
+    fig = blank_figure(6.5, 3.6)
     ax = fig.add_subplot(1, 1, 1)
     for play in plays:
         rounds = np.arange(1, len(play.disclosure_rate) + 1)
         ax.plot(rounds, play.disclosure_rate, label=play.protocol.replace("_", "-"))
     _share_axes(ax, "round", ylabel="share of pairs disclosing")
     figures = [
-        _Figure(
+        PageFigure(
             name="disclosure_over_time",
             title="Disclosure over time",
             caption="Domingo-Ferrer (2011), §5: without a protocol nobody discloses (the "
             "one-shot game's dominant strategy); tit-for-tat and reputation sustain disclosure.",
-            png=_png(fig),
+            png=png(fig),
         )
     ]
     table = pd.DataFrame(
@@ -159,5 +159,5 @@ def social_report(
         "play; repeated-game ε: the best gain per round of one user who leaves the protocol."
     )
     lines = list(notes) + [p.summary().splitlines()[0] for p in plays]
-    tables = [{"title": "Protocols", "html": _table_html(table, index=False)}]
-    return _render_page(title, meta, lines, tables, figures, path)
+    tables = [{"title": "Protocols", "html": table_html(table, index=False)}]
+    return render_page(title, meta, lines, tables, figures, path)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sdckit.microdata.microaggregation import _exact_sq
+from sdckit.microdata.microaggregation import squared_distances
 
 __all__: list[str] = []
 
@@ -25,7 +25,7 @@ def textbook_mdav(x: np.ndarray, k: int) -> np.ndarray:
     def take_around(r: int) -> None:
         # r and its k-1 nearest remaining records (ties: smaller row) become the next group
         nonlocal remaining, group
-        d = _exact_sq(x[remaining], x[r])
+        d = squared_distances(x[remaining], x[r])
         d[remaining == r] = -1.0
         members = remaining[np.argsort(d, kind="stable")[:k]]
         labels[members] = group
@@ -33,12 +33,12 @@ def textbook_mdav(x: np.ndarray, k: int) -> np.ndarray:
         remaining = np.setdiff1d(remaining, members)
 
     def farthest_from_centroid() -> int:
-        return int(remaining[np.argmax(_exact_sq(x[remaining], x[remaining].mean(axis=0)))])
+        return int(remaining[np.argmax(squared_distances(x[remaining], x[remaining].mean(axis=0)))])
 
     while len(remaining) >= 3 * k:
         r = farthest_from_centroid()
         take_around(r)
-        take_around(int(remaining[np.argmax(_exact_sq(x[remaining], x[r]))]))
+        take_around(int(remaining[np.argmax(squared_distances(x[remaining], x[r]))]))
     if len(remaining) >= 2 * k:
         take_around(farthest_from_centroid())
     labels[remaining] = group

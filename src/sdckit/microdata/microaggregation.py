@@ -90,7 +90,7 @@ class MicroaggregationResult(MaskResult):
 # distance kernels (the same arithmetic everywhere, so bounds are exact)
 
 
-def _exact_sq(points: np.ndarray, q: np.ndarray) -> np.ndarray:
+def squared_distances(points: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Squared distances of the rows of ``points`` to ``q``, summed variable by variable."""
     diff = points[:, 0] - q[0]
     out = diff * diff
@@ -116,7 +116,7 @@ def _mdav_block(points: np.ndarray, k: int) -> np.ndarray:
     labels = np.full(m, -1, dtype=np.int64)
     rows = np.arange(m)
     x = np.ascontiguousarray(points)
-    norm = _exact_sq(x, np.zeros(d))
+    norm = squared_distances(x, np.zeros(d))
     # Rounding error of the fast form is a few ulps of |x|^2 + |q|^2; the margin is far wider.
     largest_norm = float(norm.max())
     alive = np.ones(m, dtype=bool)
@@ -133,7 +133,7 @@ def _mdav_block(points: np.ndarray, k: int) -> np.ndarray:
         shortlist = np.flatnonzero(approx >= approx.max() - margin_for(q))
         if len(shortlist) == 1:
             return int(shortlist[0])
-        return int(shortlist[np.argmax(_exact_sq(x[shortlist], q))])
+        return int(shortlist[np.argmax(squared_distances(x[shortlist], q))])
 
     def fast(q: np.ndarray, norms: np.ndarray) -> np.ndarray:
         # |x|^2 - 2 x.q, in place; the constant |q|^2 changes no comparison
@@ -149,7 +149,7 @@ def _mdav_block(points: np.ndarray, k: int) -> np.ndarray:
         approx[i] = -np.inf
         kth = np.partition(approx, k - 1)[k - 1]
         shortlist = np.flatnonzero(approx <= kth + margin_for(q))
-        exact = _exact_sq(x[shortlist], q)
+        exact = squared_distances(x[shortlist], q)
         exact[shortlist == i] = -1.0  # r always heads its own group
         return shortlist[np.argsort(exact, kind="stable")[:k]], approx
 
@@ -181,8 +181,8 @@ def _mdav_block(points: np.ndarray, k: int) -> np.ndarray:
     if n_alive >= 2 * k:
         sub = x[remaining]
         centroid = sub.mean(axis=0)
-        r = int(np.argmax(_exact_sq(sub, centroid)))
-        dist = _exact_sq(sub, sub[r])
+        r = int(np.argmax(squared_distances(sub, centroid)))
+        dist = squared_distances(sub, sub[r])
         dist[r] = -1.0
         members = np.argsort(dist, kind="stable")[:k]
         labels[rows[remaining[members]]] = group

@@ -72,6 +72,7 @@ from sdckit._validation import (
     check_columns,
     check_dataframe,
     check_random_state,
+    number_text,
     row_label,
 )
 from sdckit.errors import DataError, InfeasibleError, ParameterError, SchemaError
@@ -932,8 +933,8 @@ def _chain_transform(
         raise DataError(
             f"constraint {' >= '.join(chain)} fails in {len(rows)} record(s) of the original "
             f"data ({_rows_text(rows)}, counted from 1; first: {a} = "
-            f"{_number(x[rows[0], p[first_pair]])} < {b} = "
-            f"{_number(x[rows[0], p[first_pair + 1]])}); it cannot be preserved"
+            f"{number_text(x[rows[0], p[first_pair]])} < {b} = "
+            f"{number_text(x[rows[0], p[first_pair + 1]])}); it cannot be preserved"
         )
     anchor = next((j for j in range(len(p) - 1, -1, -1) if nonneg[p[j]]), len(p) - 1)
     out = transformed.copy()
@@ -953,12 +954,6 @@ def _chain_transform(
             row[p[i]] -= 1.0
         rebuild[p[j]] = row
     return out
-
-
-def _number(value: float) -> str:
-    """A value as a person writes it: 3, not 3.0 or np.float64(3.0)."""
-    value = float(value)
-    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:g}"
 
 
 def _resolve_totals(

@@ -45,7 +45,7 @@ from sdckit.neighbors import (
     make_strategy,
 )
 from sdckit.neighbors.backends import EXACT_ALGORITHMS, check_backend_name
-from sdckit.schema import Design, Kind, Schema, _check_weights, build_design
+from sdckit.schema import Design, Kind, Schema, build_design, check_distance_weights
 
 __all__ = ["RWNResult", "rwn"]
 
@@ -327,7 +327,7 @@ def rwn(
                 "imputed copy"
             )
         design_data = _impute(design_data, schema)
-    user_weights = _check_weights(weights, list(dist_cols))
+    user_weights = check_distance_weights(weights, list(dist_cols))
     design_weights, reference, shrunk = _balanced_weights(
         design_data,
         dist_cols,

@@ -31,10 +31,11 @@ import pandas as pd
 import scipy.sparse as sp
 
 from sdckit._results import FrozenResult
+from sdckit._validation import check_random_state
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.querylog.aggregate import aggregate_groups
 from sdckit.querylog.partition import check_k, random_partition
-from sdckit.querylog.protect import ProtectedLog, _rng
+from sdckit.querylog.protect import ProtectedLog
 from sdckit.querylog.reading import QueryLog, read_log
 from sdckit.querylog.similarity import QueryClassifier, classification_matrices
 from sdckit.querylog.taxonomy import Taxonomy, load_taxonomy
@@ -316,7 +317,7 @@ def evaluate(
     """
     if not isinstance(random_repeats, int) or random_repeats < 1:
         raise ParameterError(f"random_repeats must be a positive integer, got {random_repeats!r}")
-    rng = _rng(random_state)
+    rng = check_random_state(random_state)
     if isinstance(original, ProtectedLog):
         log = original.log
         release_frame = original.data

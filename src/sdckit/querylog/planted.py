@@ -36,10 +36,11 @@ import numpy as np
 import pandas as pd
 
 from sdckit._results import FrozenResult
+from sdckit._validation import check_random_state
 from sdckit.errors import ParameterError
-from sdckit.querylog.protect import _rng, protect
+from sdckit.querylog.protect import protect
 from sdckit.querylog.reading import QueryLog, read_log
-from sdckit.querylog.zealous import _kept_items, zealous, zealous_parameters
+from sdckit.querylog.zealous import kept_items, zealous, zealous_parameters
 
 __all__ = ["PlantedAttack", "planted_query_attack"]
 
@@ -187,7 +188,7 @@ def planted_query_attack(
         raise ParameterError(f"method must be 'microaggregation' or 'zealous', got {method!r}")
     if not 0.0 < float(known_share) < 1.0:
         raise ParameterError(f"known_share must be between 0 and 1, got {known_share!r}")
-    rng = _rng(random_state)
+    rng = check_random_state(random_state)
     log = (
         data
         if isinstance(data, QueryLog)
@@ -321,7 +322,7 @@ def _attack_zealous(
     # than the target counted each tested query (their at most m queries).
     others = read_log(frame[frame[ucol] != target], user_column=ucol, query_column=qcol)
     kept = pd.Series(
-        np.bincount(_kept_items(others.user_query_counts(), m), minlength=len(others.queries)),
+        np.bincount(kept_items(others.user_query_counts(), m), minlength=len(others.queries)),
         index=others.queries,
     )
     guesses = np.array([counts.get(q, -np.inf) - per_query - kept.get(q, 0) >= 0.5 for q in tested])

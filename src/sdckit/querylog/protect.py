@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit._results import FrozenResult
+from sdckit._validation import check_random_state
 from sdckit.errors import ParameterError
 from sdckit.querylog.aggregate import aggregate_groups, released_ids
 from sdckit.querylog.details import TIME_GRANULARITIES, released_clicks, released_times
@@ -107,18 +108,6 @@ def _details_line(params: Any, stats: Any) -> str:
     else:
         parts.append("clicks dropped")
     return "; ".join(parts) + "; ranks dropped"
-
-
-def _rng(random_state: int | np.random.Generator | None) -> np.random.Generator:
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if random_state is None or (
-        isinstance(random_state, int) and not isinstance(random_state, bool)
-    ):
-        return np.random.default_rng(random_state)
-    raise ParameterError(
-        f"random_state must be None, an integer or a numpy Generator, got {random_state!r}"
-    )
 
 
 def levels_in_use(classification: Classification, min_level_share: float) -> tuple[int, ...]:
@@ -220,7 +209,7 @@ def protect(
     ProtectedLog
         The release, the confidential membership table, and diagnostics.
     """
-    rng = _rng(random_state)
+    rng = check_random_state(random_state)
     tax = load_taxonomy(taxonomy)
 
     def stage(name: str) -> Callable[[int, int], None] | None:

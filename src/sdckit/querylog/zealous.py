@@ -52,8 +52,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from sdckit._results import FrozenResult
+from sdckit._validation import check_random_state
 from sdckit.errors import ParameterError
-from sdckit.querylog.protect import _rng
 from sdckit.querylog.reading import QueryLog, read_log
 
 __all__ = ["ZealousRelease", "zealous", "zealous_parameters"]
@@ -151,7 +151,7 @@ class ZealousRelease(FrozenResult):
         return "\n".join(lines)
 
 
-def _kept_items(counts_matrix: sp.csr_matrix, m: int) -> np.ndarray:
+def kept_items(counts_matrix: sp.csr_matrix, m: int) -> np.ndarray:
     """Each user's at most ``m`` distinct items: her most repeated first.
 
     The choice depends on the user's own history only (ties: the item
@@ -257,7 +257,7 @@ def zealous(
         tp = float(tau_prime)
     if items not in ("queries", "query-clicks"):
         raise ParameterError(f"items must be 'queries' or 'query-clicks', got {items!r}")
-    rng = _rng(random_state)
+    rng = check_random_state(random_state)
     log = (
         data
         if isinstance(data, QueryLog)
@@ -272,7 +272,7 @@ def zealous(
         raise ParameterError("the log has no queries")
     counts, labels, item_of_line = _item_counts(log, items)
     n_items = counts.shape[1]
-    users_per_item = np.bincount(_kept_items(counts, max_queries_per_user), minlength=n_items)
+    users_per_item = np.bincount(kept_items(counts, max_queries_per_user), minlength=n_items)
     candidates = np.flatnonzero(users_per_item >= tau)
     noisy = users_per_item[candidates] + rng.laplace(0.0, lam, size=len(candidates))
     passed = noisy >= tp

@@ -61,10 +61,10 @@ from sdckit.swaprate.calibration import (
 from sdckit.swaprate.gsc import (
     GroupSwapCountAliases,
     SwapCountEstimate,
-    _estimate_lines,
-    _fit_frame,
     class_probabilities,
+    estimate_lines,
     estimate_swap_count,
+    fit_frame,
     swap_rate_from_count,
 )
 from sdckit.swaprate.models import RecordModel, make_model
@@ -372,7 +372,7 @@ class ConsensusEstimate(GroupSwapCountAliases, FrozenResult):
                 "the alpha and rho below are not estimates of it"
             )
         lines.append(f"  A = {a:.1f}, B = {b:.1f}, C = {c:.1f}, D = {d:.1f}")
-        lines += _estimate_lines(
+        lines += estimate_lines(
             self.verdict, self.group_swap_count, self.standard_error, self.n0, self.n1
         )
         for name, fit in (("left", self.left), ("right", self.right)):
@@ -507,7 +507,7 @@ def consensus_swap_count(
         def re_estimate(frame: pd.DataFrame) -> float:
             probabilities = []
             for cols, half_model in zip((left_cols, right_cols), models, strict=True):
-                fitted = _fit_frame(
+                fitted = fit_frame(
                     frame,
                     swap_attribute,
                     cols,

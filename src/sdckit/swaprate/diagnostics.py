@@ -54,8 +54,8 @@ from sdckit.swaprate.consensus import ConsensusEstimate, consensus_swap_count
 from sdckit.swaprate.gsc import (
     IdentifiabilityCheck,
     SwapCountEstimate,
-    _count_text,
     binary_swap_attribute,
+    count_text,
     estimate_swap_count,
     swap_rate_from_count,
 )
@@ -158,8 +158,8 @@ class ImbalanceCheck:
 
     def summary(self) -> str:
         """One paragraph for a person; a count above the records it could be is not shown."""
-        a0 = _count_text(self.a0, self.n1) if self.n1 is not None else f"{self.a0:,.1f}"
-        a1 = _count_text(self.a1, self.n0) if self.n0 is not None else f"{self.a1:,.1f}"
+        a0 = count_text(self.a0, self.n1) if self.n1 is not None else f"{self.a0:,.1f}"
+        a1 = count_text(self.a1, self.n0) if self.n0 is not None else f"{self.a1:,.1f}"
         return (
             f"imbalance |A0 - A1|/N = {self.imbalance:.4f} (A0 = {a0} changes 1->0, "
             f"A1 = {a1} changes 0->1; threshold {self.threshold:g}): {self.guidance}"

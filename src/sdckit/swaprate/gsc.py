@@ -311,12 +311,12 @@ class SwapCountEstimate(GroupSwapCountAliases, FrozenResult):
             f"  groups: 0 = {list(self.groups[0])}, 1 = {list(self.groups[1])}",
             f"  N = {self.n} (n0 = {self.n0}, n1 = {self.n1})",
         ]
-        lines += _estimate_lines(
+        lines += estimate_lines(
             self.verdict, self.group_swap_count, self.standard_error, self.n0, self.n1
         )
         lines.append(
-            f"  estimated changes: 0->1 A1 = {_count_text(self.a1, self.n0)}, "
-            f"1->0 A0 = {_count_text(self.a0, self.n1)}; imbalance |A0-A1|/N = "
+            f"  estimated changes: 0->1 A1 = {count_text(self.a1, self.n0)}, "
+            f"1->0 A0 = {count_text(self.a0, self.n1)}; imbalance |A0-A1|/N = "
             f"{self.imbalance:.4f}"
         )
         lines.append(
@@ -331,14 +331,14 @@ class SwapCountEstimate(GroupSwapCountAliases, FrozenResult):
         return "\n".join(lines)
 
 
-def _count_text(value: float, limit: float) -> str:
+def count_text(value: float, limit: float) -> str:
     """A count, or words when it exceeds the records that could have changed (impossible)."""
     if value > limit:
         return f"more than the {limit:,.0f} records it could be (impossible)"
     return f"{value:,.1f}"
 
 
-def _estimate_lines(
+def estimate_lines(
     verdict: SwapVerdict | None, alpha: float, standard_error: float, n0: float, n1: float
 ) -> list[str]:
     """alpha, SE and rho as a quotable estimate, or as the likelihood's maximiser when not."""
@@ -725,7 +725,7 @@ def estimate_swap_count(
         "max_em_iter": max_em_iter,
         "accelerate": accelerate,
     }
-    fitted = _fit_frame(
+    fitted = fit_frame(
         data,
         swap_attribute,
         attrs,
@@ -743,7 +743,7 @@ def estimate_swap_count(
     if calibrate:
 
         def re_estimate(frame: pd.DataFrame) -> float:
-            return _fit_frame(
+            return fit_frame(
                 frame,
                 swap_attribute,
                 attrs,
@@ -800,7 +800,7 @@ class _FrameFit(NamedTuple):
     groups: tuple[tuple[Any, ...], tuple[Any, ...]]
 
 
-def _fit_frame(
+def fit_frame(
     data: pd.DataFrame,
     swap_attribute: str,
     attrs: Sequence[str],
@@ -875,7 +875,7 @@ def _estimate_from_fit(
     a0 = float(t[s == 0].sum())
     a1 = float(t[s == 1].sum())
     identifiability = fit.identifiability
-    if identifiability is None:  # _fit_frame identifies unless told not to
+    if identifiability is None:  # fit_frame identifies unless told not to
         raise RuntimeError("the identifiability check was not run")
     verdict = judge_swap_estimate(
         n0=n0,

@@ -102,7 +102,7 @@ class AdditivityResult(TableRelease):
         return text
 
 
-def _solve(
+def solve_cta(
     p: np.ndarray,
     relations: sparse.csr_matrix,
     lower: np.ndarray,
@@ -494,7 +494,7 @@ def _restore_elementary(
     left = None if deadline is None else deadline - time.perf_counter()
     if left is None or left > 0:
         try:
-            found = _solve_elementary(pr, current, free, left, _stage(runs))
+            found = _solve_elementary(pr, current, free, left, run_record(runs))
         except NoTableInTime:
             found = None
         if found is not None:
@@ -502,7 +502,7 @@ def _restore_elementary(
     return current, report
 
 
-def _stage(runs: list[dict]) -> dict:
+def run_record(runs: list[dict]) -> dict:
     """A fresh record for one HiGHS run, appended to ``runs``."""
     runs.append({})
     return runs[-1]
@@ -520,7 +520,9 @@ def _diagnose(
     time_limit: float | None,
     stage: str,
 ) -> InfeasibleError:
-    slack, _ = _solve(p, relations, lower, upper, weights, binary_cells, time_limit, elastic=True)
+    slack, _ = solve_cta(
+        p, relations, lower, upper, weights, binary_cells, time_limit, elastic=True
+    )
     if slack is None:
         return InfeasibleError(
             f"restore_additivity ({stage}): the per-cell bounds alone cannot be met "
@@ -826,8 +828,8 @@ def restore_additivity(
     ) -> np.ndarray | None:
         """One timed CTA run on the whole table; its seconds and binaries are recorded."""
         start = time.perf_counter()
-        found, _status = _solve(
-            p, relations, lo, hi, weights, binary, time_limit, info=_stage(runs)
+        found, _status = solve_cta(
+            p, relations, lo, hi, weights, binary, time_limit, info=run_record(runs)
         )
         seconds.append(time.perf_counter() - start)
         binaries.append(len(binary))
@@ -897,7 +899,7 @@ def restore_additivity(
         soft_bounds = True
         mask = structure.inner_mask()
         try:
-            relaxed, _ = _solve(
+            relaxed, _ = solve_cta(
                 p,
                 relations,
                 lower,
@@ -906,7 +908,7 @@ def restore_additivity(
                 np.array([], dtype=np.int64),
                 time_limit,
                 relax=True,
-                info=_stage(runs),
+                info=run_record(runs),
             )
         except NoTableInTime:  # not even the LP within the limit: the perturbed cells
             relaxed = None
@@ -917,7 +919,7 @@ def restore_additivity(
         start_table = structure.aggregate(base[mask].reshape(structure.leaf_shape)).ravel()
         start = time.perf_counter()
         y = _solve_soft(
-            p, relations, lower, upper, w, start_table, max_deviation, time_limit, _stage(runs)
+            p, relations, lower, upper, w, start_table, max_deviation, time_limit, run_record(runs)
         )
         seconds.append(time.perf_counter() - start)
         binaries.append(int(((upper > 0) & ((lower <= 2) | (start_table < 3))).sum()))

@@ -39,9 +39,9 @@ from scipy.sparse.csgraph import connected_components
 
 from sdckit._highs import new_highs
 from sdckit._results import FrozenResult
-from sdckit._validation import check_dataframe, plain_value
+from sdckit._validation import check_dataframe, number_text, plain_value
 from sdckit.errors import DataError, InfeasibleError, ParameterError
-from sdckit.tables.tabulate import Hierarchy, TableStructure, _number_text
+from sdckit.tables.tabulate import Hierarchy, TableStructure
 
 __all__ = ["AuditResult", "attacker_intervals", "audit_suppression"]
 
@@ -113,9 +113,7 @@ class AuditResult(FrozenResult):
             shown = []
             for _, row in self.exposed.head(5).iterrows():
                 where = ", ".join(f"{d}={row[d]}" for d in dims)
-                shown.append(
-                    f"{where}: [{_number_text(row['lower'])}, {_number_text(row['upper'])}]"
-                )
+                shown.append(f"{where}: [{number_text(row['lower'])}, {number_text(row['upper'])}]")
             text += "; e.g. " + "; ".join(shown)
         return text
 

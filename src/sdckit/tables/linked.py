@@ -34,9 +34,9 @@ from sdckit._highs import NoTableInTime
 from sdckit._results import FrozenResult
 from sdckit._validation import check_dataframe, check_int, check_positive
 from sdckit.errors import DataError, InfeasibleError, ParameterError
-from sdckit.tables.additivity import _solve, _stage
+from sdckit.tables.additivity import run_record, solve_cta
 from sdckit.tables.release import CONFIDENTIAL_COLUMNS, release_frame
-from sdckit.tables.tabulate import Hierarchy, TableStructure, _label_key
+from sdckit.tables.tabulate import Hierarchy, TableStructure, label_key
 
 __all__ = ["LinkedAdditivityResult", "restore_linked"]
 
@@ -89,11 +89,11 @@ class LinkedAdditivityResult(FrozenResult):
         return text
 
 
-def _cell_identities(structure: TableStructure) -> list[tuple[tuple[str, str], ...]]:
+def cell_identities(structure: TableStructure) -> list[tuple[tuple[str, str], ...]]:
     """The non-total coordinates of every cell of ``structure`` (C order)."""
-    total = _label_key(structure.total_label)
+    total = label_key(structure.total_label)
     grids = np.indices(structure.shape).reshape(len(structure.dims), -1)
-    keyed = [[_label_key(c) for c in cats] for cats in structure.categories]
+    keyed = [[label_key(c) for c in cats] for cats in structure.categories]
     out = []
     for cell in grids.T:
         out.append(
@@ -232,7 +232,7 @@ def restore_linked(
     n_relations = 0
     for structure in structures:
         ids = np.empty(structure.n_cells, dtype=np.int64)
-        for position, identity in enumerate(_cell_identities(structure)):
+        for position, identity in enumerate(cell_identities(structure)):
             known = uid.get(identity)
             if known is None:
                 known = uid[identity] = len(identities)
@@ -306,8 +306,8 @@ def restore_linked(
     runs: list[dict] = []
     start = time.perf_counter()
     try:
-        y, status = _solve(
-            p, relations, lower, upper, weights, risky, time_limit, info=_stage(runs)
+        y, status = solve_cta(
+            p, relations, lower, upper, weights, risky, time_limit, info=run_record(runs)
         )
     except NoTableInTime as exc:
         raise InfeasibleError(

@@ -42,7 +42,7 @@ from sdckit.tables.cellkey import lookup_noise
 from sdckit.tables.ptable import PTable
 from sdckit.tables.recordkeys import key_units
 from sdckit.tables.release import TableRelease, release_frame
-from sdckit.tables.tabulate import Hierarchy, TableStructure, _leaf_categories
+from sdckit.tables.tabulate import Hierarchy, TableStructure, leaf_categories
 
 __all__ = [
     "MagnitudeResult",
@@ -308,7 +308,7 @@ def magnitude_perturb(
     units, modulus, _ = key_units(data[record_key], name=record_key)
     leaves, codes = [], []
     for dim in dims:
-        lv, cd, compact = _leaf_categories(data, dim, None)
+        lv, cd, compact = leaf_categories(data, dim, None)
         if compact:  # integer codes given their whole range: keep the values that occur
             occurs = np.unique(cd)
             lv = [lv[i] for i in occurs]

@@ -43,7 +43,7 @@ import pandas as pd
 from sdckit._validation import check_columns, check_dataframe
 from sdckit.errors import DataError, ParameterError
 from sdckit.tables.audit import non_negative
-from sdckit.tables.tabulate import Hierarchy, TableStructure, _label_key, tabulate
+from sdckit.tables.tabulate import Hierarchy, TableStructure, label_key, tabulate
 
 __all__ = ["PrimaryRule", "parse_rule", "primary_suppression"]
 
@@ -200,11 +200,11 @@ def _ancestors(structure: TableStructure, axis: int) -> tuple[np.ndarray, np.nda
 def _leaf_codes(data: pd.DataFrame, structure: TableStructure, axis: int) -> np.ndarray:
     dim = structure.dims[axis]
     lookup = {
-        _label_key(c): i
+        label_key(c): i
         for i, c in enumerate(structure.categories[axis][: structure.n_leaves[axis]])
     }
     values = data[dim].astype(object).to_numpy()
-    return np.fromiter((lookup[_label_key(v)] for v in values), np.int64, len(values))
+    return np.fromiter((lookup[label_key(v)] for v in values), np.int64, len(values))
 
 
 def contributions(

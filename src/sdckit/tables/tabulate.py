@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from sdckit._validation import check_columns, check_dataframe
+from sdckit._validation import check_columns, check_dataframe, number_text
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.tables.recordkeys import key_units
 
@@ -195,10 +195,10 @@ class TableStructure:
         for axis, dim in enumerate(self.dims):
             if dim not in table.columns:
                 raise SchemaError(f"table has no column {dim!r} (a dimension of the structure)")
-            lookup = {_label_key(c): i for i, c in enumerate(self.categories[axis])}
+            lookup = {label_key(c): i for i, c in enumerate(self.categories[axis])}
             values = table[dim].astype(object).to_numpy()
             code = np.fromiter(
-                (lookup.get(_label_key(v), -1) for v in values), np.int64, len(values)
+                (lookup.get(label_key(v), -1) for v in values), np.int64, len(values)
             )
             if (code < 0).any():
                 bad = values[int(np.flatnonzero(code < 0)[0])]
@@ -261,24 +261,24 @@ class TableStructure:
         leaves, has_total = [], True
         for dim in dims:
             labels = pd.unique(table[dim].astype(object))
-            parents = {_label_key(p) for p in (hierarchies.get(dim) or {})}
-            keys = [_label_key(v) for v in labels]
-            has_total &= _label_key(total_label) in keys
+            parents = {label_key(p) for p in (hierarchies.get(dim) or {})}
+            keys = [label_key(v) for v in labels]
+            has_total &= label_key(total_label) in keys
             dim_leaves = [
                 v
                 for v, k in zip(labels, keys, strict=True)
-                if k != _label_key(total_label) and k not in parents
+                if k != label_key(total_label) and k not in parents
             ]
             if isinstance(table[dim].dtype, pd.CategoricalDtype):
-                order = {_label_key(c): i for i, c in enumerate(table[dim].cat.categories)}
-                dim_leaves.sort(key=lambda v: order[_label_key(v)])
+                order = {label_key(c): i for i, c in enumerate(table[dim].cat.categories)}
+                dim_leaves.sort(key=lambda v: order[label_key(v)])
             leaves.append(dim_leaves)
         return cls.from_categories(
             dims, leaves, hierarchies=hierarchies, margins=has_total, total_label=total_label
         )
 
 
-def _label_key(value: Any) -> str:
+def label_key(value: Any) -> str:
     """Labels are matched by their text, so 3, '3' and 3.0-as-'3' read back from a file agree."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -292,7 +292,7 @@ def _dimension_categories(
     margins: bool,
     total_label: str,
 ) -> tuple[list[Any], list[tuple[int, ...]]]:
-    leaf_keys = [_label_key(v) for v in leaves]
+    leaf_keys = [label_key(v) for v in leaves]
     if len(set(leaf_keys)) != len(leaf_keys):
         raise DataError(f"dimension {dim!r} has categories that coincide as text: {leaves}")
     cats = list(leaves)
@@ -304,13 +304,13 @@ def _dimension_categories(
             raise ParameterError(
                 f"hierarchies[{dim!r}] must map each parent to its list of children"
             )
-        spec = {_label_key(p): (p, [_label_key(c) for c in ch]) for p, ch in hierarchy.items()}
+        spec = {label_key(p): (p, [label_key(c) for c in ch]) for p, ch in hierarchy.items()}
         for pkey, (parent, child_keys) in spec.items():
             if pkey in position:
                 raise ParameterError(
                     f"hierarchies[{dim!r}]: parent {parent!r} is also a category of the data"
                 )
-            if pkey == _label_key(total_label):
+            if pkey == label_key(total_label):
                 raise ParameterError(
                     f"hierarchies[{dim!r}]: parent {parent!r} clashes with the total label"
                 )
@@ -339,19 +339,19 @@ def _dimension_categories(
                 cats.append(parent)
                 kids.append(tuple(position[c] for c in child_keys))
     if margins:
-        top = tuple(i for i, c in enumerate(cats) if _label_key(c) not in parent_of)
-        if _label_key(total_label) in position:
+        top = tuple(i for i, c in enumerate(cats) if label_key(c) not in parent_of)
+        if label_key(total_label) in position:
             raise ParameterError(
                 f"dimension {dim!r} already has a category equal to the total label {total_label!r}"
             )
         cats.append(total_label)
         kids.append(top)
     if len(cats) > len(leaves) and not all(isinstance(c, str) for c in leaves):
-        cats = [c if i >= len(leaves) else _label_key(c) for i, c in enumerate(cats)]
+        cats = [c if i >= len(leaves) else label_key(c) for i, c in enumerate(cats)]
     return cats, kids
 
 
-def _leaf_categories(
+def leaf_categories(
     data: pd.DataFrame, dim: str, given: Sequence[Any] | None
 ) -> tuple[list[Any], np.ndarray, bool]:
     """Leaf categories, record codes, and whether unobserved leaves may be dropped."""
@@ -459,7 +459,7 @@ def tabulate(
         raise ParameterError(f"categories: {unknown} are not among the dims {dims}")
     leaves, codes, observed_only = [], [], []
     for dim in dims:
-        lv, cd, compact = _leaf_categories(data, dim, categories.get(dim))
+        lv, cd, compact = leaf_categories(data, dim, categories.get(dim))
         leaves.append(lv)
         codes.append(cd)
         observed_only.append(compact)
@@ -508,14 +508,6 @@ def tabulate(
     return out
 
 
-def _number_text(value: float) -> str:
-    """A number as a person writes it: -3, 0.25, 1e+300 (never np.float64(-3.0))."""
-    value = float(value)
-    if value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return f"{value:g}"
-
-
 def _check_weights(column: pd.Series, name: str) -> np.ndarray:
     """Record weights as float64: finite and non-negative, else an error naming the first bad row.
 
@@ -533,7 +525,7 @@ def _check_weights(column: pd.Series, name: str) -> np.ndarray:
         k = int(np.flatnonzero(negative)[0])
         raise DataError(
             f"weights column {name!r} has negative weights ({int(negative.sum())} rows); "
-            f"the first is row {k + 1} with {_number_text(w[k])}"
+            f"the first is row {k + 1} with {number_text(w[k])}"
         )
     return w
 

@@ -1,5 +1,8 @@
-"""Shared plumbing of the assessment measures: checking an original/masked pair,
-numeric matrices and a design scaled the same way for both files.
+"""An original file and its release side by side: checking the pair, numeric
+matrices and a design scaled the same way for both files.
+
+Shared by the assessment measures (:mod:`sdckit.assess`) and the attacks on a
+masked release (:mod:`sdckit.attacks.linkage`, :mod:`sdckit.attacks.prediction`).
 
 The nearest-record searches live in :mod:`sdckit.neighbors`, shared with masking.
 """
