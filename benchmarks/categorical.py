@@ -22,10 +22,10 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import timeit
 
 import numpy as np
 import pandas as pd
-from _timing import best_of
 
 from sdckit.assess import individual_risk, key_risk, suda
 from sdckit.microdata import pram
@@ -47,6 +47,11 @@ def make_data(n: int, n_keys: int, seed: int, missing_share: float = 0.0) -> pd.
     columns["w"] = rng.uniform(50, 150, n)
     columns["hid"] = np.sort(rng.integers(0, max(1, n // 3), n))
     return pd.DataFrame(columns)
+
+
+def best_of(func, repeats: int) -> float:
+    """The shortest of ``repeats`` runs, in seconds."""
+    return min(timeit.repeat(func, number=1, repeat=repeats))
 
 
 def main() -> None:
