@@ -29,11 +29,11 @@ import os
 import platform
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _timing import best_run
 
 from sdckit.tables import cell_key_perturb, design_ptable, read_ptable, write_ptable
 
@@ -51,16 +51,6 @@ def synthetic(n: int, seed: int = 0) -> pd.DataFrame:
         }
     )
     return data
-
-
-def best_of(repeats: int, func) -> tuple[float, object]:
-    best, out = np.inf, None
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        out = func()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 def pandas_baseline(data: pd.DataFrame, ons_frame: pd.DataFrame) -> pd.DataFrame:
@@ -136,9 +126,9 @@ def main() -> None:
             def theirs(data=data):
                 return pandas_baseline(data, ons_frame)
 
-        t_theirs, other = best_of(repeats, theirs)
-        t_inner, table = best_of(repeats, inner)
-        t_margins, full = best_of(repeats, with_margins)
+        t_theirs, other = best_run(theirs, repeats)
+        t_inner, table = best_run(inner, repeats)
+        t_margins, full = best_run(with_margins, repeats)
         assert not full["perturbed"].isin([1, 2]).any()
         ours = table.astype({d: "int64" for d in dims}).set_index(dims)["perturbed"]
         theirs_counts = other.set_index(dims)["count" if ons is not None else "perturbed"]

@@ -20,25 +20,17 @@ import platform
 import time
 
 import numpy as np
+from _timing import best_of
 
 from sdckit.coprivacy import Game, pure_nash, simulate_p2p, zipf_workload
-
-
-def _best(function, repeats: int = 3) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def equilibria(profiles: int) -> None:
     side = round(profiles**0.5)
     rng = np.random.default_rng(0)
     game = Game(rng.integers(0, 1000, size=(2, side, side)).astype(float))
-    floor = _best(lambda: game.payoffs.max())
-    ours = _best(lambda: pure_nash(game))
+    floor = best_of(lambda: game.payoffs.max())
+    ours = best_of(lambda: pure_nash(game))
     print(
         f"pure_nash, 2 players x {side} strategies ({side * side:,} profiles): "
         f"{ours / floor:.1f} x one pass over the payoff array "
@@ -56,7 +48,7 @@ def p2p(n_peers: int, n_queries: int) -> None:
         for i, x in zip(originators, topics, strict=True):
             counts[i][x] = counts[i].get(x, 0) + 1
 
-    base = _best(floor, repeats=1)
+    base = best_of(floor, repeats=1)
     start = time.perf_counter()
     result = simulate_p2p(workload, random_state=0)
     ours = time.perf_counter() - start

@@ -26,11 +26,10 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
-from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+from _timing import best_run
 
 import sdckit.microdata.base as base_module
 import sdckit.microdata.noise as noise_module
@@ -53,15 +52,6 @@ def joint_changed_share(before: pd.Series, after: pd.Series) -> float:
     joint = pd.concat([before, after], ignore_index=True)
     codes = pd.factorize(joint, use_na_sentinel=True)[0]
     return float(np.mean(codes[: len(before)] != codes[len(before) :]))
-
-
-def best_time(func: Callable[[], object], repeats: int) -> tuple[object, float]:
-    best, value = float("inf"), None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        value = func()
-        best = min(best, time.perf_counter() - start)
-    return value, best
 
 
 def make_data(n: int, seed: int) -> pd.DataFrame:
@@ -105,12 +95,12 @@ def main() -> None:
             noise_module._sorted_codes = unique_codes
             noise_module._pattern_codes = unique_pattern_codes
             base_module._changed_share = joint_changed_share
-            before, t_before = best_time(run, args.repeats)
+            t_before, before = best_run(run, args.repeats)
         finally:
             noise_module._sorted_codes = new_codes
             noise_module._pattern_codes = new_patterns
             base_module._changed_share = new_changed
-        after, t_after = best_time(run, args.repeats)
+        t_after, after = best_run(run, args.repeats)
         same = all(x.equals(y) for x, y in zip(after, before, strict=True))
         same = "identical (data, diagnostics, column_changes)" if same else "DIFFERENT"
         print(f"{label:<34} {t_before:>11.3f} {t_after:>9.3f} {t_before / t_after:>8.2f}x  {same}")

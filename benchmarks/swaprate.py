@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 import pandas as pd
+from _timing import best_of
 
 from sdckit.microdata import swap
 from sdckit.swaprate import NaiveBayes, estimate_swap_count
@@ -44,15 +45,6 @@ def make_data(n: int, seed: int) -> pd.DataFrame:
         columns[f"a{j}"] = pd.Categorical.from_codes(codes, [f"v{c}" for c in range(k)])
     columns["s"] = s
     return pd.DataFrame(columns)
-
-
-def best_of(func, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:

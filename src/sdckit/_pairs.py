@@ -29,17 +29,16 @@ from sdckit.schema import ColumnSpec, Kind, Schema, build_design, category_codes
 #: Parameter entries the measures of ``utility.py`` and ``risk.py`` share: a line
 #: ``{{pair}}`` (or ``{{numeric_pair}}``, ``{{schema}}``, ``{{distance_search}}``) in a
 #: Parameters section stands for them (:func:`sdckit._docs.shared_doc`).
-pair_doc = shared_doc(
-    {
-        "pair": """
+PAIR_FRAGMENTS = {
+    "pair": """
         original, masked : DataFrame
             The original file and its release (same rows, same order).
         """,
-        "schema": """
+    "schema": """
         schema : Schema, optional
             Inferred from ``original`` when omitted.
         """,
-        "numeric_pair": """
+    "numeric_pair": """
         original, masked : DataFrame
             The original file and its release (same rows, same order).
         columns : iterable of str, optional
@@ -47,7 +46,7 @@ pair_doc = shared_doc(
         schema : Schema, optional
             Inferred from ``original`` when omitted.
         """,
-        "distance_search": """
+    "distance_search": """
         scale, weights
             How distances are computed (see :func:`sdckit.schema.build_design`);
             the scaling constants are computed on both files together.
@@ -61,8 +60,8 @@ pair_doc = shared_doc(
             Search threads (:func:`sdckit.neighbors.resolve_n_jobs`: None or -1
             is one per core).
         """,
-    }
-)
+}
+pair_doc = shared_doc(PAIR_FRAGMENTS)
 
 __all__ = [
     "categorical_columns",

@@ -29,7 +29,9 @@ import pandas as pd
 import statsmodels.api as sm
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
+from sdckit._docs import shared_doc
 from sdckit._pairs import (
+    PAIR_FRAGMENTS,
     categorical_columns,
     check_pair,
     numeric_columns,
@@ -1079,7 +1081,65 @@ def _check_holdout(holdout: int | float | None, n: int) -> int:
     return size
 
 
-@pair_doc
+def _forest_settings(
+    holdout: int | float | None,
+    n: int,
+    n_replications: int,
+    n_estimators: int,
+    min_samples_leaf: int,
+) -> tuple[int, int, int, int]:
+    """Checked holdout size, replications, trees and leaf size of a prediction experiment."""
+    return (
+        _check_holdout(holdout, n),
+        check_int(n_replications, "n_replications", minimum=1),
+        check_int(n_estimators, "n_estimators", minimum=1),
+        check_int(min_samples_leaf, "min_samples_leaf", minimum=1),
+    )
+
+
+def _prediction_variables(
+    data: pd.DataFrame, response: str, predictors: Iterable[str] | None, schema: Schema
+) -> list[str]:
+    """The checked predictors (default every other maskable column), the response apart."""
+    check_columns(data, [response], "response")
+    chosen = (
+        [c for c in schema.maskable() if c != response]
+        if predictors is None
+        else check_columns(data, predictors, "predictors")
+    )
+    if response in chosen:
+        raise ParameterError(f"response {response!r} is also listed among the predictors")
+    if not chosen:
+        raise ParameterError("predictors: give at least one predictor")
+    return chosen
+
+
+#: Parameter entries both prediction experiments share, with those of every measure
+#: (:func:`sdckit._docs.shared_doc`).
+_prediction_doc = shared_doc(
+    {
+        **PAIR_FRAGMENTS,
+        "holdout": """
+        task : {"auto", "classification", "regression"}, default "auto"
+            "auto" classifies a categorical response and regresses a numeric one.
+        holdout : int, float in (0, 1) or None
+            Holdout size (records, or a share); default min(1000, 10% of n).
+        """,
+        "forest": """
+        n_estimators : int, default 100
+            Trees per forest.
+        min_samples_leaf : int, default 1
+            Smallest leaf of each tree (scikit-learn's parameter). Fully grown
+            trees (1) can do worse than a constant prediction on noisy classes;
+            the result's ``baseline_error`` shows when they do.
+        n_jobs : int, optional
+            Passed to scikit-learn's forests (None: one job, -1: every core).
+        """,
+    }
+)
+
+
+@_prediction_doc
 def prediction_check(
     original: pd.DataFrame,
     masked: pd.DataFrame,
@@ -1113,20 +1173,10 @@ def prediction_check(
     predictors : iterable of str, optional
         Default every other column of the schema's maskable ones.
     {{schema}}
-    task : {"auto", "classification", "regression"}, default "auto"
-        "auto" classifies a categorical response and regresses a numeric one.
-    holdout : int, float in (0, 1) or None
-        Holdout size (records, or a share); default min(1000, 10% of n).
+    {{holdout}}
     n_replications : int, default 5
         Holdout draws.
-    n_estimators : int, default 100
-        Trees per forest.
-    min_samples_leaf : int, default 1
-        Smallest leaf of each tree (scikit-learn's parameter). Fully grown
-        trees (1) can do worse than a constant prediction on noisy classes;
-        the result's ``baseline_error`` shows when they do.
-    n_jobs : int, optional
-        Passed to scikit-learn's forests (None: one job, -1: every core).
+    {{forest}}
     random_state : None, int or Generator
         Same seed, same holdouts and forests.
 
@@ -1136,21 +1186,11 @@ def prediction_check(
     """
     original, masked = check_pair(original, masked)
     schema = resolve_schema(original, schema)
-    check_columns(original, [response], "response")
-    predictors = (
-        [c for c in schema.maskable() if c != response]
-        if predictors is None
-        else check_columns(original, predictors, "predictors")
-    )
-    if response in predictors:
-        raise ParameterError(f"response {response!r} is also listed among the predictors")
-    if not predictors:
-        raise ParameterError("predictors: give at least one predictor")
+    predictors = _prediction_variables(original, response, predictors, schema)
     n = len(original)
-    size = _check_holdout(holdout, n)
-    n_replications = check_int(n_replications, "n_replications", minimum=1)
-    n_estimators = check_int(n_estimators, "n_estimators", minimum=1)
-    min_samples_leaf = check_int(min_samples_leaf, "min_samples_leaf", minimum=1)
+    size, n_replications, n_estimators, min_samples_leaf = _forest_settings(
+        holdout, n, n_replications, n_estimators, min_samples_leaf
+    )
     rng = check_random_state(random_state)
     classification = _is_classification(original[response], schema, response, task)
     x0 = _features(original, predictors, schema)
@@ -1171,6 +1211,7 @@ def prediction_check(
     return _prediction_result(response, classification, rows, size, constant)
 
 
+@_prediction_doc
 def prediction_experiment(
     data: pd.DataFrame,
     response: str,
@@ -1216,20 +1257,10 @@ def prediction_experiment(
         is reserved for the unmasked data).
     schema : Schema, optional
         Inferred from ``data`` when omitted.
-    task : {"auto", "classification", "regression"}, default "auto"
-        "auto" classifies a categorical response and regresses a numeric one.
-    holdout : int, float in (0, 1) or None
-        Holdout size (records, or a share); default min(1000, 10% of n).
+    {{holdout}}
     n_replications : int, default 25
         Holdout draws.
-    n_estimators : int, default 100
-        Trees per forest.
-    min_samples_leaf : int, default 1
-        Smallest leaf of each tree (scikit-learn's parameter). Fully grown
-        trees (1) can do worse than a constant prediction on noisy classes;
-        the result's ``baseline_error`` shows when they do.
-    n_jobs : int, optional
-        Passed to scikit-learn's forests (None: one job, -1: every core).
+    {{forest}}
     random_state : None, int or Generator
         Same seed, same holdouts, maskings and forests.
 
@@ -1242,23 +1273,15 @@ def prediction_experiment(
 
     check_dataframe(data, min_rows=3)
     schema = resolve_schema(data, schema)
-    check_columns(data, [response], "response")
-    predictors = (
-        [c for c in schema.maskable() if c != response]
-        if predictors is None
-        else check_columns(data, predictors, "predictors")
-    )
-    if response in predictors or not predictors:
-        raise ParameterError("predictors must be non-empty and must not include the response")
+    predictors = _prediction_variables(data, response, predictors, schema)
     if not settings:
         raise ParameterError("settings: give at least one {label: {parameter: value}} setting")
     if "original" in settings:
         raise ParameterError("settings: the label 'original' is reserved for the unmasked data")
     n = len(data)
-    size = _check_holdout(holdout, n)
-    n_replications = check_int(n_replications, "n_replications", minimum=1)
-    n_estimators = check_int(n_estimators, "n_estimators", minimum=1)
-    min_samples_leaf = check_int(min_samples_leaf, "min_samples_leaf", minimum=1)
+    size, n_replications, n_estimators, min_samples_leaf = _forest_settings(
+        holdout, n, n_replications, n_estimators, min_samples_leaf
+    )
     rng = check_random_state(random_state)
     classification = _is_classification(data[response], schema, response, task)
     used = [*predictors, response]

@@ -3,9 +3,41 @@
 from __future__ import annotations
 
 import abc
+import re
+from collections.abc import Callable, Iterator
 
 #: One token: its kind, its text, and where it starts in the parsed text.
 Token = tuple[str, str, int]
+
+
+def scan(
+    pattern: re.Pattern[str], text: str, error: Callable[[str, int], Exception]
+) -> Iterator[re.Match[str]]:
+    """Successive matches of ``pattern`` over ``text`` (trailing space dropped), end to end.
+
+    Parameters
+    ----------
+    pattern : re.Pattern
+        One token, leading white space included.
+    text : str
+        The text to split.
+    error : callable
+        ``error(text, position)`` builds the parser's error where no token
+        starts (``text`` without its trailing space); it is raised.
+
+    Yields
+    ------
+    re.Match
+        One match per token, in order.
+    """
+    text = text.rstrip()
+    pos = 0
+    while pos < len(text):
+        match = pattern.match(text, pos)
+        if match is None:
+            raise error(text, pos)
+        yield match
+        pos = match.end()
 
 
 class TokenParser(abc.ABC):

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sdckit.errors import FormulaError
-from sdckit.server._parsing import TokenParser
+from sdckit.server._parsing import TokenParser, scan
 
 __all__ = [
     "Factor",
@@ -176,22 +176,21 @@ def parse_factor(text: str) -> Factor:
     return factor
 
 
+def _bad_character(text: str, pos: int) -> FormulaError:
+    bad_pos = pos + len(text[pos:]) - len(text[pos:].lstrip())
+    return FormulaError(
+        f"formula: character {text[bad_pos]!r} at position {bad_pos} is not allowed; "
+        "a formula holds only variable names, approved transformations such as log(x), "
+        "and the operators ~ + : *",
+        bad_pos,
+    )
+
+
 def _tokenize(text: str) -> list[tuple[str, str, int]]:
-    tokens, pos = [], 0
-    stripped = text.rstrip()
-    while pos < len(stripped):
-        match = _TOKEN.match(stripped, pos)
-        if match is None:
-            bad_pos = pos + len(stripped[pos:]) - len(stripped[pos:].lstrip())
-            raise FormulaError(
-                f"formula: character {stripped[bad_pos]!r} at position {bad_pos} is not allowed; "
-                "a formula holds only variable names, approved transformations such as log(x), "
-                "and the operators ~ + : *",
-                bad_pos,
-            )
+    tokens = []
+    for match in scan(_TOKEN, text, _bad_character):
         kind = "name" if match.group("name") else "op"
         tokens.append((kind, match.group(kind), match.start(kind)))
-        pos = match.end()
     return tokens
 
 

@@ -32,7 +32,7 @@ import hashlib
 import hmac
 import io
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -107,14 +107,7 @@ class BoxSummary:
     upper_whisker: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "category": self.category,
-            "lower_whisker": self.lower_whisker,
-            "q1": self.q1,
-            "median": self.median,
-            "q3": self.q3,
-            "upper_whisker": self.upper_whisker,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from sdckit.errors import UniverseError
-from sdckit.server._parsing import TokenParser
+from sdckit.server._parsing import TokenParser, scan
 from sdckit.server.metadata import Metadata, level_key
 
 __all__ = [
@@ -175,16 +175,16 @@ _TOKEN = re.compile(
 )
 
 
+def _bad_character(text: str, pos: int) -> UniverseError:
+    return UniverseError(
+        f"universe: unexpected character {text[pos:].lstrip()[:1]!r} at position "
+        f"{pos}; write conditions like 'sex = female AND income in bin 3'"
+    )
+
+
 def _tokenize(text: str) -> list[tuple[str, str, int]]:
-    tokens, pos = [], 0
-    text = text.rstrip()
-    while pos < len(text):
-        match = _TOKEN.match(text, pos)
-        if match is None:
-            raise UniverseError(
-                f"universe: unexpected character {text[pos:].lstrip()[:1]!r} at position "
-                f"{pos}; write conditions like 'sex = female AND income in bin 3'"
-            )
+    tokens = []
+    for match in scan(_TOKEN, text, _bad_character):
         if match.group("string") is not None:
             raw = match.group("string")[1:-1]
             tokens.append(("value", re.sub(r"\\(.)", r"\1", raw), match.start("string")))
@@ -194,7 +194,6 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
             tokens.append((kind, word.upper() if kind == "kw" else word, match.start("word")))
         else:
             tokens.append(("punct", match.group("punct"), match.start("punct")))
-        pos = match.end()
     return tokens
 
 

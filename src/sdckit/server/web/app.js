@@ -418,37 +418,35 @@ async function run() {
   if (n) out.append(el("h3", { text: "Adjustments" }), n);
   out.append(el("p", { class: "hint", text: `audit entry ${payload.audit_id}` }));
   if (kind === "regression" && $("want-plot").checked) {
-    if (body.family === "ols") await residualPlot(universe, body.formula);
-    else await logitDiagnostics(universe, body.formula);
+    await diagnosticPlot(body.family === "ols" ? RESIDUAL_PLOT : BINNED_PLOT, universe, body.formula);
   }
 }
 
-async function residualPlot(universe, formula) {
+// The two residual diagnostics of a regression: OLS gets synthetic residuals,
+// logit binned residuals; both come back as one PNG and say why no point is a person.
+const RESIDUAL_PLOT = {
+  path: "/api/residual-plot",
+  what: "synthetic residual plots",
+  hint: "Residuals are synthetic (smoothed real pattern plus noise); no point is a real person.",
+};
+const BINNED_PLOT = {
+  path: "/api/logit-diagnostics",
+  what: "binned residual plots",
+  hint: "Each point is the mean residual of a group of many people (by fitted probability, public bins or categories), with a ±2 standard-error band; no point is a real person.",
+};
+
+async function diagnosticPlot(plot, universe, formula) {
   const box = $("residual-plot");
-  box.replaceChildren(el("p", { class: "hint", text: "drawing synthetic residual plots..." }));
-  const { httpStatus, payload } = await api("POST", "/api/residual-plot", { universe, formula });
+  box.replaceChildren(el("p", { class: "hint", text: `drawing ${plot.what}...` }));
+  const { httpStatus, payload } = await api("POST", plot.path, { universe, formula });
   if (payload.status !== "ok") {
     box.replaceChildren(renderProblem(payload, httpStatus));
     return;
   }
-  const img = el("img", { alt: "synthetic residual plots of " + payload.formula, class: "residual-plot" });
+  const img = el("img", { alt: `${plot.what} of ${payload.formula}`, class: "residual-plot" });
   img.src = "data:image/png;base64," + payload.png_base64;
-  box.replaceChildren(el("h3", { text: "Synthetic residual plots" }),
-    el("p", { class: "hint", text: "Residuals are synthetic (smoothed real pattern plus noise); no point is a real person." }), img);
-}
-
-async function logitDiagnostics(universe, formula) {
-  const box = $("residual-plot");
-  box.replaceChildren(el("p", { class: "hint", text: "drawing binned residual plots..." }));
-  const { httpStatus, payload } = await api("POST", "/api/logit-diagnostics", { universe, formula });
-  if (payload.status !== "ok") {
-    box.replaceChildren(renderProblem(payload, httpStatus));
-    return;
-  }
-  const img = el("img", { alt: "binned residual plots of " + payload.formula, class: "residual-plot" });
-  img.src = "data:image/png;base64," + payload.png_base64;
-  box.replaceChildren(el("h3", { text: "Binned residual plots" }),
-    el("p", { class: "hint", text: "Each point is the mean residual of a group of many people (by fitted probability, public bins or categories), with a ±2 standard-error band; no point is a real person." }), img);
+  const title = plot.what.charAt(0).toUpperCase() + plot.what.slice(1);
+  box.replaceChildren(el("h3", { text: title }), el("p", { class: "hint", text: plot.hint }), img);
 }
 
 async function loadHistory() {
