@@ -24,6 +24,7 @@ from sdckit.querylog import (
     semantic_clusters,
     semantic_partition,
 )
+from sdckit.querylog import reading as reading_module
 from sdckit.querylog.aggregate import aggregate_groups
 from sdckit.querylog.partition import user_blocks
 from sdckit.querylog.taxonomy import ODP239Taxonomy, WordNetTaxonomy
@@ -173,6 +174,42 @@ def test_odp239_reads_the_installed_file_and_ranks_exact_names_first() -> None:
     assert odp.terms("voice actors") == [("voice", "actor")]
     assert odp.classify([("voice", "actor")])[0] == (("Arts", "Animation", "Voice_Actors"),)
     assert odp.depth == 3
+
+
+def test_odp239_default_path_is_beside_the_checkout_not_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdckit.querylog import taxonomy as taxonomy_module
+
+    monkeypatch.delenv("SDCKIT_ODP239", raising=False)
+    # The checkout holding src/sdckit, and its sibling shared/data.
+    checkout = Path(taxonomy_module.__file__).resolve().parents[3]
+    assert (checkout / "src" / "sdckit" / "querylog" / "taxonomy.py").is_file()
+    expected = checkout.parent / "shared" / "data" / "odp239_taxonomy.csv"
+    assert taxonomy_module.odp239_default_path() == expected
+    # A stray ../shared next to the working directory is never read.
+    stray = tmp_path / "shared" / "data"
+    stray.mkdir(parents=True)
+    (stray / "odp239_taxonomy.csv").write_text("category_path\nStray/Only\n", encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    if expected.is_file():
+        assert ODP239Taxonomy().path == expected
+        assert ("stray",) not in ODP239Taxonomy().entries
+    # Absent everywhere: one line naming where it looked and how to give it.
+    monkeypatch.setattr(
+        taxonomy_module, "odp239_default_path", lambda: tmp_path / "none" / "odp239_taxonomy.csv"
+    )
+    with pytest.raises(DataError) as caught:
+        ODP239Taxonomy()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert str(tmp_path / "none" / "odp239_taxonomy.csv") in message
+    assert "--odp239-path" in message and "SDCKIT_ODP239" in message
+    # The environment variable still comes first.
+    monkeypatch.setenv("SDCKIT_ODP239", str(stray / "odp239_taxonomy.csv"))
+    assert ODP239Taxonomy().entries[("stray",)] == (("Stray",),)
 
 
 def test_unreadable_taxonomy_is_one_error(tmp_path: Path) -> None:
@@ -477,3 +514,97 @@ def test_wordnet_paths_are_noun_class_then_hypernyms() -> None:
         log, classifier=QueryClassifier(wordnet, levels=2, categories_per_term=1)
     )
     assert classification.classified_share[0] > 0.5
+
+
+# --- the release of a fixed synthetic log, pinned by its hash --------------
+# Changes made for speed or memory (issue 26: arrays instead of Python objects,
+# streaming by blocks) must release exactly the same log for the same seed. The
+# hashes were computed with the code as it stood before those changes (commit
+# f03412e) and must not move unless the algorithm itself changes.
+
+GOLDEN_WORDS = [
+    "soccer",
+    "football",
+    "tennis",
+    "guitar",
+    "piano",
+    "painting",
+    "python",
+    "new york",
+    "weather",
+    "hotels",
+    "scores",
+    "lessons",
+]
+
+# Options of protect -> sha256 of the release's CSV text followed by the key's.
+GOLDEN = {
+    "blocked": (
+        {"block_size": 30},
+        "cc07e341651070c0929b8a234ab3c4a6f584a58ed2154c5e1a7a06617eb67011",
+    ),
+    "exact": (
+        {"block_size": None},
+        "0ba9172325c50267dde6b79082b3be364b2ed754d60be119bee71f54b7d026c0",
+    ),
+    "times and clicks": (
+        {"block_size": 30, "times": "day", "clicks": True, "min_click_users": 2},
+        "27c8a15f9bff0721fb91dcae75542fdbd1defb9749fdbfa9d54917fc7278d3df",
+    ),
+}
+
+
+def golden_log(n_users: int = 240, seed: int = 3) -> pd.DataFrame:
+    """240 users, 3,652 lines: two topics per user, times and half the lines clicked."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for user in rng.permutation(n_users):
+        topics = rng.choice(len(GOLDEN_WORDS), size=2, replace=False)
+        for _ in range(int(rng.integers(1, 30))):
+            first, second = rng.choice(topics), rng.integers(len(GOLDEN_WORDS))
+            day, hour = int(rng.integers(1, 28)), int(rng.integers(0, 24))
+            click = (
+                f"http://www.site{int(rng.integers(6))}.com/p{int(rng.integers(3))}"
+                if rng.random() < 0.5
+                else ""
+            )
+            rows.append(
+                (
+                    f"u{user}",
+                    f"{GOLDEN_WORDS[first]} {GOLDEN_WORDS[second]}",
+                    f"2006-03-{day:02d} {hour:02d}:00:00",
+                    click,
+                )
+            )
+    return pd.DataFrame(rows, columns=["AnonID", "Query", "QueryTime", "ClickURL"])
+
+
+@pytest.fixture
+def golden_file(tmp_path: Path) -> Path:
+    frame = golden_log()
+    assert (len(frame), frame["AnonID"].nunique()) == (3652, 240)
+    return write_log(tmp_path / "golden.csv", frame)
+
+
+def release_digest(log: Path, taxonomy: TableTaxonomy, options: dict) -> str:
+    result = protect(log, k=3, taxonomy=taxonomy, levels=2, random_state=7, **options)
+    text = result.data.to_csv(index=False) + result.membership.to_csv(index=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.mark.parametrize("name", list(GOLDEN))
+def test_release_is_unchanged_for_the_same_seed(
+    name: str, golden_file: Path, taxonomy: TableTaxonomy
+) -> None:
+    options, digest = GOLDEN[name]
+    assert release_digest(golden_file, taxonomy, options) == digest
+
+
+@pytest.mark.parametrize("name", ["blocked", "times and clicks"])
+def test_release_is_the_same_when_lines_are_handled_in_small_blocks(
+    name: str, golden_file: Path, taxonomy: TableTaxonomy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Blocks of about 100 lines: dozens of blocks instead of one.
+    monkeypatch.setattr(reading_module, "_PAIR_BLOCK_LINES", 100)
+    options, digest = GOLDEN[name]
+    assert release_digest(golden_file, taxonomy, options) == digest

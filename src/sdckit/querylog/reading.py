@@ -140,14 +140,15 @@ class QueryLog(FrozenResult):
         return np.argsort(users, kind="stable")
 
     def user_line_blocks(
-        self, max_lines: int = _PAIR_BLOCK_LINES
+        self, max_lines: int | None = None
     ) -> Iterator[tuple[int, int, np.ndarray]]:
         """Consecutive ranges of users, with their lines, of about ``max_lines`` lines.
 
         Parameters
         ----------
-        max_lines : int
-            Lines per block (a user with more lines is one block).
+        max_lines : int, optional
+            Lines per block (a user with more lines is one block); default
+            4 x 10^6.
 
         Yields
         ------
@@ -156,6 +157,8 @@ class QueryLog(FrozenResult):
         lines : numpy.ndarray
             Their lines (0-based), grouped by user, in log order per user.
         """
+        if max_lines is None:
+            max_lines = _PAIR_BLOCK_LINES
         per_user = np.bincount(self.line_users, minlength=self.n_users)
         starts = np.zeros(self.n_users + 1, dtype=np.int64)
         np.cumsum(per_user, out=starts[1:])
