@@ -25,6 +25,7 @@ from sdckit.querylog import (
     semantic_partition,
 )
 from sdckit.querylog import reading as reading_module
+from sdckit.querylog import similarity as similarity_module
 from sdckit.querylog.aggregate import aggregate_groups
 from sdckit.querylog.partition import user_blocks
 from sdckit.querylog.taxonomy import ODP239Taxonomy, WordNetTaxonomy
@@ -235,7 +236,12 @@ def literal_algorithm_2(matrices: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def test_incidence_is_algorithm_2_sum_of_minima() -> None:
+@pytest.mark.parametrize("dense_share", [0.0, 0.3, 2.0])
+def test_incidence_is_algorithm_2_sum_of_minima(
+    dense_share: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 0: every category added densely; 2: every category scattered; 0.3: both.
+    monkeypatch.setattr(similarity_module, "_DENSE_SHARE", dense_share)
     rng = np.random.default_rng(3)
     dense = [rng.poisson(0.8, size=(9, 5)), rng.poisson(0.5, size=(9, 12))]
     expected = literal_algorithm_2(dense)
@@ -297,6 +303,44 @@ def test_algorithm_3_loop_reads_at_least_k_and_leftovers_join() -> None:
     assert sorted(len(c) for c in clusters7) == [3, 4]
     joined = next(c for c in clusters7 if len(c) == 4)
     assert 6 in joined and 0 in joined
+
+
+def literal_algorithms_3_4(incidence: np.ndarray, k: int) -> list[list[int]]:
+    """Algorithms 3-4 as printed (loop read as >= k), the largest cell searched afresh each time."""
+    n = incidence.shape[0]
+    sim = incidence.astype(np.int64)
+    np.fill_diagonal(sim, -1)
+    active = np.ones(n, dtype=bool)
+    groups = []
+    while active.sum() >= k:
+        live = np.where(np.outer(active, active), sim, -1)
+        np.fill_diagonal(live, -1)
+        first, second = np.unravel_index(int(live.argmax()), live.shape)
+        members = [int(first), int(second)]
+        merged = sim[first] + sim[second]
+        while len(members) < k:
+            free = active.copy()
+            free[members] = False
+            nearest = int(np.where(free, merged, np.iinfo(np.int64).min).argmax())
+            members.append(nearest)
+            merged = merged + sim[nearest]
+        groups.append(members)
+        active[members] = False
+    return groups
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cached_row_maxima_give_the_groups_of_a_fresh_search(seed: int) -> None:
+    # Small integer counts (many ties) and a few heavy users who are many
+    # users' best match: their rows go stale when they are grouped.
+    rng = np.random.default_rng(seed)
+    k = 2 + seed % 3
+    n = k * 12
+    counts = rng.poisson(0.8, size=(n, 5))
+    counts[rng.choice(n, size=3, replace=False)] += rng.integers(3, 9, size=(3, 5))
+    incidence = incidence_matrix([sp.csr_matrix(counts)])
+    got = [c.tolist() for c in semantic_clusters(incidence, k=k)]
+    assert got == literal_algorithms_3_4(incidence, k)
 
 
 @pytest.mark.parametrize(("n", "k"), [(7, 3), (10, 5), (11, 2), (23, 4)])
