@@ -156,6 +156,14 @@ def run_one(path: str, mode: str, n_users: int) -> None:
             if stage != current[0]:
                 stage_peak[current[0]] = _peak_mb()
                 stage_start[stage] = time.perf_counter()
+                # Partial figures as they come (stderr is not captured), for long runs.
+                print(
+                    f"  [{n_users:,} users, {mode}] {current[0]} done: "
+                    f"{stage_start[stage] - start:.0f} s, CPU {time.process_time() - cpu:.1f} s, "
+                    f"peak {stage_peak[current[0]]:.0f} MB, load {_load()}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 current[0] = stage
 
         result = protect(
@@ -168,6 +176,12 @@ def run_one(path: str, mode: str, n_users: int) -> None:
             progress=progress,
         )
         stage_peak[f"{current[0]} + aggregation"] = _peak_mb()
+        print(
+            f"  [{n_users:,} users, {mode}] protect done: {time.perf_counter() - start:.0f} s, "
+            f"CPU {time.process_time() - cpu:.1f} s, peak {_peak_mb():.0f} MB, load {_load()}",
+            file=sys.stderr,
+            flush=True,
+        )
         out["smallest_group"] = result.stats["smallest_group"]
         out["blocks"] = result.stats["n_blocks"]
         out["released"] = result.stats["n_released_queries"]
@@ -192,7 +206,7 @@ def child(path: Path, mode: str, n_users: int) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, __file__, "--child", str(path), mode, str(n_users)],
         check=True,
-        capture_output=True,
+        stdout=subprocess.PIPE,
         text=True,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -242,8 +256,9 @@ def main() -> None:
             else:
                 lines = synthetic_log_batched(n_users, path)
             load = _load()
-            floor = child(path, "floor", n_users)
+            # protect first: on a long run its time and memory are the aims' figures.
             blocked = child(path, "blocked", n_users)
+            floor = child(path, "floor", n_users)
             if not kept:
                 path.unlink()
             ratio = float(blocked["seconds"]) / float(floor["seconds"])
