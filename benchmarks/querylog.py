@@ -15,6 +15,12 @@ floor's, peak memory, the peak when each stage ends, and the SRP of blocked
 mode beside the exact mode (one block) on ``--exact-users`` users.
 
     nice -n 10 .venv/bin/python benchmarks/querylog.py --sizes 10000,100000,1000000
+
+Ratios are printed both by wall time and by CPU time (the process's own
+seconds on a core): on a shared machine the wall time of each child depends
+on the load while it ran, the CPU time much less. ``--logs DIR`` keeps the
+generated logs in DIR and reuses one already there (the same seed writes the
+same file), so a 10^6-user log (about 8 GB) is drawn once.
 """
 
 from __future__ import annotations
@@ -150,6 +156,14 @@ def run_one(path: str, mode: str, n_users: int) -> None:
             if stage != current[0]:
                 stage_peak[current[0]] = _peak_mb()
                 stage_start[stage] = time.perf_counter()
+                # Partial figures as they come (stderr is not captured), for long runs.
+                print(
+                    f"  [{n_users:,} users, {mode}] {current[0]} done: "
+                    f"{stage_start[stage] - start:.0f} s, CPU {time.process_time() - cpu:.1f} s, "
+                    f"peak {stage_peak[current[0]]:.0f} MB, load {_load()}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 current[0] = stage
 
         result = protect(
@@ -162,10 +176,17 @@ def run_one(path: str, mode: str, n_users: int) -> None:
             progress=progress,
         )
         stage_peak[f"{current[0]} + aggregation"] = _peak_mb()
+        print(
+            f"  [{n_users:,} users, {mode}] protect done: {time.perf_counter() - start:.0f} s, "
+            f"CPU {time.process_time() - cpu:.1f} s, peak {_peak_mb():.0f} MB, load {_load()}",
+            file=sys.stderr,
+            flush=True,
+        )
         out["smallest_group"] = result.stats["smallest_group"]
         out["blocks"] = result.stats["n_blocks"]
         out["released"] = result.stats["n_released_queries"]
         out["seconds_protect"] = time.perf_counter() - start
+        out["cpu"] = time.process_time() - cpu  # protect alone, not the writing below
         with tempfile.TemporaryDirectory() as tmp:
             write_table(result.data, Path(tmp) / "protected.csv")
         stage_peak["writing the release"] = _peak_mb()
@@ -176,7 +197,7 @@ def run_one(path: str, mode: str, n_users: int) -> None:
             out["srp"] = report.srp
     out.setdefault("seconds_protect", time.perf_counter() - start)
     out["seconds"] = out["seconds_protect"]
-    out["cpu"] = time.process_time() - cpu
+    out.setdefault("cpu", time.process_time() - cpu)
     out.setdefault("peak_mb", _peak_mb())
     print(json.dumps(out))
 
@@ -185,7 +206,7 @@ def child(path: Path, mode: str, n_users: int) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, __file__, "--child", str(path), mode, str(n_users)],
         check=True,
-        capture_output=True,
+        stdout=subprocess.PIPE,
         text=True,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -199,7 +220,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="10000")
     parser.add_argument(
-        "--exact-users", type=int, default=10_000, help="users of the exact-vs-blocked check"
+        "--exact-users",
+        type=int,
+        default=10_000,
+        help="users of the exact-vs-blocked check (0: no check)",
+    )
+    parser.add_argument(
+        "--logs", type=Path, help="keep the generated logs here and reuse those already there"
     )
     parser.add_argument("--child", nargs=3)
     args = parser.parse_args()
@@ -210,25 +237,38 @@ def main() -> None:
         sys.exit(f"needs {SAMPLE} and {ODP}")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
     print(
-        "| users | lines | floor (read + classify) s | protect (blocked) s | ratio "
-        "| peak MB | above imports, MB per 10^6 lines | load before, after |"
+        "| users | lines | floor (read + classify) s, CPU s | protect (blocked) s, CPU s "
+        "| ratio (wall) | ratio (CPU) | peak MB | above imports, MB per 10^6 lines "
+        "| load before, after |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     stages = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n_users in [int(s) for s in args.sizes.split(",")]:
-            path = Path(tmp) / f"log_{n_users}.csv"
-            lines = synthetic_log_batched(n_users, path)
+            kept = args.logs is not None
+            path = (args.logs if kept else Path(tmp)) / f"log_{n_users}.csv"
+            if kept and path.exists():
+                with open(path, "rb") as handle:
+                    lines = (
+                        sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 24), b""))
+                        - 1
+                    )
+            else:
+                lines = synthetic_log_batched(n_users, path)
             load = _load()
-            floor = child(path, "floor", n_users)
+            # protect first: on a long run its time and memory are the aims' figures.
             blocked = child(path, "blocked", n_users)
-            path.unlink()
+            floor = child(path, "floor", n_users)
+            if not kept:
+                path.unlink()
             ratio = float(blocked["seconds"]) / float(floor["seconds"])
+            cpu_ratio = float(blocked["cpu"]) / float(floor["cpu"])
             above = blocked["peak_mb"] - blocked["stage_peak_mb"]["imports"]
             stages[n_users] = blocked
             print(
-                f"| {n_users:,} | {lines:,} | {floor['seconds']:.1f} | {blocked['seconds']:.1f} "
-                f"| {ratio:.2f} | {blocked['peak_mb']:.0f} "
+                f"| {n_users:,} | {lines:,} | {floor['seconds']:.1f}, {floor['cpu']:.1f} "
+                f"| {blocked['seconds']:.1f}, {blocked['cpu']:.1f} "
+                f"| {ratio:.2f} | {cpu_ratio:.2f} | {blocked['peak_mb']:.0f} "
                 f"| {above / lines * 1e6:.0f} | {load}; {_load()} |",
                 flush=True,
             )
@@ -237,6 +277,9 @@ def main() -> None:
         for n_users, run in stages.items():
             shown = ", ".join(f"{k} {v:.0f}" for k, v in run["stage_peak_mb"].items())
             print(f"  {n_users:,} users: {shown}; writing took {run['seconds_write']:.1f} s")
+        if args.exact_users <= 0:
+            print(f"load average at the end: {_load()}")
+            return
         subset = Path(tmp) / f"log_{args.exact_users}.csv"
         synthetic_log_batched(args.exact_users, subset, seed=1)
         exact = child(subset, "exact", args.exact_users)

@@ -24,6 +24,8 @@ from sdckit.querylog import (
     semantic_clusters,
     semantic_partition,
 )
+from sdckit.querylog import reading as reading_module
+from sdckit.querylog import similarity as similarity_module
 from sdckit.querylog.aggregate import aggregate_groups
 from sdckit.querylog.partition import user_blocks
 from sdckit.querylog.taxonomy import ODP239Taxonomy, WordNetTaxonomy
@@ -175,6 +177,42 @@ def test_odp239_reads_the_installed_file_and_ranks_exact_names_first() -> None:
     assert odp.depth == 3
 
 
+def test_odp239_default_path_is_beside_the_checkout_not_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdckit.querylog import taxonomy as taxonomy_module
+
+    monkeypatch.delenv("SDCKIT_ODP239", raising=False)
+    # The checkout holding src/sdckit, and its sibling shared/data.
+    checkout = Path(taxonomy_module.__file__).resolve().parents[3]
+    assert (checkout / "src" / "sdckit" / "querylog" / "taxonomy.py").is_file()
+    expected = checkout.parent / "shared" / "data" / "odp239_taxonomy.csv"
+    assert taxonomy_module.odp239_default_path() == expected
+    # A stray ../shared next to the working directory is never read.
+    stray = tmp_path / "shared" / "data"
+    stray.mkdir(parents=True)
+    (stray / "odp239_taxonomy.csv").write_text("category_path\nStray/Only\n", encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    if expected.is_file():
+        assert ODP239Taxonomy().path == expected
+        assert ("stray",) not in ODP239Taxonomy().entries
+    # Absent everywhere: one line naming where it looked and how to give it.
+    monkeypatch.setattr(
+        taxonomy_module, "odp239_default_path", lambda: tmp_path / "none" / "odp239_taxonomy.csv"
+    )
+    with pytest.raises(DataError) as caught:
+        ODP239Taxonomy()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert str(tmp_path / "none" / "odp239_taxonomy.csv") in message
+    assert "--odp239-path" in message and "SDCKIT_ODP239" in message
+    # The environment variable still comes first.
+    monkeypatch.setenv("SDCKIT_ODP239", str(stray / "odp239_taxonomy.csv"))
+    assert ODP239Taxonomy().entries[("stray",)] == (("Stray",),)
+
+
 def test_unreadable_taxonomy_is_one_error(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="cannot read the ODP239 taxonomy"):
         ODP239Taxonomy(tmp_path / "missing.csv")
@@ -198,7 +236,12 @@ def literal_algorithm_2(matrices: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def test_incidence_is_algorithm_2_sum_of_minima() -> None:
+@pytest.mark.parametrize("dense_share", [0.0, 0.3, 2.0])
+def test_incidence_is_algorithm_2_sum_of_minima(
+    dense_share: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 0: every category added densely; 2: every category scattered; 0.3: both.
+    monkeypatch.setattr(similarity_module, "_DENSE_SHARE", dense_share)
     rng = np.random.default_rng(3)
     dense = [rng.poisson(0.8, size=(9, 5)), rng.poisson(0.5, size=(9, 12))]
     expected = literal_algorithm_2(dense)
@@ -260,6 +303,44 @@ def test_algorithm_3_loop_reads_at_least_k_and_leftovers_join() -> None:
     assert sorted(len(c) for c in clusters7) == [3, 4]
     joined = next(c for c in clusters7 if len(c) == 4)
     assert 6 in joined and 0 in joined
+
+
+def literal_algorithms_3_4(incidence: np.ndarray, k: int) -> list[list[int]]:
+    """Algorithms 3-4 as printed (loop read as >= k), the largest cell searched afresh each time."""
+    n = incidence.shape[0]
+    sim = incidence.astype(np.int64)
+    np.fill_diagonal(sim, -1)
+    active = np.ones(n, dtype=bool)
+    groups = []
+    while active.sum() >= k:
+        live = np.where(np.outer(active, active), sim, -1)
+        np.fill_diagonal(live, -1)
+        first, second = np.unravel_index(int(live.argmax()), live.shape)
+        members = [int(first), int(second)]
+        merged = sim[first] + sim[second]
+        while len(members) < k:
+            free = active.copy()
+            free[members] = False
+            nearest = int(np.where(free, merged, np.iinfo(np.int64).min).argmax())
+            members.append(nearest)
+            merged = merged + sim[nearest]
+        groups.append(members)
+        active[members] = False
+    return groups
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cached_row_maxima_give_the_groups_of_a_fresh_search(seed: int) -> None:
+    # Small integer counts (many ties) and a few heavy users who are many
+    # users' best match: their rows go stale when they are grouped.
+    rng = np.random.default_rng(seed)
+    k = 2 + seed % 3
+    n = k * 12
+    counts = rng.poisson(0.8, size=(n, 5))
+    counts[rng.choice(n, size=3, replace=False)] += rng.integers(3, 9, size=(3, 5))
+    incidence = incidence_matrix([sp.csr_matrix(counts)])
+    got = [c.tolist() for c in semantic_clusters(incidence, k=k)]
+    assert got == literal_algorithms_3_4(incidence, k)
 
 
 @pytest.mark.parametrize(("n", "k"), [(7, 3), (10, 5), (11, 2), (23, 4)])
@@ -477,3 +558,97 @@ def test_wordnet_paths_are_noun_class_then_hypernyms() -> None:
         log, classifier=QueryClassifier(wordnet, levels=2, categories_per_term=1)
     )
     assert classification.classified_share[0] > 0.5
+
+
+# --- the release of a fixed synthetic log, pinned by its hash --------------
+# Changes made for speed or memory (issue 26: arrays instead of Python objects,
+# streaming by blocks) must release exactly the same log for the same seed. The
+# hashes were computed with the code as it stood before those changes (commit
+# f03412e) and must not move unless the algorithm itself changes.
+
+GOLDEN_WORDS = [
+    "soccer",
+    "football",
+    "tennis",
+    "guitar",
+    "piano",
+    "painting",
+    "python",
+    "new york",
+    "weather",
+    "hotels",
+    "scores",
+    "lessons",
+]
+
+# Options of protect -> sha256 of the release's CSV text followed by the key's.
+GOLDEN = {
+    "blocked": (
+        {"block_size": 30},
+        "cc07e341651070c0929b8a234ab3c4a6f584a58ed2154c5e1a7a06617eb67011",
+    ),
+    "exact": (
+        {"block_size": None},
+        "0ba9172325c50267dde6b79082b3be364b2ed754d60be119bee71f54b7d026c0",
+    ),
+    "times and clicks": (
+        {"block_size": 30, "times": "day", "clicks": True, "min_click_users": 2},
+        "27c8a15f9bff0721fb91dcae75542fdbd1defb9749fdbfa9d54917fc7278d3df",
+    ),
+}
+
+
+def golden_log(n_users: int = 240, seed: int = 3) -> pd.DataFrame:
+    """240 users, 3,652 lines: two topics per user, times and half the lines clicked."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for user in rng.permutation(n_users):
+        topics = rng.choice(len(GOLDEN_WORDS), size=2, replace=False)
+        for _ in range(int(rng.integers(1, 30))):
+            first, second = rng.choice(topics), rng.integers(len(GOLDEN_WORDS))
+            day, hour = int(rng.integers(1, 28)), int(rng.integers(0, 24))
+            click = (
+                f"http://www.site{int(rng.integers(6))}.com/p{int(rng.integers(3))}"
+                if rng.random() < 0.5
+                else ""
+            )
+            rows.append(
+                (
+                    f"u{user}",
+                    f"{GOLDEN_WORDS[first]} {GOLDEN_WORDS[second]}",
+                    f"2006-03-{day:02d} {hour:02d}:00:00",
+                    click,
+                )
+            )
+    return pd.DataFrame(rows, columns=["AnonID", "Query", "QueryTime", "ClickURL"])
+
+
+@pytest.fixture
+def golden_file(tmp_path: Path) -> Path:
+    frame = golden_log()
+    assert (len(frame), frame["AnonID"].nunique()) == (3652, 240)
+    return write_log(tmp_path / "golden.csv", frame)
+
+
+def release_digest(log: Path, taxonomy: TableTaxonomy, options: dict) -> str:
+    result = protect(log, k=3, taxonomy=taxonomy, levels=2, random_state=7, **options)
+    text = result.data.to_csv(index=False) + result.membership.to_csv(index=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.mark.parametrize("name", list(GOLDEN))
+def test_release_is_unchanged_for_the_same_seed(
+    name: str, golden_file: Path, taxonomy: TableTaxonomy
+) -> None:
+    options, digest = GOLDEN[name]
+    assert release_digest(golden_file, taxonomy, options) == digest
+
+
+@pytest.mark.parametrize("name", ["blocked", "times and clicks"])
+def test_release_is_the_same_when_lines_are_handled_in_small_blocks(
+    name: str, golden_file: Path, taxonomy: TableTaxonomy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Blocks of about 100 lines: dozens of blocks instead of one.
+    monkeypatch.setattr(reading_module, "_PAIR_BLOCK_LINES", 100)
+    options, digest = GOLDEN[name]
+    assert release_digest(golden_file, taxonomy, options) == digest

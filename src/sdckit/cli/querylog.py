@@ -57,7 +57,8 @@ def _taxonomy(spec: str, odp239_path: Path | None, wordnet_path: Path | None) ->
 
 _TAXONOMY_HELP = (
     "odp239 (the ODP239 file: --odp239-path, else $SDCKIT_ODP239, else "
-    "../shared/data/odp239_taxonomy.csv), wordnet (Debian's wordnet-base: --wordnet-path, "
+    "shared/data/odp239_taxonomy.csv beside the sdckit checkout, not the working "
+    "directory), wordnet (Debian's wordnet-base: --wordnet-path, "
     "else $SDCKIT_WORDNET, else /usr/share/wordnet) or a CSV of term,category_path rows "
     "(levels separated by '/')."
 )

@@ -13,6 +13,16 @@ shares most categories (the sum of its incidence with the group's members;
 ties go to the group formed first), so every group has between k and
 2k - 1 users.
 
+Lazy maxima: the pair to merge first is the largest cell of the remaining
+incidence matrix (ties: first row, then first column). Each row's maximum is
+cached; removing a group only lowers cells, so a row whose best column was in
+the group keeps its cached maximum as an upper bound and is recomputed only
+when it is the first row with the largest cached value. The first row whose
+cached maximum is exact and largest is then the first row holding the true
+largest cell (every row before it has a smaller bound), so the groups are
+those of recomputing every such row at once, at a fraction of the work when
+many users' best match is the same heavy searcher.
+
 For large logs the quadratic incidence matrix cannot be held, so users are
 first put into blocks by their top-level category profile (:func:`user_blocks`)
 and the paper's algorithm runs inside each block; with ``block_size=None``
@@ -97,12 +107,21 @@ def semantic_clusters(incidence: np.ndarray, *, k: int) -> list[np.ndarray]:
     active = np.ones(n, dtype=bool)
     # Row maxima cached: the largest cell of the matrix is the largest row
     # maximum (ties: first row, then first column, as a row-major argmax).
+    # Removing a group only lowers cells, so the maximum cached for a row
+    # whose best column left is an upper bound: such a row is marked stale
+    # and recomputed only when it comes first (module notes, "Lazy maxima").
     row_arg = sim.argmax(axis=1)
     row_max = sim[np.arange(n), row_arg]
+    stale = np.zeros(n, dtype=bool)
     clusters: list[np.ndarray] = []
     remaining = n
     while remaining >= k:  # the paper prints "<= k": a misprint (module notes)
         first = int(row_max.argmax())
+        while stale[first]:
+            row_arg[first] = sim[first].argmax()
+            row_max[first] = sim[first, row_arg[first]]
+            stale[first] = False
+            first = int(row_max.argmax())
         second = int(row_arg[first])
         members = [first, second]
         chosen = np.zeros(n, dtype=bool)
@@ -121,10 +140,10 @@ def semantic_clusters(incidence: np.ndarray, *, k: int) -> list[np.ndarray]:
         sim[group, :] = -1
         sim[:, group] = -1
         row_max[group] = -2
-        stale = np.flatnonzero(active & np.isin(row_arg, group))
-        if stale.size:
-            row_arg[stale] = sim[stale].argmax(axis=1)
-            row_max[stale] = sim[stale, row_arg[stale]]
+        stale[group] = False
+        in_group = np.zeros(n, dtype=bool)
+        in_group[group] = True
+        stale |= active & in_group[row_arg]
     leftover = np.flatnonzero(active)
     if leftover.size:
         base = [c.copy() for c in clusters]
@@ -266,6 +285,7 @@ def semantic_partition(
     block_size: int | None = 1000,
     levels: Sequence[int] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    blocks: Sequence[np.ndarray] | None = None,
 ) -> np.ndarray:
     """Group users by Algorithms 2-4 of Erola et al. (2011), block by block.
 
@@ -280,14 +300,19 @@ def semantic_partition(
         The 1-based levels the similarity sums over (default: all).
     progress : callable, optional
         ``progress(done, total)`` in users grouped.
+    blocks : sequence of numpy.ndarray, optional
+        The blocks, when the caller has them already (from
+        :func:`partition_blocks` with the same ``k`` and ``block_size``);
+        default: computed here.
 
     Returns
     -------
     numpy.ndarray
         For each user (row of the matrices), the number of its group, 0..g-1.
     """
+    if blocks is None:
+        blocks = partition_blocks(matrices, k=k, block_size=block_size)
     n = matrices[0].shape[0]
-    blocks = partition_blocks(matrices, k=k, block_size=block_size)
     labels = np.full(n, -1, dtype=np.int64)
     next_label = 0
     done = 0

@@ -245,22 +245,34 @@ def protect(
         log, classifier=classifier, progress=stage("classifying")
     )
     used = levels_in_use(classification, min_level_share)
+    blocks = partition_blocks(classification.matrices, k=k, block_size=block_size)
     labels = semantic_partition(
         classification.matrices,
         k=k,
         block_size=block_size,
         levels=used,
         progress=stage("grouping"),
+        blocks=blocks,
     )
-    n_blocks = len(partition_blocks(classification.matrices, k=k, block_size=block_size))
     keep_lines = times is not None or clicks
     group_of_line, query_of_line, *source = aggregate_groups(log, labels, rng=rng, lines=keep_lines)
     n_groups = int(labels.max()) + 1
     ids = released_ids(n_groups, log.user_ids, rng=rng)
+    # Released users in id order, each one's queries in the shuffled order;
+    # the order is applied to the integer codes, before any text is built.
+    rank = np.empty(n_groups, dtype=np.int64)
+    rank[np.argsort(ids, kind="stable")] = np.arange(n_groups)  # ids are distinct
+    order = np.argsort(rank[group_of_line], kind="stable")
+    del rank
+    group_of_line = group_of_line[order]
+    query_of_line = query_of_line[order]
+    source = [lines[order] for lines in source]
+    del order
     columns = {
         log.user_column: ids[group_of_line],
         log.query_column: log.queries[query_of_line],
     }
+    del query_of_line
     details: dict[str, Any] = {}
     if times is not None:
         columns[time_column], details["times"] = released_times(
@@ -271,10 +283,7 @@ def protect(
             log, source[0], min_users=click_users
         )
     released = pd.DataFrame(columns)
-    # Released users in id order, each one's queries in the shuffled order.
-    rank = np.empty(n_groups, dtype=np.int64)
-    rank[np.argsort(ids, kind="stable")] = np.arange(n_groups)  # ids are distinct
-    released = released.iloc[np.argsort(rank[group_of_line], kind="stable")].reset_index(drop=True)
+    del columns
     membership = pd.DataFrame({"original_user": log.user_ids, "released_user": ids[labels]})
     sizes = np.bincount(labels)
     return ProtectedLog(
@@ -302,7 +311,7 @@ def protect(
             "n_released_queries": len(released),
             "smallest_group": int(sizes.min()),
             "largest_group": int(sizes.max()),
-            "n_blocks": n_blocks,
+            "n_blocks": len(blocks),
             **details,
         },
     )

@@ -140,14 +140,15 @@ class QueryLog(FrozenResult):
         return np.argsort(users, kind="stable")
 
     def user_line_blocks(
-        self, max_lines: int = _PAIR_BLOCK_LINES
+        self, max_lines: int | None = None
     ) -> Iterator[tuple[int, int, np.ndarray]]:
         """Consecutive ranges of users, with their lines, of about ``max_lines`` lines.
 
         Parameters
         ----------
-        max_lines : int
-            Lines per block (a user with more lines is one block).
+        max_lines : int, optional
+            Lines per block (a user with more lines is one block); default
+            4 x 10^6.
 
         Yields
         ------
@@ -156,6 +157,8 @@ class QueryLog(FrozenResult):
         lines : numpy.ndarray
             Their lines (0-based), grouped by user, in log order per user.
         """
+        if max_lines is None:
+            max_lines = _PAIR_BLOCK_LINES
         per_user = np.bincount(self.line_users, minlength=self.n_users)
         starts = np.zeros(self.n_users + 1, dtype=np.int64)
         np.cumsum(per_user, out=starts[1:])
@@ -247,23 +250,51 @@ class QueryLog(FrozenResult):
         return "\n".join(lines)
 
 
+class _Coded(NamedTuple):
+    """One column of a chunk as codes: line i holds ``values[local[i]]``.
+
+    ``values`` are the chunk's distinct raw texts, stripped of surrounding
+    white space (two raw texts may strip to the same value), so each distinct
+    text is stripped once, not each line.
+    """
+
+    local: np.ndarray
+    values: np.ndarray
+
+    @classmethod
+    def of(cls, raw: np.ndarray) -> _Coded:
+        local, uniques = pd.factorize(raw, use_na_sentinel=False)
+        stripped = np.array([u.strip() if isinstance(u, str) else u for u in uniques], dtype=object)
+        return cls(np.asarray(local), stripped)
+
+    def per_line(self, test: np.ndarray) -> np.ndarray:
+        """A test computed on ``values``, per line."""
+        return test[self.local]
+
+    def equals(self, text: str) -> np.ndarray:
+        """Per line, whether its value is ``text``."""
+        return self.per_line(self.values == text)
+
+
 class _Coder:
     """Codes strings as consecutive integers in order of first appearance.
 
-    A chunk is factorised by pandas (a C hash table); only its distinct
-    values go through the Python dictionary of codes.
+    A chunk comes factorised by pandas (a C hash table, :class:`_Coded`);
+    only its distinct values go through the Python dictionary of codes.
     """
 
     def __init__(self) -> None:
         self.index: dict[str, int] = {}
 
-    def codes(self, values: np.ndarray) -> np.ndarray:
-        local, uniques = pd.factorize(values)
+    def codes(self, column: _Coded, keep: np.ndarray) -> np.ndarray:
+        """The codes of the kept lines of a chunk's column."""
+        # The distinct values of the kept lines, in order of first appearance there.
+        local, seen = pd.factorize(column.local[keep])
         index = self.index
         mapping = np.fromiter(
-            (index.setdefault(value, len(index)) for value in uniques),
+            (index.setdefault(value, len(index)) for value in column.values[seen]),
             dtype=np.int64,
-            count=len(uniques),
+            count=len(seen),
         )
         if len(index) > np.iinfo(np.int32).max:
             raise DataError("the log has more than 2^31 distinct values in one column")
@@ -387,37 +418,41 @@ class _Accumulator:
         self.bad: list[np.ndarray] = []
         self.empty = 0
 
-    def add(self, chunk: dict[str, np.ndarray], line_numbers: np.ndarray) -> None:
+    def add(self, chunk: dict[str, _Coded], line_numbers: np.ndarray) -> None:
         """Code one chunk; ``line_numbers`` are the chunk's 1-based file lines."""
         user = chunk["user"]
         query = chunk["query"]
-        blank = (user == "") & (query == "")
+        no_user = user.equals("")
+        blank = no_user & query.equals("")
         if "time" in chunk:
-            blank &= chunk["time"] == ""
-        no_user = (user == "") & ~blank
+            blank &= chunk["time"].equals("")
+        no_user &= ~blank
         bad = no_user
         minutes = None
         if "time" in chunk:
-            text = chunk["time"]
-            stamp = pd.to_datetime(pd.Series(text), format="ISO8601", errors="coerce")
-            unreadable = stamp.isna().to_numpy() & (text != "")
-            bad = bad | unreadable
-            minutes = stamp.to_numpy().astype("datetime64[m]").astype(np.int64)
-            minutes[stamp.isna().to_numpy()] = MISSING_TIME
-            minutes = np.clip(minutes, MISSING_TIME, np.iinfo(np.int32).max).astype(np.int32)
-        empty = ~bad & ~blank & np.isin(query, list(_EMPTY_QUERIES))
+            time = chunk["time"]
+            # Each distinct time text is parsed once.
+            stamp = pd.to_datetime(pd.Series(time.values), format="ISO8601", errors="coerce")
+            missing = stamp.isna().to_numpy()
+            bad = bad | time.per_line(missing & (time.values != ""))
+            distinct = stamp.to_numpy().astype("datetime64[m]").astype(np.int64)
+            distinct[missing] = MISSING_TIME
+            minutes = time.per_line(
+                np.clip(distinct, MISSING_TIME, np.iinfo(np.int32).max).astype(np.int32)
+            )
+        empty = ~bad & ~blank & query.per_line(np.isin(query.values, list(_EMPTY_QUERIES)))
         self.empty += int(empty.sum())
         self.bad.append(line_numbers[bad])
         keep = ~(bad | blank | empty)
-        self.parts["user"].append(self.users.codes(user[keep]))
-        self.parts["query"].append(self.queries.codes(query[keep]))
+        self.parts["user"].append(self.users.codes(user, keep))
+        self.parts["query"].append(self.queries.codes(query, keep))
         if minutes is not None:
             self.parts["time"].append(minutes[keep])
         if "click" in chunk:
-            click = chunk["click"][keep]
-            codes = np.full(len(click), -1, dtype=np.int32)
-            given = click != ""
-            codes[given] = self.clicks.codes(click[given])
+            click = chunk["click"]
+            given = ~click.equals("")
+            codes = np.full(int(keep.sum()), -1, dtype=np.int32)
+            codes[given[keep]] = self.clicks.codes(click, keep & given)
             self.parts["click"].append(codes)
 
     def finish(self, source: str, extra_bad: list[int]) -> QueryLog:
@@ -509,7 +544,7 @@ def _read_file(
                 rows = np.arange(rows_seen, rows_seen + len(frame))
                 rows_seen += len(frame)
                 chunk = {
-                    name: frame[at].str.strip().to_numpy(dtype=object)
+                    name: _Coded.of(frame[at].to_numpy(dtype=object))
                     for name, at in positions.items()
                 }
                 acc.add(chunk, _physical_lines(rows, np.array(sorted(skipped), dtype=np.int64)))
@@ -540,9 +575,7 @@ def _read_frame(frame: pd.DataFrame, columns: _Columns) -> QueryLog:
     chunk = {}
     for name in positions:
         column = frame[getattr(columns, name)]
-        chunk[name] = (
-            column.astype(str).str.strip().where(column.notna(), "").to_numpy(dtype=object)
-        )
+        chunk[name] = _Coded.of(column.astype(str).where(column.notna(), "").to_numpy(dtype=object))
     acc = _Accumulator(columns)
     acc.add(chunk, np.arange(2, len(frame) + 2))
     return acc.finish("DataFrame", [])

@@ -287,23 +287,41 @@ def classification_matrices(
     )
 
 
+#: A category held by more than this share of a block's users is added as a
+#: dense outer minimum over the whole block (contiguous, vectorised) instead of
+#: scattered into the rows and columns of its users.
+_DENSE_SHARE = 0.3
+
+
 def _add_sum_of_minima(out: np.ndarray, matrix: sp.spmatrix) -> None:
     """Add sum_c min(M(i, c), M(j, c)) to ``out``, one category at a time.
 
     Only the users with a non-zero count in a category meet in it, so the
     work is the sum over categories of (users in it)^2, as for the sparse
-    product of the 0/1 pattern with itself.
+    product of the 0/1 pattern with itself. A category most users of the
+    block have is added densely (zeros add nothing to a minimum of counts).
     """
     csc = sp.csc_matrix(matrix)
     csc.eliminate_zeros()
     indptr, indices, data = csc.indptr, csc.indices, csc.data
-    for column in range(csc.shape[1]):
-        start, stop = indptr[column], indptr[column + 1]
+    n = csc.shape[0]
+    column = np.zeros(n, dtype=np.int64)
+    buffer: np.ndarray | None = None
+    for at in range(csc.shape[1]):
+        start, stop = indptr[at], indptr[at + 1]
         if stop == start:
             continue
         rows = indices[start:stop]
         values = data[start:stop].astype(np.int64)
-        out[np.ix_(rows, rows)] += np.minimum.outer(values, values)
+        if stop - start > _DENSE_SHARE * n:
+            if buffer is None:
+                buffer = np.empty((n, n), dtype=np.int64)
+            column[:] = 0
+            column[rows] = values
+            np.minimum.outer(column, column, out=buffer)
+            out += buffer
+        else:
+            out[np.ix_(rows, rows)] += np.minimum.outer(values, values)
 
 
 def incidence_matrix(

@@ -42,6 +42,7 @@ __all__ = [
     "WordNetTaxonomy",
     "load_taxonomy",
     "normalize_word",
+    "odp239_default_path",
 ]
 
 #: Environment variable naming the ODP239 taxonomy CSV.
@@ -233,7 +234,10 @@ class ODP239Taxonomy(_ReadTaxonomy):
     path : path, optional
         The ``odp239_taxonomy.csv`` file. Default: the file named by the
         environment variable ``SDCKIT_ODP239``, else
-        ``../shared/data/odp239_taxonomy.csv`` from the working directory.
+        ``shared/data/odp239_taxonomy.csv`` beside the sdckit source checkout
+        (:func:`odp239_default_path`; never relative to the working
+        directory). When none of them exists, a :class:`DataError` names the
+        places looked at.
     """
 
     name = "odp239"
@@ -268,18 +272,44 @@ class ODP239Taxonomy(_ReadTaxonomy):
             raise DataError(f"the ODP239 taxonomy {str(self.path)!r} holds no category path")
 
 
+#: The ODP239 file's name in the project's data directory.
+_ODP239_FILE = "odp239_taxonomy.csv"
+
+
+def odp239_default_path() -> Path:
+    """Where the ODP239 file is looked for when no path and no environment variable name it.
+
+    ``shared/data/odp239_taxonomy.csv`` beside the sdckit source checkout:
+    the directory ``shared`` next to the checkout that holds ``src/sdckit``
+    (``<checkout>/../shared/data/odp239_taxonomy.csv``), which is where the
+    project keeps its data. It depends on where sdckit's own files are, never
+    on the working directory (a stray ``../shared`` next to wherever a command
+    runs is not read).
+
+    Returns
+    -------
+    pathlib.Path
+        The absolute path (it may not exist: an installed copy of sdckit has
+        no checkout beside it).
+    """
+    checkout = Path(__file__).resolve().parents[3]  # <checkout>/src/sdckit/querylog/taxonomy.py
+    return checkout.parent / "shared" / "data" / _ODP239_FILE
+
+
 def _odp239_path(path: str | os.PathLike[str] | None) -> Path:
+    """The ODP239 file: ``path``, else ``$SDCKIT_ODP239``, else :func:`odp239_default_path`."""
     if path is not None:
         return Path(path)
     from_env = os.environ.get(ODP239_ENV)
     if from_env:
         return Path(from_env)
-    default = Path.cwd().parent / "shared" / "data" / "odp239_taxonomy.csv"
-    if default.exists():
+    default = odp239_default_path()
+    if default.is_file():
         return default
     raise DataError(
-        f"the ODP239 taxonomy file was not found: give its path (--taxonomy FILE with "
-        f"--taxonomy-format odp239, or taxonomy=ODP239Taxonomy(path)) or set {ODP239_ENV}"
+        f"the ODP239 taxonomy file was not found: not given, {ODP239_ENV} not set, and no "
+        f"{str(default)!r} beside the sdckit checkout; give its path (--odp239-path FILE, or "
+        f"ODP239Taxonomy(path)) or set {ODP239_ENV}"
     )
 
 
