@@ -16,11 +16,17 @@ missing key value are offered:
 
 The grouping combines per-key codes into one integer by mixed radix and
 factorises that, in O(n) per key, rather than sorting rows of a code matrix.
-Under ``"any"`` the groups are split by missingness pattern; each pair of
-patterns is joined once, for both directions, on the keys both observe, or --
-when one side is small -- by enumerating the values it misses and looking
-them up among the other side's groups, so the few records with a missing value
-cost little against the many complete ones (issue 16's benchmark).
+Under ``"any"`` the groups are split by missingness pattern and every pair of
+patterns goes the cheapest of four routes (:func:`_match_patterns`): a join on
+the keys both observe; enumerating the values one side misses and looking them
+up among the other side's groups (the few records with a missing value against
+the many complete ones); the same against a marginal of a large pattern (its
+groups summed over one key); or, for the patterns of few groups, one packed
+comparison with every other small pattern. Look-ups into one pattern are
+batched, so the cost is a few passes over the complete groups plus work in
+proportion to the records with a missing value (issue 16's benchmark). Both
+the per-group sums (:meth:`KeyGroups.matched`) and the per-group histograms of
+a sensitive variable (:meth:`KeyGroups.matched_histogram`) take these routes.
 """
 
 from __future__ import annotations
