@@ -433,9 +433,11 @@ class _Routes:
         masks: np.ndarray,
     ) -> None:
         self.cards, self.radix, self.members, self.masks = cards, radix, members, masks
-        self.table = table
+        self.columns = [np.ascontiguousarray(table[:, j]) for j in range(table.shape[1])]
         # Each group's id on the keys it observes (mixed radix, a missing value counting 0).
-        self.observed_id = np.where(table >= 0, table, 0) @ radix
+        self.observed_id = np.zeros(len(table), dtype=np.int64)
+        for column, weight in zip(self.columns, radix, strict=True):
+            self.observed_id += np.maximum(column, 0) * weight
         self.sizes = np.array([len(rows) for rows in members], dtype=np.float64)
         # fills[x, y, j]: key j is one pattern x misses and pattern y observes.
         self.fills = ~masks[:, None, :] & masks[None, :, :]
@@ -483,7 +485,7 @@ class _Routes:
         rows = self.members[a]
         out = self.observed_id[rows]
         for j in np.flatnonzero(self.masks[a] & ~keys):
-            out = out - self.table[rows, j] * self.radix[j]
+            out = out - self.columns[j][rows] * self.radix[j]
         return out
 
     def _joins(self, a: np.ndarray, b: np.ndarray, acc: _Accumulator) -> None:
@@ -550,7 +552,7 @@ class _Index:
 
     def _slot(self, values: np.ndarray) -> np.ndarray:
         # Fibonacci hashing: the top bits of the value times 2**64 / golden ratio.
-        return ((values.astype(np.uint64) * _GOLDEN) >> self.shift).astype(np.intp)
+        return (values.view(np.uint64) * _GOLDEN) >> self.shift
 
     def find(self, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Positions in ``wanted`` of the values present, and their positions among the values."""
