@@ -201,24 +201,59 @@ def test_bad_input_is_named():
     pd.testing.assert_frame_equal(data, before)
 
 
-@pytest.mark.parametrize("tiny, small", [(0, 0), (64, 1000), (10**9, 10**9)])
-def test_missing_any_every_route_equals_brute_force(monkeypatch, tiny, small):
-    """Patterns compared pairwise, enumerated against each other or joined: one answer.
+ROUTES = {
+    "enumerated or joined, marginals whenever they save": (0, 0, 0.0, False),
+    "enumerated or joined, no marginal": (0, 0, math.inf, False),
+    "default thresholds": (64, 1000, 2.0, False),
+    "compared pairwise": (10**9, 10**9, 2.0, False),
+    "joins only (codes too wide for one integer)": (64, 1000, 2.0, True),
+}
 
-    The thresholds pick the route per pair of missingness patterns; (0, 0)
-    sends every pair through the enumeration or the join, (10**9, 10**9)
-    every pair through the pairwise comparison.
-    """
+
+@pytest.fixture(params=list(ROUTES), ids=list(ROUTES))
+def route(request, monkeypatch):
+    """Force one route per pair of missingness patterns (the thresholds that pick it)."""
+    tiny, small, payback, joins_only = ROUTES[request.param]
     monkeypatch.setattr(_keys, "_TINY_PATTERN", tiny)
     monkeypatch.setattr(_keys, "_SMALL_PATTERN", small)
-    rng = np.random.default_rng(7)
-    codes = np.stack([rng.integers(0, c, 2500) for c in (12, 9, 2, 15)], axis=1)
+    monkeypatch.setattr(_keys, "_MARGINAL_PAYBACK", payback)
+    if joins_only:
+        monkeypatch.setattr(_keys, "_INT64_LIMIT", 1)
+    return request.param
+
+
+def _holes_file(seed: int = 7, n: int = 2500) -> tuple[np.ndarray, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    codes = np.stack([rng.integers(0, c, n) for c in (12, 9, 2, 15)], axis=1)
     codes[rng.random(codes.shape) < 0.12] = -1
+    codes[:3] = -1  # a few records missing every key
     frame = pd.DataFrame(
         {f"k{j}": [None if c < 0 else f"v{c}" for c in codes[:, j]] for j in range(4)}
     )
-    weights = rng.uniform(1, 5, len(codes))
+    return codes, frame
+
+
+def test_missing_any_every_route_equals_brute_force(route):
+    """Patterns compared pairwise, enumerated, looked up in a marginal or joined: one answer."""
+    codes, frame = _holes_file()
+    weights = np.random.default_rng(8).uniform(1, 5, len(codes))
     result = key_risk(frame.assign(w=weights), ["k0", "k1", "k2", "k3"], missing="any", weight="w")
     match = _brute_force_matches(codes)
     np.testing.assert_array_equal(result.frequencies, match.sum(axis=1))
     np.testing.assert_allclose(result.population_frequencies, match @ weights)
+
+
+def test_matched_histogram_every_route_equals_brute_force(route):
+    """The weighted histogram of a sensitive code over the records each record matches."""
+    codes, _ = _holes_file(seed=11, n=1500)
+    rng = np.random.default_rng(12)
+    sensitive = rng.integers(0, 6, len(codes))
+    weights = rng.uniform(1, 3, len(codes))
+    groups = _keys.group_keys(codes, "any")
+    group, value, total = groups.matched_histogram(sensitive, weights)
+    assert np.all(np.diff(group * 6 + value) > 0) and np.all(total > 0)
+    dense = np.zeros((groups.n_groups, 6))
+    dense[group, value] = total
+    match = _brute_force_matches(codes)
+    expected = (match * weights) @ np.eye(6)[sensitive]
+    np.testing.assert_allclose(dense[groups.group], expected)

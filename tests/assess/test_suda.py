@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from sdckit.assess import suda
 from sdckit.assess.suda import msu_weight
 from sdckit.errors import ParameterError
+from shared_data import shared_csv
 
 
 def _brute_force_msus(frame: pd.DataFrame, keys: list[str], max_size: int) -> set:
@@ -91,6 +92,23 @@ def test_weights_and_contributions_by_hand() -> None:
     )
     assert "unique" in result.explain(4) and "job" in result.explain(4)
     assert result.special_uniques == 3
+
+
+def test_scores_equal_sdcmicro_suda2() -> None:
+    """The values sdcMicro's own tests expect of ``suda2`` (original scores, its default).
+
+    Three records (2, 0, 0), (1, 3, 6), (1, 0, 0) on keys a, b, c: record 1 is
+    unique on a (weight (3-1)! = 2), record 2 on b and on c (2 + 2), record 3
+    on a × b and a × c (1 + 1); a carries 4 of the total 8, b and c 3 each:
+    50%, 37.5%, 37.5%. On testdata2, seven keys, the first record scores 180.
+    """
+    tiny = pd.DataFrame({"a": ["2", "1", "1"], "b": ["0", "3", "0"], "c": ["0", "6", "0"]})
+    result = suda(tiny, ["a", "b", "c"])
+    assert result.scores.tolist() == [2.0, 4.0, 2.0]
+    assert (100 * result.attribute_contributions).tolist() == [50.0, 37.5, 37.5]
+    keys = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
+    data = shared_csv("testdata2.csv").astype({key: str for key in keys})
+    assert suda(data, keys).scores.iloc[0] == 180.0
 
 
 def test_dis_probability_by_hand() -> None:

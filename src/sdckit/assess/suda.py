@@ -28,6 +28,18 @@ key's *contribution* to a record's score is the share of that score carried
 by MSUs that contain it (asked for by Statistics Singapore, sdcMicro #71);
 the shares of one record add up to the mean size of its MSUs, not to 1.
 
+*Checked against sdcMicro.* Its ``suda2`` (``original_scores = TRUE``, the
+default since version 5.0.2, "as described in the paper by Elliot et al.")
+weights an MSU of k keys by prod_{j=k}^{p-1} (p - j) = (p - k)!, searching
+every size (M = p): the weight above at M = p. Its package tests expect the
+attribute contributions 50%, 37.5%, 37.5% on a three-record example and a
+score of 180 for the first record of its ``testdata2`` on seven keys; sdckit
+gives both (``tests/assess/test_suda.py``). With M < p the weight above keeps
+the same ratios between sizes; a form prod_{i=k}^{M} (p - i), seen in
+secondary descriptions, differs from it by the constant factor p - M only
+(and would be 0 for every MSU at M = p, so it cannot be meant there).
+Contributions and DIS-SUDA (below) do not depend on that factor.
+
 **DIS-SUDA.** The file's DIS probability — that a unique match of a sample
 unique is a correct match — is estimated as in Skinner & Elliot (2002, §3):
 θ̂ = π n_1 / (π n_1 + 2 (1 - π) n_2), with π the sampling fraction and n_1,
@@ -35,7 +47,9 @@ n_2 the numbers of key combinations (all keys together) held by one and by
 two records. sdckit spreads θ̂ over the records in proportion to their SUDA
 score, scaled so that the mean DIS-SUDA score of the records with an MSU
 equals θ̂, and caps it at 1; this calibration is ours, stated here because
-the published DIS-SUDA calibrations differ between implementations.
+the published DIS-SUDA calibrations differ between implementations (sdcMicro's
+spreads θ̂ through a power of the score that depends on p, so its per-record
+DIS-SUDA scores differ from these).
 
 A missing key value is a value of its own here.
 """
