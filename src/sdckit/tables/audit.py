@@ -587,6 +587,78 @@ def protection_arrays(
     return upl, np.minimum(lpl, np.nan_to_num(values))
 
 
+def judge_intervals(
+    relations: sparse.spmatrix,
+    truth: np.ndarray,
+    seen: np.ndarray,
+    hidden: np.ndarray,
+    needs: np.ndarray,
+    levels: tuple[np.ndarray, np.ndarray],
+    *,
+    labels: pd.DataFrame,
+    upper_bounds: np.ndarray | None = None,
+    intervals: str = "exact",
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The attacker's interval of every hidden cell under ``relations`` and the verdict.
+
+    The comparison :func:`audit_suppression` makes, on any set of relations
+    (one table's, or the stacked relations of linked tables over their
+    distinct cells). ``levels`` is ``(lower, upper)`` protection per cell;
+    ``needs`` marks the cells that need protection (without any, every
+    hidden cell is checked for exact disclosure); ``labels`` has one row per
+    cell and starts the report. Returns the report (the rows of
+    :attr:`AuditResult.cells`) and the statistics but ``cells``.
+    """
+    lpl, upl = levels
+    check_all = not needs.any()
+    asked = needs | check_all
+    need = None
+    if intervals == "settle":
+        need = (np.where(asked, truth - lpl, np.inf), np.where(asked, truth + upl, -np.inf))
+    start = time.perf_counter()
+    optimal = np.zeros(int(hidden.sum()), dtype=bool)
+    lower, upper, solves = attacker_intervals(
+        relations, np.nan_to_num(seen), hidden, upper_bounds=upper_bounds, need=need, exact=optimal
+    )
+    seconds = time.perf_counter() - start
+    # a cell that needs protection but was published is the plainest exposure of all
+    shown = np.flatnonzero(needs & ~hidden)
+    cells = np.concatenate([np.flatnonzero(hidden), shown])
+    lower = np.concatenate([lower, truth[shown]])
+    upper = np.concatenate([upper, truth[shown]])
+    optimal = np.concatenate([optimal, np.ones(len(shown), dtype=bool)])
+    required = needs[cells]
+    # an inner bound of width zero proves nothing: exact disclosure needs the exact interval
+    exact = (upper - lower < EXACT_TOLERANCE) & optimal
+    narrow = (lower > truth[cells] - lpl[cells] + EXACT_TOLERANCE) | (
+        upper < truth[cells] + upl[cells] - EXACT_TOLERANCE
+    )
+    exposed = (narrow & required) | (exact & (required | check_all))
+    report = labels.iloc[cells].reset_index(drop=True)
+    report["value"] = truth[cells]
+    report["suppressed"] = hidden[cells]
+    report["lower"] = lower
+    report["upper"] = upper
+    report["lower_protection"] = lpl[cells]
+    report["upper_protection"] = upl[cells]
+    report["exact"] = exact
+    report["interval"] = np.where(
+        optimal, "exact", np.where(np.isnan(lower), "not computed", "inner bound")
+    )
+    report["exposed"] = exposed
+    stats = {
+        "suppressed": int(hidden.sum()),
+        "published_primary": len(shown),
+        "exposed": int(exposed.sum()),
+        "exact": int(exact.sum()),
+        "lp_solves": solves,
+        "intervals": intervals,
+        "seconds": seconds,
+        "levels_given": not check_all,
+    }
+    return report, stats
+
+
 def audit_suppression(
     table: pd.DataFrame,
     published: pd.DataFrame | None = None,
@@ -685,54 +757,18 @@ def audit_suppression(
     needs = (upl > 0) | (lpl > 0)
     if "primary" in frame.columns:
         needs[positions] |= frame["primary"].fillna(False).astype(bool).to_numpy()
-    # without levels, every suppressed cell is checked for exact disclosure
-    check_all = not needs.any()
-    asked = needs | check_all
-    need = None
-    if intervals == "settle":
-        need = (np.where(asked, truth - lpl, np.inf), np.where(asked, truth + upl, -np.inf))
-    start = time.perf_counter()
-    optimal = np.zeros(int(hidden.sum()), dtype=bool)
-    lower, upper, solves = attacker_intervals(
-        relations, np.nan_to_num(seen), hidden, upper_bounds=bounds, need=need, exact=optimal
+    report, stats = judge_intervals(
+        relations,
+        truth,
+        seen,
+        hidden,
+        needs,
+        (lpl, upl),
+        labels=structure.labels(),
+        upper_bounds=bounds,
+        intervals=intervals,
     )
-    seconds = time.perf_counter() - start
-    # a cell that needs protection but was published is the plainest exposure of all
-    shown = np.flatnonzero(needs & ~hidden)
-    cells = np.concatenate([np.flatnonzero(hidden), shown])
-    lower = np.concatenate([lower, truth[shown]])
-    upper = np.concatenate([upper, truth[shown]])
-    optimal = np.concatenate([optimal, np.ones(len(shown), dtype=bool)])
-    required = needs[cells]
-    # an inner bound of width zero proves nothing: exact disclosure needs the exact interval
-    exact = (upper - lower < EXACT_TOLERANCE) & optimal
-    narrow = (lower > truth[cells] - lpl[cells] + EXACT_TOLERANCE) | (
-        upper < truth[cells] + upl[cells] - EXACT_TOLERANCE
-    )
-    exposed = (narrow & required) | (exact & (required | check_all))
-    report = structure.labels().iloc[cells].reset_index(drop=True)
-    report["value"] = truth[cells]
-    report["suppressed"] = hidden[cells]
-    report["lower"] = lower
-    report["upper"] = upper
-    report["lower_protection"] = lpl[cells]
-    report["upper_protection"] = upl[cells]
-    report["exact"] = exact
-    report["interval"] = np.where(
-        optimal, "exact", np.where(np.isnan(lower), "not computed", "inner bound")
-    )
-    report["exposed"] = exposed
-    stats = {
-        "cells": structure.n_cells,
-        "suppressed": int(hidden.sum()),
-        "published_primary": len(shown),
-        "exposed": int(exposed.sum()),
-        "exact": int(exact.sum()),
-        "lp_solves": solves,
-        "intervals": intervals,
-        "seconds": seconds,
-        "levels_given": not check_all,
-    }
+    stats = {"cells": structure.n_cells, **stats}
     params = {
         "dims": list(structure.dims),
         "value": value,
