@@ -17,8 +17,12 @@ in the same run on the same table:
   solves anything on the table.
 
 Columns: cells, primary cells, secondary cells, suppressed value share,
-exposed cells after the audit (the aim: 0), seconds, the two ratios, and the
-peak resident memory of the process.
+exposed cells after the audit (the aim: 0), seconds, the two ratios, the CPU
+seconds of the whole call (method and audit: on a shared machine the wall
+clock says more about the load than about the method), and the peak resident
+memory during that call (VmHWM reset before each method; before, the figure
+was the process's peak, which carried the 2-way optimal model's memory into
+every later line).
 
     .venv/bin/python benchmarks/suppression.py [--quick] [--time-limit 20] [--only N]
         [--methods hypercube,modular]
@@ -78,6 +82,27 @@ def synthetic(extra: tuple[int, ...], n: int, seed: int) -> tuple[pd.DataFrame, 
     return pd.DataFrame(columns), {"region": region_spec, "industry": industry_spec}
 
 
+def reset_peak() -> None:
+    """Start a new peak of resident memory (Linux: VmHWM), so each line has its own."""
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        pass
+
+
+def peak_mib() -> float:
+    """Peak resident memory since :func:`reset_peak` (the process's peak where not Linux)."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def structure_cells(table: pd.DataFrame) -> int:
     return int(table.attrs["structure"].n_cells)
 
@@ -111,10 +136,10 @@ def main() -> None:
     print(f"# {' '.join(sys.argv)}; load average {os.getloadavg()[0]:.1f}")
     header = (
         "| table | cells | method | primary | secondary | suppressed value share | exposed "
-        "| seconds | / audit | / LP | peak RSS |"
+        "| seconds | / audit | / LP | CPU s (method + audit) | peak RSS |"
     )
     print(header)
-    print("|" + "---|" * 11)
+    print("|" + "---|" * 12)
     shapes = SHAPES[:2] if args.quick else SHAPES
     if args.only is not None:
         shapes = [SHAPES[args.only]]
@@ -127,6 +152,8 @@ def main() -> None:
         floor = lp_floor(table)
         total = float(table["count"].sum())
         for method in methods:
+            reset_peak()
+            cpu = time.process_time()
             try:
                 result = suppress(
                     table, rules=["freq>=3"], method=method, time_limit=args.time_limit
@@ -136,12 +163,13 @@ def main() -> None:
                 continue
             s = result.stats
             audit_seconds = result.audit.stats["seconds"] if result.audit is not None else np.nan
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            peak = peak_mib()
             print(
                 f"| {name} | {s['cells']} | {method} | {s['primary']} | {s['secondary']} | "
                 f"{s['suppressed_value'] / total:.2%} | {s['exposed']} | "
                 f"{s['seconds']:.1f} | {s['seconds'] / audit_seconds:.2f} | "
-                f"{s['seconds'] / floor:.0f} | {peak:.0f} MiB |",
+                f"{s['seconds'] / floor:.0f} | {time.process_time() - cpu:.1f} | "
+                f"{peak:.0f} MiB |",
                 flush=True,
             )
             if args.exact_audit and result.audit is not None:

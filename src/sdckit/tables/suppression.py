@@ -294,11 +294,19 @@ class Protection:
 
 
 def hypercube_pattern(
-    structure: TableStructure, problem: Protection, *, start: np.ndarray | None = None
+    structure: TableStructure,
+    problem: Protection,
+    *,
+    start: np.ndarray | None = None,
+    chosen: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Suppressed cells chosen hypercube by hypercube, and the primary cells no candidate protects.
 
-    ``start``: cells already suppressed (a pattern to complete).
+    ``start``: cells already suppressed (a pattern to complete). ``chosen``:
+    a list to which each hypercube taken is appended as (corner positions,
+    signs): a direction that keeps every relation, which the audit verifies
+    and uses as feasible tables (:func:`sdckit.tables.audit_suppression`,
+    ``deviations``).
     """
     values, primary, upper = problem.values, problem.primary, problem.upper
     lower, weights = problem.lower, problem.weights
@@ -363,6 +371,8 @@ def hypercube_pattern(
         cost = cost + 1e-9 * active.sum(axis=1)
         best = int(np.flatnonzero(ok)[np.argmin(cost[ok])])
         hidden[pos[best][active[best]]] = True
+        if chosen is not None:
+            chosen.append((pos[best][active[best]], sgn[best][active[best]]))
     return hidden, np.array(unprotected, dtype=np.int64)
 
 
@@ -639,8 +649,9 @@ def suppress(
     start = time.perf_counter()
     extra: dict[str, Any] = {}
     unprotected = np.array([], dtype=np.int64)
+    cubes: list[tuple[np.ndarray, np.ndarray]] = []
     if method == "hypercube":
-        hidden, unprotected = hypercube_pattern(structure, problem)
+        hidden, unprotected = hypercube_pattern(structure, problem, chosen=cubes)
     elif method == "optimal":
         relations, _ = structure.relations()
         try:
@@ -669,7 +680,9 @@ def suppress(
     report = None
     repaired = 0
     if audit:
-        report = audit_suppression(internal, structure=structure, value=value, intervals="settle")
+        report = audit_suppression(
+            internal, structure=structure, value=value, intervals="settle", deviations=cubes
+        )
         if method == "modular" and report.stats["exposed"]:
             # HiTaS protects each sub-table, not their combination: complete the pattern with a
             # hypercube (whose protection holds in the whole table) for each exposed cell
@@ -680,11 +693,12 @@ def suppress(
                 structure,
                 Protection(values, exposed, upper, lower, weights),
                 start=hidden,
+                chosen=cubes,
             )
             repaired = int(exposed.sum())
             internal, release = pattern_frames(frame, structure, value, primary, hidden)
             report = audit_suppression(
-                internal, structure=structure, value=value, intervals="settle"
+                internal, structure=structure, value=value, intervals="settle", deviations=cubes
             )
     stats = {
         "cells": n,
