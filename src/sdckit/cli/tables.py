@@ -865,7 +865,7 @@ def suppress_linked_command(
             f"microdata file): {len(inputs)} inputs, {len(outputs)} --output, {len(dims)} --dims"
         )
     _check_linked_outputs(outputs, with_status, *inputs, hierarchies)
-    spec = _hierarchies(hierarchies)
+    spec = parse_hierarchies(hierarchies)
     frames = [from_internal_names(read_input(path)) for path in inputs]
     options: dict[str, Any] = {"method": method, "cost": cost, "time_limit": time_limit}
     with progress_bar(f"linked suppression ({method})", quiet=quiet):
