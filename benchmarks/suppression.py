@@ -26,6 +26,7 @@ every later line).
 
     .venv/bin/python benchmarks/suppression.py [--quick] [--time-limit 20] [--only N]
         [--methods hypercube,modular]
+    .venv/bin/python benchmarks/suppression.py --phases [--only 2]   # phase by phase
 """
 
 from __future__ import annotations
@@ -41,8 +42,14 @@ import numpy as np
 import pandas as pd
 
 from sdckit.errors import InfeasibleError
-from sdckit.tables import audit_suppression, suppress, tabulate
+from sdckit.tables import audit_suppression, primary_suppression, suppress, tabulate
 from sdckit.tables.audit import attacker_intervals
+from sdckit.tables.suppression import (
+    Protection,
+    hypercube_pattern,
+    pattern_frames,
+    primary_levels,
+)
 
 # (name, extra flat dimension sizes, records, methods)
 SHAPES = [
@@ -118,6 +125,53 @@ def lp_floor(table: pd.DataFrame) -> float:
     return (time.perf_counter() - start) / 2
 
 
+def phases(shape: tuple) -> None:
+    """The hypercube method phase by phase: what each costs (CPU seconds, peak memory)."""
+    name, extra, n, _ = shape
+    print(f"# {platform.platform()}, {os.cpu_count()} cores; {' '.join(sys.argv)}", flush=True)
+
+    def report(phase: str, cpu: float, text: str) -> None:
+        load = os.getloadavg()[0]
+        print(
+            f"{name}: {phase}: {text}; CPU {time.process_time() - cpu:.1f} s, "
+            f"peak RSS {peak_mib():.0f} MiB, load average {load:.1f}",
+            flush=True,
+        )
+        reset_peak()
+
+    reset_peak()
+    cpu = time.process_time()
+    data, spec = synthetic(extra, n, seed=21)
+    dims = ["region", "industry"] + [f"x{a}" for a in range(len(extra))]
+    flagged = primary_suppression(tabulate(data, dims, hierarchies=spec), rules=["freq>=3"])
+    structure = flagged.attrs["structure"]
+    size = structure.n_cells
+    values, primary = np.zeros(size), np.zeros(size, dtype=bool)
+    upper, lower = np.zeros(size), np.zeros(size)
+    positions = structure.cell_positions(flagged)
+    values[positions] = flagged["count"].to_numpy(np.float64)
+    primary[positions], upper[positions], lower[positions] = primary_levels(flagged)
+    report("tabulate and primary rule", cpu, f"{size} cells, {int(primary.sum())} primary")
+    cpu = time.process_time()
+    cubes: list = []
+    problem = Protection(values, primary, upper, lower, values + 1.0)
+    hidden, missed = hypercube_pattern(structure, problem, chosen=cubes)
+    report(
+        "hypercube search",
+        cpu,
+        f"{int(hidden.sum())} suppressed, {len(cubes)} hypercubes, "
+        f"{len(missed)} primary cells without one",
+    )
+    cpu = time.process_time()
+    internal, _ = pattern_frames(flagged, structure, "count", primary, hidden)
+    audit = audit_suppression(internal, intervals="settle", deviations=cubes)
+    report(
+        "settled audit",
+        cpu,
+        f"{audit.stats['exposed']} exposed, {audit.stats['lp_solves']} LPs",
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="only the 10^3 and 10^4 tables")
@@ -131,7 +185,16 @@ def main() -> None:
         action="store_true",
         help="also time the exact audit (two LPs per suppressed cell) of each pattern",
     )
+    parser.add_argument(
+        "--phases",
+        action="store_true",
+        help="hypercube only, phase by phase: CPU seconds and peak memory of the search and of "
+        "the settled audit, each printed as soon as it ends",
+    )
     args = parser.parse_args()
+    if args.phases:
+        phases(SHAPES[2 if args.only is None else args.only])
+        return
     print(f"# {platform.platform()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
     print(f"# {' '.join(sys.argv)}; load average {os.getloadavg()[0]:.1f}")
     header = (
