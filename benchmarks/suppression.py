@@ -17,11 +17,16 @@ in the same run on the same table:
   solves anything on the table.
 
 Columns: cells, primary cells, secondary cells, suppressed value share,
-exposed cells after the audit (the aim: 0), seconds, the two ratios, and the
-peak resident memory of the process.
+exposed cells after the audit (the aim: 0), seconds, the two ratios, the CPU
+seconds of the whole call (method and audit: on a shared machine the wall
+clock says more about the load than about the method), and the peak resident
+memory during that call (VmHWM reset before each method; before, the figure
+was the process's peak, which carried the 2-way optimal model's memory into
+every later line).
 
     .venv/bin/python benchmarks/suppression.py [--quick] [--time-limit 20] [--only N]
         [--methods hypercube,modular]
+    .venv/bin/python benchmarks/suppression.py --phases [--only 2]   # phase by phase
 """
 
 from __future__ import annotations
@@ -37,8 +42,14 @@ import numpy as np
 import pandas as pd
 
 from sdckit.errors import InfeasibleError
-from sdckit.tables import audit_suppression, suppress, tabulate
+from sdckit.tables import audit_suppression, primary_suppression, suppress, tabulate
 from sdckit.tables.audit import attacker_intervals
+from sdckit.tables.suppression import (
+    Protection,
+    hypercube_pattern,
+    pattern_frames,
+    primary_levels,
+)
 
 # (name, extra flat dimension sizes, records, methods)
 SHAPES = [
@@ -78,6 +89,27 @@ def synthetic(extra: tuple[int, ...], n: int, seed: int) -> tuple[pd.DataFrame, 
     return pd.DataFrame(columns), {"region": region_spec, "industry": industry_spec}
 
 
+def reset_peak() -> None:
+    """Start a new peak of resident memory (Linux: VmHWM), so each line has its own."""
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        pass
+
+
+def peak_mib() -> float:
+    """Peak resident memory since :func:`reset_peak` (the process's peak where not Linux)."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def structure_cells(table: pd.DataFrame) -> int:
     return int(table.attrs["structure"].n_cells)
 
@@ -93,6 +125,53 @@ def lp_floor(table: pd.DataFrame) -> float:
     return (time.perf_counter() - start) / 2
 
 
+def phases(shape: tuple) -> None:
+    """The hypercube method phase by phase: what each costs (CPU seconds, peak memory)."""
+    name, extra, n, _ = shape
+    print(f"# {platform.platform()}, {os.cpu_count()} cores; {' '.join(sys.argv)}", flush=True)
+
+    def report(phase: str, cpu: float, text: str) -> None:
+        load = os.getloadavg()[0]
+        print(
+            f"{name}: {phase}: {text}; CPU {time.process_time() - cpu:.1f} s, "
+            f"peak RSS {peak_mib():.0f} MiB, load average {load:.1f}",
+            flush=True,
+        )
+        reset_peak()
+
+    reset_peak()
+    cpu = time.process_time()
+    data, spec = synthetic(extra, n, seed=21)
+    dims = ["region", "industry"] + [f"x{a}" for a in range(len(extra))]
+    flagged = primary_suppression(tabulate(data, dims, hierarchies=spec), rules=["freq>=3"])
+    structure = flagged.attrs["structure"]
+    size = structure.n_cells
+    values, primary = np.zeros(size), np.zeros(size, dtype=bool)
+    upper, lower = np.zeros(size), np.zeros(size)
+    positions = structure.cell_positions(flagged)
+    values[positions] = flagged["count"].to_numpy(np.float64)
+    primary[positions], upper[positions], lower[positions] = primary_levels(flagged)
+    report("tabulate and primary rule", cpu, f"{size} cells, {int(primary.sum())} primary")
+    cpu = time.process_time()
+    cubes: list = []
+    problem = Protection(values, primary, upper, lower, values + 1.0)
+    hidden, missed = hypercube_pattern(structure, problem, chosen=cubes)
+    report(
+        "hypercube search",
+        cpu,
+        f"{int(hidden.sum())} suppressed, {len(cubes)} hypercubes, "
+        f"{len(missed)} primary cells without one",
+    )
+    cpu = time.process_time()
+    internal, _ = pattern_frames(flagged, structure, "count", primary, hidden)
+    audit = audit_suppression(internal, intervals="settle", deviations=cubes)
+    report(
+        "settled audit",
+        cpu,
+        f"{audit.stats['exposed']} exposed, {audit.stats['lp_solves']} LPs",
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="only the 10^3 and 10^4 tables")
@@ -106,15 +185,24 @@ def main() -> None:
         action="store_true",
         help="also time the exact audit (two LPs per suppressed cell) of each pattern",
     )
+    parser.add_argument(
+        "--phases",
+        action="store_true",
+        help="hypercube only, phase by phase: CPU seconds and peak memory of the search and of "
+        "the settled audit, each printed as soon as it ends",
+    )
     args = parser.parse_args()
+    if args.phases:
+        phases(SHAPES[2 if args.only is None else args.only])
+        return
     print(f"# {platform.platform()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
     print(f"# {' '.join(sys.argv)}; load average {os.getloadavg()[0]:.1f}")
     header = (
         "| table | cells | method | primary | secondary | suppressed value share | exposed "
-        "| seconds | / audit | / LP | peak RSS |"
+        "| seconds | / audit | / LP | CPU s (method + audit) | peak RSS |"
     )
     print(header)
-    print("|" + "---|" * 11)
+    print("|" + "---|" * 12)
     shapes = SHAPES[:2] if args.quick else SHAPES
     if args.only is not None:
         shapes = [SHAPES[args.only]]
@@ -127,6 +215,8 @@ def main() -> None:
         floor = lp_floor(table)
         total = float(table["count"].sum())
         for method in methods:
+            reset_peak()
+            cpu = time.process_time()
             try:
                 result = suppress(
                     table, rules=["freq>=3"], method=method, time_limit=args.time_limit
@@ -136,12 +226,13 @@ def main() -> None:
                 continue
             s = result.stats
             audit_seconds = result.audit.stats["seconds"] if result.audit is not None else np.nan
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            peak = peak_mib()
             print(
                 f"| {name} | {s['cells']} | {method} | {s['primary']} | {s['secondary']} | "
                 f"{s['suppressed_value'] / total:.2%} | {s['exposed']} | "
                 f"{s['seconds']:.1f} | {s['seconds'] / audit_seconds:.2f} | "
-                f"{s['seconds'] / floor:.0f} | {peak:.0f} MiB |",
+                f"{s['seconds'] / floor:.0f} | {time.process_time() - cpu:.1f} | "
+                f"{peak:.0f} MiB |",
                 flush=True,
             )
             if args.exact_audit and result.audit is not None:

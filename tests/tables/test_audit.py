@@ -153,3 +153,48 @@ def test_settled_audit_gives_the_exact_audit_verdict(seed: int, protection: floa
     assert settled_result.stats["lp_solves"] <= 2 * hidden.sum() + 2 * 40 + 1
     with pytest.raises(ParameterError, match="intervals"):
         audit_suppression(frame, intervals="fast")
+
+
+def test_deviations_that_break_a_relation_settle_nothing() -> None:
+    # a single suppressed cell is exposed; a "deviation" moving it alone breaks its row and
+    # column sums, so it is refused and the verdict stays
+    structure = TableStructure.from_categories(["a", "b"], [["x", "y"], ["u", "v"]])
+    values = structure.aggregate(np.array([[1, 4], [5, 6]])).ravel().astype(float)
+    one = np.zeros(structure.n_cells, dtype=bool)
+    one[0] = True
+    frame = tidy(structure, values, one)
+    frame["primary"] = one
+    bogus = [(np.array([0]), np.array([1]))]
+    result = audit_suppression(frame, intervals="settle", deviations=bogus)
+    assert result.stats["exposed"] == 1 and result.cells["exact"].all()
+    # the rectangle's alternating move keeps every relation: it settles the cells, no LP
+    rectangle = np.zeros(structure.n_cells, dtype=bool)
+    rectangle[[0, 1, 3, 4]] = True
+    frame = tidy(structure, values, rectangle)
+    frame["primary"] = rectangle
+    frame["upper_protection"] = np.where(rectangle, 1.0, 0.0)
+    cube = [(np.array([0, 1, 3, 4]), np.array([1, -1, -1, 1]))]
+    settled = audit_suppression(frame, intervals="settle", deviations=cube)
+    assert settled.stats["exposed"] == 0 and settled.stats["lp_solves"] == 0
+    lone = settled.cells.set_index(["a", "b"]).loc[("x", "u")]
+    assert [lone["lower"], lone["upper"]] == [0.0, 5.0]
+    # ... but a deviation through a published cell is refused: the LPs decide
+    through = [(np.array([0, 1, 6, 7]), np.array([1, -1, -1, 1]))]
+    again = audit_suppression(frame, intervals="settle", deviations=through)
+    assert again.stats["exposed"] == 0 and again.stats["lp_solves"] > 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_hypercube_deviations_give_the_verdict_of_the_lps(seed: int) -> None:
+    from sdckit.tables import suppress
+
+    structure, values = small_table(seed, (5, 4, 3), {"v0": {"g": ["c0", "c1"]}})
+    frame = tidy(structure, values, np.zeros(structure.n_cells, dtype=bool)).drop(
+        columns="suppressed"
+    )
+    result = suppress(frame, rules=["freq>=3"])  # its audit used the hypercubes
+    plain = audit_suppression(result.internal, intervals="settle")  # LPs only
+    exact = audit_suppression(result.internal)
+    assert (result.audit.cells["exposed"] == exact.cells["exposed"]).all()
+    assert (plain.cells["exposed"] == exact.cells["exposed"]).all()
+    assert result.audit.stats["lp_solves"] <= plain.stats["lp_solves"]

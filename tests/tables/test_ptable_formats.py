@@ -228,9 +228,50 @@ def test_malformed_tauargus_file_names_line_and_field(tmp_path, old, new, messag
 
 
 def test_tauargus_refuses_what_it_cannot_hold(tmp_path) -> None:
-    ons = read_ptable(ons_frame(lambda p, c: 0))
-    with pytest.raises(ParameterError, match="cannot hold rows reused in turn"):
+    ons = read_ptable(ons_frame(lambda p, c: rounding_rule(p)))
+    with pytest.raises(ParameterError, match="cannot hold rows 501..750 reused in turn"):
         write_ptable(ons, tmp_path / "p.txt", format="tauargus")
     with pytest.raises(ParameterError, match="reads a file"):
         read_ptable(pd.DataFrame({"i": [0], "j": [0], "p": [1.0]}), format="tauargus")
     assert not (tmp_path / "p.txt").exists()
+
+
+def sorted_noise(p: int, c: int) -> int:
+    """Noise non-decreasing in the cell key, the same for every count from 3 up."""
+    if p < 3:
+        return 0
+    return -1 if c < 64 else (0 if c < 192 else 1)
+
+
+@pytest.mark.parametrize(
+    ("rule", "lost"),
+    [
+        (lambda p, c: rounding_rule(p), r"rows 501\.\.750 reused in turn for counts above 750"),
+        (lambda p, c: [1, -1, 0, 0][c % 4] if p >= 3 else 0, "noise given key by key for 256"),
+    ],
+    ids=["cycle", "key-order"],
+)
+def test_tidy_writer_refuses_what_it_would_lose(rule, lost, tmp_path) -> None:
+    ptable = read_ptable(ons_frame(rule))
+    with pytest.raises(ParameterError, match=lost):
+        write_ptable(ptable, tmp_path / "p.csv")
+    with pytest.raises(ParameterError, match=lost):
+        write_ptable(ptable, tmp_path / "p.txt", format="tauargus")
+    with pytest.raises(ParameterError, match="probabilities_only=True"):
+        ptable.to_frame()
+    assert not (tmp_path / "p.csv").exists() and not (tmp_path / "p.txt").exists()
+    frame = ptable.to_frame(probabilities_only=True)  # asked for: the probabilities alone
+    assert np.allclose(frame.groupby("i")["p"].sum(), 1.0)
+
+
+def test_tidy_writer_writes_an_ons_table_it_can_hold(tmp_path) -> None:
+    from sdckit.tables.cellkey import lookup_noise
+
+    ons = read_ptable(ons_frame(sorted_noise))
+    assert ons.large_counts == "cycle" and ons.lost_in_tidy_layout() == []
+    write_ptable(ons, tmp_path / "p.csv")
+    again = read_ptable(tmp_path / "p.csv")
+    counts = np.repeat(np.arange(2000), K)
+    keys = np.tile(np.arange(K) / K, 2000)
+    assert (lookup_noise(counts, keys, again) == lookup_noise(counts, keys, ons)).all()
+    assert set(np.unique(lookup_noise(counts, keys, again))) == {-1, 0, 1}

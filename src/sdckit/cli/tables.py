@@ -34,6 +34,7 @@ from sdckit.tables import (
     restore_linked,
     safe_perturb,
     suppress,
+    suppress_linked,
     tabulate,
 )
 from sdckit.tables.formats import (
@@ -166,6 +167,25 @@ def _check_protected_outputs(
     check_outputs(output, inputs=inputs)
     if with_true_counts:
         check_internal_path(output, option)
+
+
+def _check_linked_outputs(
+    outputs: list[Path], with_true_counts: bool, *inputs: Path | None
+) -> None:
+    """``--output`` of linked tables: each usable (see above), none given twice."""
+    for number, output in enumerate(outputs):
+        _check_protected_outputs(output, with_true_counts, *inputs)
+        if output in outputs[:number]:
+            raise ParameterError(f"--output {output} is given twice")
+
+
+_LinkedOutputs = Annotated[
+    list[Path], typer.Option("--output", "-o", help="One output per table, in the same order.")
+]
+_LinkedDims = Annotated[
+    list[str],
+    typer.Option("--dims", help="Comma-separated classifying variables, once per table, in order."),
+]
 
 
 def _write_protected(
@@ -454,15 +474,8 @@ def restore_linked_command(
             help="Perturbed tidy tables from the same microdata (all cells, margins included)."
         ),
     ],
-    outputs: Annotated[
-        list[Path], typer.Option("--output", "-o", help="One output per input, in the same order.")
-    ],
-    dims: Annotated[
-        list[str],
-        typer.Option(
-            "--dims", help="Comma-separated classifying variables, once per input, in order."
-        ),
-    ],
+    outputs: _LinkedOutputs,
+    dims: _LinkedDims,
     value: _PerturbedValue = "perturbed",
     max_deviation: _MaxDeviation = 3,
     hierarchies: _Hierarchies = None,
@@ -480,10 +493,7 @@ def restore_linked_command(
             f"give one --output and one --dims per input table: {len(inputs)} inputs, "
             f"{len(outputs)} --output, {len(dims)} --dims"
         )
-    for number, output in enumerate(outputs):
-        _check_protected_outputs(output, False, *inputs, hierarchies)
-        if output in outputs[:number]:
-            raise ParameterError(f"--output {output} is given twice")
+    _check_linked_outputs(outputs, False, *inputs, hierarchies)
     frames = [from_internal_names(read_input(path)) for path in inputs]
     with progress_bar("CTA of linked tables (HiGHS)", quiet=quiet):
         result = restore_linked(
@@ -741,35 +751,48 @@ _Contributor = Annotated[
 ]
 _TimeLimit = Annotated[float | None, typer.Option("--time-limit", help="Seconds per HiGHS run.")]
 
+_WithStatus = Annotated[
+    bool,
+    typer.Option(
+        "--with-status",
+        help="Add each cell's status (primary, secondary, published; SDMX CONF_STATUS "
+        "C/D/F): it tells which cells failed a rule, so the output name must contain "
+        "'internal' or 'confidential'.",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class _Suppression:
+    """The options ``suppress`` and ``suppress-linked`` share."""
+
+    hierarchies: _Hierarchies = None
+    value: _MagnitudeValue = None
+    contributor: _Contributor = None
+    cost: Annotated[str, typer.Option("--cost", help="value or count.")] = "value"
+    time_limit: _TimeLimit = None
+    with_status: _WithStatus = False
+    sdmx: Annotated[str | None, typer.Option("--sdmx", help=_SDMX_HELP)] = None
+
+
 #: SDMX confidentiality status (code list CL_CONF_STATUS): primary, secondary, free.
 _CONF_STATUS = {"primary": "C", "secondary": "D", "published": "F"}
 
 
 @tables_app.command("suppress")
+@with_option_groups
 def suppress_command(
     table: _SuppressInput,
     output: _ReleaseOutput,
     rule: _Rules,
     dims: _TableDims = None,
     method: _Method = "hypercube",
-    hierarchies: _Hierarchies = None,
-    value: _MagnitudeValue = None,
-    contributor: _Contributor = None,
-    cost: Annotated[str, typer.Option("--cost", help="value or count.")] = "value",
-    time_limit: _TimeLimit = None,
-    with_status: Annotated[
-        bool,
-        typer.Option(
-            "--with-status",
-            help="Add each cell's status (primary, secondary, published; SDMX CONF_STATUS "
-            "C/D/F): it tells which cells failed a rule, so the output name must contain "
-            "'internal' or 'confidential'.",
-        ),
-    ] = False,
-    sdmx: Annotated[str | None, typer.Option("--sdmx", help=_SDMX_HELP)] = None,
+    how: _Suppression = _Suppression(),
     quiet: QuietOption = False,
 ) -> None:
     """Primary and secondary cell suppression, audited by the attacker's LP (HiGHS)."""
+    hierarchies, value, contributor = how.hierarchies, how.value, how.contributor
+    cost, time_limit, with_status, sdmx = how.cost, how.time_limit, how.with_status, how.sdmx
     _check_protected_outputs(output, with_status, table, hierarchies)
     data = from_internal_names(read_input(table))
     spec = parse_hierarchies(hierarchies)
@@ -788,8 +811,19 @@ def suppress_command(
             result = suppress(flagged, **options)
         else:
             result = suppress(data, rules=rule, dims=_dims(dims), hierarchies=spec, **options)
-    release = result.table.copy()
-    status = result.internal["status"].to_numpy()
+    _write_suppressed(result.table, result.internal, output, sdmx=sdmx, with_status=with_status)
+    if not quiet:
+        err_console.print(result.summary(), highlight=False)
+    if result.stats["exposed"]:
+        raise typer.Exit(1)
+
+
+def _write_suppressed(
+    table: Any, internal: Any, output: Path, *, sdmx: str | None, with_status: bool
+) -> None:
+    """Write a suppressed table's release, tidy or SDMX-CSV, with each cell's status if asked."""
+    release = table.copy()
+    status = internal["status"].to_numpy()
     if sdmx is not None:
         release = to_sdmx_csv(release, list(release.columns[:-2]), dataflow=sdmx, value="published")
         if with_status:
@@ -798,9 +832,65 @@ def suppress_command(
         release["status"] = status
     check_release(release, what="suppressed table")
     write_output(release, output)
+
+
+@tables_app.command("suppress-linked")
+@with_option_groups
+def suppress_linked_command(
+    inputs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="One microdata file (with one --dims per table), or one count table per --dims."
+        ),
+    ],
+    outputs: _LinkedOutputs,
+    dims: _LinkedDims,
+    rule: _Rules,
+    method: Annotated[str, typer.Option("--method", help="hypercube or optimal.")] = "hypercube",
+    how: _Suppression = _Suppression(),
+    quiet: QuietOption = False,
+) -> None:
+    """Suppress linked tables together: a cell they share is suppressed in all or none.
+
+    Each table is protected with the others' suppressions carried over until
+    nothing changes; then every table and the set jointly are audited (exit
+    code 1 if a cell is exposed).
+    """
+    hierarchies, value, contributor = how.hierarchies, how.value, how.contributor
+    cost, time_limit, with_status, sdmx = how.cost, how.time_limit, how.with_status, how.sdmx
+    microdata = len(inputs) == 1
+    if len(outputs) != len(dims) or not (microdata or len(inputs) == len(dims)):
+        raise ParameterError(
+            f"give one --output and one --dims per table (and one input per table, or a single "
+            f"microdata file): {len(inputs)} inputs, {len(outputs)} --output, {len(dims)} --dims"
+        )
+    _check_linked_outputs(outputs, with_status, *inputs, hierarchies)
+    spec = parse_hierarchies(hierarchies)
+    frames = [from_internal_names(read_input(path)) for path in inputs]
+    options: dict[str, Any] = {"method": method, "cost": cost, "time_limit": time_limit}
+    with progress_bar(f"linked suppression ({method})", quiet=quiet):
+        if microdata:
+            flagged = [
+                primary_suppression(
+                    frames[0],
+                    _dims(d),
+                    rules=rule,
+                    value=value,
+                    contributor=contributor,
+                    hierarchies=spec,
+                )
+                for d in dims
+            ]
+            result = suppress_linked(flagged, **options)
+        else:
+            result = suppress_linked(
+                frames, rules=rule, dims=[_dims(d) for d in dims], hierarchies=spec, **options
+            )
+    for table, internal, output in zip(result.tables, result.internals, outputs, strict=True):
+        _write_suppressed(table, internal, output, sdmx=sdmx, with_status=with_status)
     if not quiet:
         err_console.print(result.summary(), highlight=False)
-    if result.stats["exposed"]:
+    if result.stats["exposed"] or any(result.stats["exposed_per_table"]):
         raise typer.Exit(1)
 
 

@@ -24,6 +24,11 @@ from sdckit.tables.infoloss import (
 )
 from sdckit.tables.invariant import InvariantMatrix, banded_transition, invariant_matrix
 from sdckit.tables.linked import LinkedAdditivityResult, restore_linked
+from sdckit.tables.linked_suppression import (
+    LinkedSuppressionResult,
+    audit_linked,
+    suppress_linked,
+)
 from sdckit.tables.magnitude import (
     MagnitudeResult,
     magnitude_information_loss,
@@ -47,6 +52,7 @@ __all__ = [
     "InfoLossResult",
     "InvariantMatrix",
     "LinkedAdditivityResult",
+    "LinkedSuppressionResult",
     "MagnitudeResult",
     "PTable",
     "PrimaryRule",
@@ -54,6 +60,7 @@ __all__ = [
     "SuppressionResult",
     "TableStructure",
     "add_record_keys",
+    "audit_linked",
     "audit_suppression",
     "banded_transition",
     "cell_key_perturb",
@@ -75,6 +82,7 @@ __all__ = [
     "restore_linked",
     "safe_perturb",
     "suppress",
+    "suppress_linked",
     "tabulate",
     "to_sdmx_csv",
     "write_ptable",

@@ -127,6 +127,8 @@ def attacker_intervals(
     cells: np.ndarray | None = None,
     need: tuple[np.ndarray, np.ndarray] | None = None,
     exact: np.ndarray | None = None,
+    truth: np.ndarray | None = None,
+    deviations: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Smallest and largest value of each hidden cell over the tables an attacker cannot exclude.
 
@@ -158,6 +160,15 @@ def attacker_intervals(
     exact : array of bool, optional
         Filled with whether each interval is the exact one (always, without
         ``need``).
+    truth, deviations : optional
+        With ``need``: the true value of every cell, and directions
+        ``(cell positions, signs)`` along which it may move, such as the
+        hypercubes of :func:`sdckit.tables.suppress`. Each direction is
+        verified (it keeps every relation and moves hidden cells only, and
+        the true table satisfies the relations); the two tables farthest
+        along it within ``0 <= h <= upper`` are then feasible tables the
+        attacker cannot exclude, and they settle cells before any LP
+        (:func:`_witness_intervals`). Unverified directions are ignored.
 
     Returns
     -------
@@ -185,8 +196,18 @@ def attacker_intervals(
     if upper_bounds is not None:
         ub = np.asarray(upper_bounds, dtype=np.float64)[columns]
     # hidden cells linked by no chain of relations are independent LPs: one model each
-    linked = (abs(sub).T @ abs(sub)).astype(bool)
-    _, component = connected_components(linked, directed=False)
+    # (components of the bipartite graph of relations and cells: memory in its non-zeros)
+    n_rows = sub.shape[0]
+    graph = sparse.bmat([[None, sub], [sub.T, None]], format="csr")
+    _, labels = connected_components(graph, directed=False)
+    component = labels[n_rows:]
+    seed = None
+    if need is not None and truth is not None and deviations:
+        full_ub = np.full(len(hidden), np.inf)
+        if upper_bounds is not None:
+            full_ub = np.asarray(upper_bounds, dtype=np.float64)
+        low, high = _deviation_witnesses(matrix, hidden, values, truth, full_ub, deviations)
+        seed = (low[columns], high[columns])
     local = np.searchsorted(columns, wanted)
     lower = np.zeros(len(wanted))
     upper = ub[local].copy()
@@ -217,14 +238,97 @@ def attacker_intervals(
                 lower[targets] = upper[targets] = np.nan
                 optimal[targets] = False
                 continue
+            known = None if seed is None else (seed[0][members], seed[1][members])
+            if known is not None and _settled(known, position, need_lo, need_hi).all():
+                # the verified deviations settle every cell here: no model at all
+                lo, hi = known[0][position], known[1][position]
+                lower[targets] = np.where(np.isfinite(lo), lo, np.nan)
+                upper[targets] = np.where(np.isfinite(hi), hi, np.nan)
+                optimal[targets] = False
+                continue
             h = _component_model(sub[own_rows][:, members], rhs[own_rows], ub[members])
             scale = float(np.abs(rhs[own_rows]).max())
-            lo, hi, ok, k = _witness_intervals(h, ub[members], scale, position, need_lo, need_hi)
+            lo, hi, ok, k = _witness_intervals(
+                h, ub[members], scale, position, need_lo, need_hi, seed=known
+            )
         lower[targets], upper[targets], optimal[targets] = lo, hi, ok
         solves += k
     if exact is not None:
         exact[:] = optimal
     return lower, upper, solves
+
+
+def _deviation_witnesses(
+    matrix: sparse.csr_matrix,
+    hidden: np.ndarray,
+    published: np.ndarray,
+    truth: np.ndarray,
+    ub: np.ndarray,
+    deviations: Sequence[tuple[np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lowest and highest value of every cell over the feasible tables along ``deviations``.
+
+    A direction ``s`` (zero off its positions) with ``R s = 0`` that moves
+    hidden cells only keeps every published cell and every relation, so
+    ``truth + t s`` is a table the attacker cannot exclude for every ``t``
+    that keeps each moved cell within ``[0, ub]`` (the true table being one:
+    ``R truth = 0`` and equal to ``published`` off the hidden cells, else
+    nothing is returned). Each direction is checked; one that fails is
+    ignored.
+    Cells no direction moves get ``inf`` / ``-inf``.
+    """
+    n = len(hidden)
+    low, high = np.full(n, np.inf), np.full(n, -np.inf)
+    truth = np.asarray(truth, dtype=np.float64)
+    if (
+        not np.isfinite(truth).all()
+        or np.abs(matrix @ truth).max(initial=0.0) > EXACT_TOLERANCE
+        or np.abs(truth - published)[~hidden].max(initial=0.0) > EXACT_TOLERANCE
+    ):
+        return low, high  # the true table is not one the attacker sees as possible
+    sizes = np.array([len(p) for p, _ in deviations], dtype=np.int64)
+    cert = np.repeat(np.arange(len(deviations)), sizes)
+    pos = np.concatenate([np.asarray(p, dtype=np.int64) for p, _ in deviations])
+    sgn = np.concatenate([np.asarray(g, dtype=np.float64) for _, g in deviations])
+    directions = sparse.csc_matrix((sgn, (pos, cert)), shape=(n, len(deviations)))
+    residual = abs(matrix @ directions).max(axis=0).toarray().ravel()
+    bad = (residual > EXACT_TOLERANCE) | (np.bincount(cert, ~hidden[pos], len(sizes)) > 0)
+    x, room = truth[pos], ub[pos] - truth[pos]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        up = np.where(sgn < 0, x / -sgn, np.where(sgn > 0, room / sgn, np.inf))
+        down = np.where(sgn > 0, x / sgn, np.where(sgn < 0, room / -sgn, np.inf))
+    t_up, t_down = np.full(len(sizes), np.inf), np.full(len(sizes), np.inf)
+    np.minimum.at(t_up, cert, up)
+    np.minimum.at(t_down, cert, down)
+    # an unbounded direction: any finite step is as good a witness
+    cap = 2.0 * float(np.abs(truth).max(initial=0.0)) + 1.0
+    t_up, t_down = np.minimum(t_up, cap), np.minimum(t_down, cap)
+    keep = ~bad[cert]
+    pos, sgn, cert, x = pos[keep], sgn[keep], cert[keep], x[keep]
+    moved = (x + t_up[cert] * sgn, x - t_down[cert] * sgn)
+    np.minimum.at(low, pos, np.minimum(*moved))
+    np.maximum.at(high, pos, np.maximum(*moved))
+    # the true table itself is feasible
+    np.minimum.at(low, pos, x)
+    np.maximum.at(high, pos, x)
+    return low, high
+
+
+def _settled(
+    known: tuple[np.ndarray, np.ndarray],
+    targets: np.ndarray,
+    need_lo: np.ndarray,
+    need_hi: np.ndarray,
+) -> np.ndarray:
+    """Whether each target's witnessed range reaches what it needs on both sides."""
+    low, high = known[0][targets], known[1][targets]
+    asked = need_lo <= need_hi
+    reached = (
+        (high - low >= EXACT_TOLERANCE)
+        & (low <= need_lo + EXACT_TOLERANCE)
+        & (high >= need_hi - EXACT_TOLERANCE)
+    )
+    return ~asked | reached
 
 
 def protection_met(
@@ -401,6 +505,8 @@ def _witness_intervals(
     targets: np.ndarray,
     need_lo: np.ndarray,
     need_hi: np.ndarray,
+    *,
+    seed: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Intervals that settle protection: witnessed by feasible tables, exact only where needed.
 
@@ -417,7 +523,8 @@ def _witness_intervals(
     table the attacker cannot exclude). A target with ``need_lo > need_hi``
     asks nothing: it gets the range of the witnesses found for the others
     (NaN when none was). ``scale``: the largest published sum in the
-    relations, from which the cap starts.
+    relations, from which the cap starts. ``seed``: the lowest and highest
+    value of each column over feasible tables already known.
 
     Returns the lower and upper ends, whether each target's ends are the
     exact LP optimum (False: attained by a feasible table, the exact interval
@@ -425,6 +532,9 @@ def _witness_intervals(
     """
     n = len(ub)
     witness = _Witness(n, targets, need_lo, need_hi)
+    if seed is not None:  # feasible tables known before any LP (verified deviations)
+        np.minimum(witness.low, seed[0], out=witness.low)
+        np.maximum(witness.high, seed[1], out=witness.high)
     finite = np.concatenate([need_hi[np.isfinite(need_hi)], ub[np.isfinite(ub)], [scale, 1.0]])
     cap = 2.0 * float(np.max(np.abs(finite))) + 1.0
     columns = np.flatnonzero(np.isinf(ub))
@@ -587,6 +697,87 @@ def protection_arrays(
     return upl, np.minimum(lpl, np.nan_to_num(values))
 
 
+def judge_intervals(
+    relations: sparse.spmatrix,
+    truth: np.ndarray,
+    seen: np.ndarray,
+    hidden: np.ndarray,
+    needs: np.ndarray,
+    levels: tuple[np.ndarray, np.ndarray],
+    *,
+    labels: pd.DataFrame,
+    upper_bounds: np.ndarray | None = None,
+    intervals: str = "exact",
+    deviations: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The attacker's interval of every hidden cell under ``relations`` and the verdict.
+
+    The comparison :func:`audit_suppression` makes, on any set of relations
+    (one table's, or the stacked relations of linked tables over their
+    distinct cells). ``levels`` is ``(lower, upper)`` protection per cell;
+    ``needs`` marks the cells that need protection (without any, every
+    hidden cell is checked for exact disclosure); ``labels`` has one row per
+    cell and starts the report; ``deviations`` as in
+    :func:`attacker_intervals` (settled intervals only). Returns the report (the rows of
+    :attr:`AuditResult.cells`) and the statistics but ``cells``.
+    """
+    lpl, upl = levels
+    check_all = not needs.any()
+    asked = needs | check_all
+    need = None
+    if intervals == "settle":
+        need = (np.where(asked, truth - lpl, np.inf), np.where(asked, truth + upl, -np.inf))
+    start = time.perf_counter()
+    optimal = np.zeros(int(hidden.sum()), dtype=bool)
+    lower, upper, solves = attacker_intervals(
+        relations,
+        np.nan_to_num(seen),
+        hidden,
+        upper_bounds=upper_bounds,
+        need=need,
+        exact=optimal,
+        truth=truth,
+        deviations=deviations,
+    )
+    seconds = time.perf_counter() - start
+    # a cell that needs protection but was published is the plainest exposure of all
+    shown = np.flatnonzero(needs & ~hidden)
+    cells = np.concatenate([np.flatnonzero(hidden), shown])
+    lower = np.concatenate([lower, truth[shown]])
+    upper = np.concatenate([upper, truth[shown]])
+    optimal = np.concatenate([optimal, np.ones(len(shown), dtype=bool)])
+    required = needs[cells]
+    # an inner bound of width zero proves nothing: exact disclosure needs the exact interval
+    exact = (upper - lower < EXACT_TOLERANCE) & optimal
+    narrow = (lower > truth[cells] - lpl[cells] + EXACT_TOLERANCE) | (
+        upper < truth[cells] + upl[cells] - EXACT_TOLERANCE
+    )
+    exposed = (narrow & required) | (exact & (required | check_all))
+    report = labels.iloc[cells].reset_index(drop=True)
+    report["value"] = truth[cells]
+    report["suppressed"] = hidden[cells]
+    report["lower"] = lower
+    report["upper"] = upper
+    report["lower_protection"] = lpl[cells]
+    report["upper_protection"] = upl[cells]
+    report["exact"] = exact
+    report["interval"] = np.where(
+        optimal, "exact", np.where(np.isnan(lower), "not computed", "inner bound")
+    )
+    report["exposed"] = exposed
+    stats = {
+        "suppressed": int(hidden.sum()),
+        "published_primary": len(shown),
+        "exposed": int(exposed.sum()),
+        "exact": int(exact.sum()),
+        "lp_solves": solves,
+        "intervals": intervals,
+        "seconds": seconds,
+        "levels_given": not check_all,
+    }
+    return report, stats
+
+
 def audit_suppression(
     table: pd.DataFrame,
     published: pd.DataFrame | None = None,
@@ -600,6 +791,7 @@ def audit_suppression(
     protection: float | None = None,
     upper_bounds: str | None = None,
     intervals: str = "exact",
+    deviations: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> AuditResult:
     """The attacker's interval of every suppressed cell, compared with the required protection.
 
@@ -648,6 +840,14 @@ def audit_suppression(
         gets its own two LPs only when none is found. The verdict (which
         cells are exposed) is the same; the ``interval`` column says which
         intervals are exact and which are inner bounds of the exact one.
+    deviations : list of (positions, signs), optional
+        With ``intervals="settle"``: directions in which the true table can
+        move, each a pair of arrays (cell positions in the structure, signs),
+        such as the hypercubes :func:`sdckit.tables.suppress` chose. Each is
+        verified (it keeps every relation and moves suppressed cells only);
+        the farthest non-negative tables along it are then tables the
+        attacker cannot exclude, which settle cells with no LP of their own.
+        The verdict does not depend on them, only the time.
 
     Returns
     -------
@@ -685,54 +885,19 @@ def audit_suppression(
     needs = (upl > 0) | (lpl > 0)
     if "primary" in frame.columns:
         needs[positions] |= frame["primary"].fillna(False).astype(bool).to_numpy()
-    # without levels, every suppressed cell is checked for exact disclosure
-    check_all = not needs.any()
-    asked = needs | check_all
-    need = None
-    if intervals == "settle":
-        need = (np.where(asked, truth - lpl, np.inf), np.where(asked, truth + upl, -np.inf))
-    start = time.perf_counter()
-    optimal = np.zeros(int(hidden.sum()), dtype=bool)
-    lower, upper, solves = attacker_intervals(
-        relations, np.nan_to_num(seen), hidden, upper_bounds=bounds, need=need, exact=optimal
+    report, stats = judge_intervals(
+        relations,
+        truth,
+        seen,
+        hidden,
+        needs,
+        (lpl, upl),
+        labels=structure.labels(),
+        upper_bounds=bounds,
+        intervals=intervals,
+        deviations=deviations,
     )
-    seconds = time.perf_counter() - start
-    # a cell that needs protection but was published is the plainest exposure of all
-    shown = np.flatnonzero(needs & ~hidden)
-    cells = np.concatenate([np.flatnonzero(hidden), shown])
-    lower = np.concatenate([lower, truth[shown]])
-    upper = np.concatenate([upper, truth[shown]])
-    optimal = np.concatenate([optimal, np.ones(len(shown), dtype=bool)])
-    required = needs[cells]
-    # an inner bound of width zero proves nothing: exact disclosure needs the exact interval
-    exact = (upper - lower < EXACT_TOLERANCE) & optimal
-    narrow = (lower > truth[cells] - lpl[cells] + EXACT_TOLERANCE) | (
-        upper < truth[cells] + upl[cells] - EXACT_TOLERANCE
-    )
-    exposed = (narrow & required) | (exact & (required | check_all))
-    report = structure.labels().iloc[cells].reset_index(drop=True)
-    report["value"] = truth[cells]
-    report["suppressed"] = hidden[cells]
-    report["lower"] = lower
-    report["upper"] = upper
-    report["lower_protection"] = lpl[cells]
-    report["upper_protection"] = upl[cells]
-    report["exact"] = exact
-    report["interval"] = np.where(
-        optimal, "exact", np.where(np.isnan(lower), "not computed", "inner bound")
-    )
-    report["exposed"] = exposed
-    stats = {
-        "cells": structure.n_cells,
-        "suppressed": int(hidden.sum()),
-        "published_primary": len(shown),
-        "exposed": int(exposed.sum()),
-        "exact": int(exact.sum()),
-        "lp_solves": solves,
-        "intervals": intervals,
-        "seconds": seconds,
-        "levels_given": not check_all,
-    }
+    stats = {"cells": structure.n_cells, **stats}
     params = {
         "dims": list(structure.dims),
         "value": value,

@@ -206,12 +206,12 @@ def _tauargus_ptable(path: Path) -> PTable:
 
 
 def _tauargus_text(ptable: PTable) -> str:
-    if ptable.large_counts == "cycle" or ptable.key_grid is not None:
+    lost = ptable.lost_in_tidy_layout()
+    if lost:
         raise ParameterError(
-            "a tau-ARGUS p-table cannot hold "
-            + ("rows reused in turn" if ptable.large_counts == "cycle" else "a key-by-key table")
-            + " (its last row serves every larger count and cell keys select by cumulative "
-            "probability); write it with format='ons'"
+            "a tau-ARGUS p-table (its last row serves every larger count, cell keys select "
+            "by cumulative probability) cannot hold " + " and ".join(lost) + "; write it with "
+            "format='ons'"
         )
     frame = ptable.to_frame()
     lines = [";".join(f'"{name}"' for name in TAUARGUS_FIELDS)]
@@ -329,9 +329,13 @@ def write_ptable(
         its ``large_counts`` convention, so the ONS package perturbs as
         sdckit does. ``"tauargus"`` writes the ``i;j;p;v;p_ij_ub`` text
         layout (``p`` in full precision, ``p_ij_ub`` rounded to 10 decimals,
-        each row's last bound exactly 1); a table whose rows are reused in
-        turn or given key by key (read from an ONS file) cannot be written
-        so and is refused.
+        each row's last bound exactly 1). ``"tidy"`` and ``"tauargus"``
+        hold one row per count, the last serving every larger count, and
+        select by cumulative probability: a table read from an ONS file
+        whose rows are reused in turn, or whose key-by-key noise the
+        cumulative probabilities do not reproduce, cannot be written so and
+        is refused, the error naming what would be lost
+        (:meth:`PTable.lost_in_tidy_layout`).
     key_range : int, optional
         ``K`` for ``"ons"``: the table's own for a table read key by key,
         else 256.

@@ -32,7 +32,7 @@ from scipy import sparse
 
 from sdckit._highs import NoTableInTime
 from sdckit._results import FrozenResult
-from sdckit._validation import check_dataframe, check_int, check_positive
+from sdckit._validation import check_dataframe, check_int, check_positive, number_text
 from sdckit.errors import DataError, InfeasibleError, ParameterError
 from sdckit.tables.additivity import run_record, solve_cta
 from sdckit.tables.release import CONFIDENTIAL_COLUMNS, release_frame
@@ -112,6 +112,224 @@ def _describe(identity: tuple[tuple[str, str], ...]) -> str:
     return ", ".join(f"{d}={v!r}" for d, v in identity) or "the grand total"
 
 
+@dataclass(frozen=True)
+class LinkedCells:
+    """Several tables of one microdata file over their distinct cells.
+
+    A cell is identified by its non-total coordinates, so the ``region =
+    north`` total of a region x sex table and of a region x age table is one
+    cell. Built by :func:`link_tables`.
+
+    Attributes
+    ----------
+    frames : list of DataFrame
+        The tables as given.
+    structures : list of TableStructure
+        Each table's structure.
+    cell_ids : list of ndarray of int
+        For each table, the distinct cell of each of its structure's cells.
+    row_ids : list of ndarray of int
+        For each table, the distinct cell of each of its rows.
+    identities : list of tuple
+        The non-total coordinates of each distinct cell.
+    relations : sparse matrix
+        Every table's additive relations, stacked, one column per distinct cell.
+    """
+
+    frames: list[pd.DataFrame]
+    structures: list[TableStructure]
+    cell_ids: list[np.ndarray]
+    row_ids: list[np.ndarray]
+    identities: list[tuple[tuple[str, str], ...]]
+    relations: sparse.csr_matrix
+
+    @property
+    def n(self) -> int:
+        """Number of distinct cells."""
+        return len(self.identities)
+
+    @property
+    def shared(self) -> np.ndarray:
+        """Whether each distinct cell is in more than one table."""
+        return np.bincount(np.concatenate(self.cell_ids), minlength=self.n) > 1
+
+    def describe(self, cell: int) -> str:
+        """A distinct cell as a person reads it (``region='north', sex='f'``)."""
+        return _describe(self.identities[cell])
+
+    def labels(self) -> pd.DataFrame:
+        """One row per distinct cell: every dimension, the total label where it is not set."""
+        dims = list(dict.fromkeys(d for s in self.structures for d in s.dims))
+        total = self.structures[0].total_label
+        rows = [dict(identity) for identity in self.identities]
+        return pd.DataFrame(rows, columns=dims).fillna(total).astype(object)
+
+    def values(self, column: str, *, whole: bool, hint: str) -> np.ndarray:
+        """One value per distinct cell from every table's ``column``; a disagreement is refused.
+
+        Parameters
+        ----------
+        column : str
+            The column every table holds.
+        whole : bool
+            Whether the values must be whole numbers.
+        hint : str
+            What a common cell with two values means, for the error.
+
+        Returns
+        -------
+        ndarray of float
+            The value of every distinct cell.
+        """
+        out = np.full(self.n, np.nan)
+        owner = np.zeros(self.n, dtype=np.int64)
+        for number, (frame, here) in enumerate(zip(self.frames, self.row_ids, strict=True), 1):
+            if column not in frame.columns:
+                raise DataError(f"table {number} has no column {column!r}")
+            raw = pd.to_numeric(frame[column], errors="coerce").to_numpy(np.float64)
+            if (
+                not np.isfinite(raw).all()
+                or (raw < 0).any()
+                or (whole and (raw != np.round(raw)).any())
+            ):
+                raise DataError(
+                    f"table {number}: column {column!r} must hold non-negative "
+                    + ("whole counts" if whole else "numbers")
+                    + " (no missing values)"
+                )
+            earlier = ~np.isnan(out[here])
+            clash = earlier & (out[here] != raw)
+            if clash.any():
+                k = int(np.flatnonzero(clash)[0])
+                raise DataError(
+                    f"the cell {self.describe(int(here[k]))} is {number_text(out[here[k]])} in "
+                    f"table {int(owner[here[k]])} but {number_text(raw[k])} in table {number}: "
+                    + hint
+                )
+            out[here] = raw
+            owner[here[~earlier]] = number
+        return out
+
+
+def link_tables(
+    tables: Sequence[pd.DataFrame],
+    *,
+    dims: Sequence[Sequence[str]] | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    total_label: str = "Total",
+) -> LinkedCells:
+    """Map several tables of one microdata file onto their distinct cells.
+
+    Shared by the linked restoration (:func:`restore_linked`) and the linked
+    suppression (:func:`sdckit.tables.suppress_linked`): both solve one model
+    over the distinct cells with every table's relations stacked.
+
+    Parameters
+    ----------
+    tables : sequence of DataFrame
+        Two or more tables with all their margins, each carrying its structure
+        (``attrs["structure"]``) or classified by ``dims``.
+    dims, hierarchies, total_label
+        The classifying columns of each table (list of lists of str), for
+        tables without structure; ``{dim: {parent: [children]}}`` and the
+        label of the margins for the structures inferred from them.
+
+    Returns
+    -------
+    LinkedCells
+        The tables, their structures and the map of their cells.
+
+    Raises
+    ------
+    ParameterError
+        Fewer than two tables, a table without structure or margins, or a
+        dimension classified differently in two tables.
+    DataError
+        A table lacks some of its structure's cells.
+    """
+    if isinstance(tables, pd.DataFrame) or not isinstance(tables, Sequence) or len(tables) < 2:
+        raise ParameterError("tables must be a list of at least two linked tables")
+    if dims is not None and len(dims) != len(tables):
+        raise ParameterError(f"dims must list the dimensions of each of the {len(tables)} tables")
+    frames, structures = [], []
+    for number, table in enumerate(tables, start=1):
+        frame = check_dataframe(table, f"table {number}")
+        structure = frame.attrs.get("structure")
+        if dims is not None:
+            own = list(dims[number - 1])
+            used = {d: h for d, h in (hierarchies or {}).items() if d in own}
+            structure = TableStructure.from_table(
+                frame, own, hierarchies=used, total_label=total_label
+            )
+        if not isinstance(structure, TableStructure):
+            raise ParameterError(
+                f"table {number} carries no table structure (.attrs['structure']); pass the "
+                "tables sdckit returned, or their dims"
+            )
+        frames.append(frame)
+        structures.append(structure)
+    totals = {s.total_label for s in structures}
+    if len(totals) > 1:
+        raise ParameterError(f"the tables use different total labels {sorted(totals)}")
+    by_dim: dict[str, tuple[int, TableStructure, int]] = {}
+    for number, structure in enumerate(structures, start=1):
+        for axis, dim in enumerate(structure.dims):
+            if structure.n_leaves[axis] == len(structure.categories[axis]):
+                raise ParameterError(
+                    f"table {number} has no margins for {dim!r}: linked tables need their totals"
+                )
+            seen = by_dim.get(dim)
+            if seen is None:
+                by_dim[dim] = (number, structure, axis)
+                continue
+            first, other, other_axis = seen
+            if (
+                other.categories[other_axis] != structure.categories[axis]
+                or other.children[other_axis] != structure.children[axis]
+            ):
+                raise ParameterError(
+                    f"tables {first} and {number} classify {dim!r} differently (other categories "
+                    "or hierarchy); linked tables must share their classifications"
+                )
+    uid: dict[tuple[tuple[str, str], ...], int] = {}
+    identities: list[tuple[tuple[str, str], ...]] = []
+    cell_ids, row_ids, blocks = [], [], []
+    for number, (frame, structure) in enumerate(zip(frames, structures, strict=True), start=1):
+        ids = np.empty(structure.n_cells, dtype=np.int64)
+        for position, identity in enumerate(cell_identities(structure)):
+            known = uid.get(identity)
+            if known is None:
+                known = uid[identity] = len(identities)
+                identities.append(identity)
+            ids[position] = known
+        cell_ids.append(ids)
+        positions = structure.cell_positions(frame)
+        if len(positions) != structure.n_cells:
+            raise DataError(
+                f"table {number} has {len(positions)} of its structure's {structure.n_cells} "
+                "cells; every cell (margins included) is needed"
+            )
+        row_ids.append(ids[positions])
+        blocks.append(structure.relations()[0].tocoo())
+    n = len(identities)
+    if n > MAX_LINKED_CELLS:
+        raise ParameterError(
+            f"the tables have {n} distinct cells (more than {MAX_LINKED_CELLS}); link fewer "
+            "tables together"
+        )
+    rows, cols, vals = [], [], []
+    offset = 0
+    for coo, ids in zip(blocks, cell_ids, strict=True):
+        rows.append(coo.row + offset)
+        cols.append(ids[coo.col])
+        vals.append(coo.data)
+        offset += coo.shape[0]
+    relations = sparse.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(offset, n)
+    )
+    return LinkedCells(frames, structures, cell_ids, row_ids, identities, relations)
+
+
 def restore_linked(
     tables: Sequence[pd.DataFrame],
     *,
@@ -181,120 +399,21 @@ def restore_linked(
         raise ParameterError(
             f"value={value!r} holds the true counts: restoring them publishes the true tables"
         )
-    if dims is not None and len(dims) != len(tables):
-        raise ParameterError(f"dims must list the dimensions of each of the {len(tables)} tables")
-    frames, structures = [], []
-    for number, table in enumerate(tables, start=1):
-        frame = check_dataframe(table, f"table {number}")
-        structure = frame.attrs.get("structure")
-        if dims is not None:
-            own = list(dims[number - 1])
-            used = {d: h for d, h in (hierarchies or {}).items() if d in own}
-            structure = TableStructure.from_table(
-                frame, own, hierarchies=used, total_label=total_label
-            )
-        if not isinstance(structure, TableStructure):
-            raise ParameterError(
-                f"table {number} carries no table structure (.attrs['structure']); pass the "
-                "tables cell_key_perturb or tabulate returned, or their dims"
-            )
-        if value not in frame.columns:
-            raise DataError(f"table {number} has no column {value!r}")
-        frames.append(frame)
-        structures.append(structure)
-    totals = {s.total_label for s in structures}
-    if len(totals) > 1:
-        raise ParameterError(f"the tables use different total labels {sorted(totals)}")
-    by_dim: dict[str, tuple[int, TableStructure, int]] = {}
-    for number, structure in enumerate(structures, start=1):
-        for axis, dim in enumerate(structure.dims):
-            if structure.n_leaves[axis] == len(structure.categories[axis]):
-                raise ParameterError(
-                    f"table {number} has no margins for {dim!r}: linked tables need their totals"
-                )
-            seen = by_dim.get(dim)
-            if seen is None:
-                by_dim[dim] = (number, structure, axis)
-                continue
-            first, other, other_axis = seen
-            if (
-                other.categories[other_axis] != structure.categories[axis]
-                or other.children[other_axis] != structure.children[axis]
-            ):
-                raise ParameterError(
-                    f"tables {first} and {number} classify {dim!r} differently (other categories "
-                    "or hierarchy); linked tables must share their classifications"
-                )
-
-    uid: dict[tuple[tuple[str, str], ...], int] = {}
-    identities: list[tuple[tuple[str, str], ...]] = []
-    cell_ids, blocks = [], []
-    n_relations = 0
-    for structure in structures:
-        ids = np.empty(structure.n_cells, dtype=np.int64)
-        for position, identity in enumerate(cell_identities(structure)):
-            known = uid.get(identity)
-            if known is None:
-                known = uid[identity] = len(identities)
-                identities.append(identity)
-            ids[position] = known
-        cell_ids.append(ids)
-        relations, _ = structure.relations()
-        blocks.append(relations.tocoo())
-        n_relations += relations.shape[0]
-    n = len(identities)
-    if n > MAX_LINKED_CELLS:
-        raise ParameterError(
-            f"the tables have {n} distinct cells (more than {MAX_LINKED_CELLS}); restore fewer "
-            "tables together"
-        )
-    rows, cols, vals = [], [], []
-    offset = 0
-    for coo, ids in zip(blocks, cell_ids, strict=True):
-        rows.append(coo.row + offset)
-        cols.append(ids[coo.col])
-        vals.append(coo.data)
-        offset += coo.shape[0]
-    relations = sparse.csr_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-        shape=(n_relations, n),
+    link = link_tables(tables, dims=dims, hierarchies=hierarchies, total_label=total_label)
+    frames, structures, row_ids = link.frames, link.structures, link.row_ids
+    relations, n = link.relations, link.n
+    n_relations = relations.shape[0]
+    p = link.values(
+        value,
+        whole=True,
+        hint="the tables were not perturbed consistently (use the same record keys and "
+        "p-table for all)",
     )
-
-    p = np.full(n, np.nan)
-    truth = np.full(n, np.nan)
-    owner = np.zeros(n, dtype=np.int64)
     use_truth = original is not None and all(original in f.columns for f in frames)
-    row_ids = []
-    for number, (frame, structure, ids) in enumerate(
-        zip(frames, structures, cell_ids, strict=True), start=1
-    ):
-        positions = structure.cell_positions(frame)
-        if len(positions) != structure.n_cells:
-            raise DataError(
-                f"table {number} has {len(positions)} of its structure's {structure.n_cells} "
-                "cells; every cell (margins included) is needed"
-            )
-        raw = pd.to_numeric(frame[value], errors="coerce").to_numpy(np.float64)
-        if not np.isfinite(raw).all() or (raw != np.round(raw)).any() or (raw < 0).any():
-            raise DataError(
-                f"table {number}: column {value!r} must hold non-negative whole counts "
-                "(no missing values)"
-            )
-        here = ids[positions]
-        row_ids.append(here)
-        earlier = ~np.isnan(p[here])
-        clash = earlier & (p[here] != raw)
-        if clash.any():
-            k = int(np.flatnonzero(clash)[0])
-            raise DataError(
-                f"the cell {_describe(identities[here[k]])} is {int(p[here[k]])} in table "
-                f"{int(owner[here[k]])} but {int(raw[k])} in table {number}: the tables were not "
-                "perturbed consistently (use the same record keys and p-table for all)"
-            )
-        p[here] = raw
-        owner[here[~earlier]] = number
-        if use_truth:
-            assert original is not None
+    truth = np.full(n, np.nan)
+    if use_truth:
+        assert original is not None
+        for frame, here in zip(frames, row_ids, strict=True):
             truth[here] = pd.to_numeric(frame[original], errors="coerce").to_numpy(np.float64)
 
     lower = np.maximum(p - max_deviation, 0.0)
@@ -329,11 +448,10 @@ def restore_linked(
         released = release_frame(table)
         released.attrs["structure"] = structure
         published.append(released)
-    in_tables = np.bincount(np.concatenate(cell_ids), minlength=n)
     stats = {
         "tables": len(frames),
         "cells": n,
-        "shared_cells": int((in_tables > 1).sum()),
+        "shared_cells": int(link.shared.sum()),
         "relations": n_relations,
         "cells_changed": int((change > 0).sum()),
         "max_abs_change": int(change.max()) if n else 0,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -165,14 +165,82 @@ class PTable(FrozenResult):
         keep = (values >= 0) & (dev > 0)
         return pd.Series(dev[keep], index=pd.Index(values[keep], name="j"), name=f"p({count}->j)")
 
-    def to_frame(self) -> pd.DataFrame:
+    def lost_in_tidy_layout(self) -> list[str]:
+        """What the tidy (R ptable, tau-ARGUS) layout cannot hold of this table.
+
+        That layout has one row per transition, its last row serving every
+        larger count, and a cell key selects by the row's cumulative
+        probabilities. A table read from an ONS file can differ on both
+        counts: rows reused in turn for large counts, and a noise given for
+        each integer cell key in an order the cumulative probabilities do
+        not reproduce.
+
+        Returns
+        -------
+        list of str
+            One phrase per feature that writing in the tidy layout would
+            drop; empty when the tidy layout holds the table exactly.
+        """
+        lost = []
+        if self.large_counts == "cycle" and self._cycle_rows_differ():
+            lost.append(
+                f"rows {self.cycle_start}..{self.n_rows - 1} reused in turn for counts "
+                f"above {self.n_rows - 1} (the tidy layout would serve them all by row "
+                f"{self.n_rows - 1})"
+            )
+        if self.key_grid is not None and not _grid_is_cumulative(self):
+            lost.append(
+                f"the noise given key by key for {self.key_range} cell keys (the tidy "
+                "layout selects by cumulative probability, which gives other cells "
+                "other noise)"
+            )
+        return lost
+
+    def _cycle_rows_differ(self) -> bool:
+        """Whether a reused row differs from the last (then the cycle matters)."""
+        start = self.cycle_start if self.cycle_start is not None else self.n_rows - 1
+        rows = (
+            self.key_grid[start:]
+            if self.key_grid is not None
+            else self.deviation_probabilities()[start:]
+        )
+        return bool((rows != rows[-1]).any())
+
+    def to_frame(self, *, probabilities_only: bool = False) -> pd.DataFrame:
         """Tidy export: one row per non-zero transition.
 
         Columns ``i``, ``j``, ``p``, ``v = j - i``, and the interval
         ``[p_int_lb, p_int_ub)`` of the row's cumulative probabilities that
         maps a uniform cell key to this transition; ``i`` of the last row
         stands for every larger count (as in tau-ARGUS and R's ptable files).
+
+        Parameters
+        ----------
+        probabilities_only : bool, default False
+            A table the tidy layout cannot hold exactly (see
+            :meth:`lost_in_tidy_layout`: rows reused in turn, noise given key
+            by key) is refused unless this is True; then only its transition
+            probabilities are exported.
+
+        Returns
+        -------
+        DataFrame
+            One row per non-zero transition.
+
+        Raises
+        ------
+        ParameterError
+            If the layout would drop part of the table and
+            ``probabilities_only`` is False.
         """
+        lost = self.lost_in_tidy_layout()
+        if lost and not probabilities_only:
+            raise ParameterError(
+                "the tidy p-table layout (i, j, p) would lose "
+                + " and ".join(lost)
+                + "; write it with format='ons', or pass probabilities_only=True "
+                "to export the transition probabilities alone"
+            )
         rows = []
         for i in range(self.n_rows):
             cumulative = 0.0
@@ -272,6 +340,26 @@ class PTable(FrozenResult):
                 f"used {self.variances[row]:.4g}"
             )
         return "\n".join(lines)
+
+
+def _grid_is_cumulative(table: PTable) -> bool:
+    """Whether the cumulative probabilities select every key's stored noise.
+
+    Cell key ``c`` of a key-by-key table gets ``key_grid[row, c]``; the tidy
+    layout gives it the deviation whose cumulative probability in the row
+    first exceeds ``c / K``. When the two agree for every row and key the
+    tidy layout loses nothing of the grid.
+    """
+    from sdckit.tables.cellkey import lookup_noise  # cellkey imports this module
+
+    grid = table.key_grid
+    if grid is None:
+        return True
+    L, K = grid.shape
+    plain = replace(table, key_grid=None, large_counts="last_row", cycle_start=None)
+    counts = np.repeat(np.arange(L, dtype=np.int64), K)
+    keys = np.tile(np.arange(K, dtype=np.float64) / K, L)
+    return bool((lookup_noise(counts, keys, plain) == grid.ravel()).all())
 
 
 def _row_support(i: int, D: int, js: int) -> np.ndarray:

@@ -294,11 +294,19 @@ class Protection:
 
 
 def hypercube_pattern(
-    structure: TableStructure, problem: Protection, *, start: np.ndarray | None = None
+    structure: TableStructure,
+    problem: Protection,
+    *,
+    start: np.ndarray | None = None,
+    chosen: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Suppressed cells chosen hypercube by hypercube, and the primary cells no candidate protects.
 
-    ``start``: cells already suppressed (a pattern to complete).
+    ``start``: cells already suppressed (a pattern to complete). ``chosen``:
+    a list to which each hypercube taken is appended as (corner positions,
+    signs): a direction that keeps every relation, which the audit verifies
+    and uses as feasible tables (:func:`sdckit.tables.audit_suppression`,
+    ``deviations``).
     """
     values, primary, upper = problem.values, problem.primary, problem.upper
     lower, weights = problem.lower, problem.weights
@@ -363,6 +371,8 @@ def hypercube_pattern(
         cost = cost + 1e-9 * active.sum(axis=1)
         best = int(np.flatnonzero(ok)[np.argmin(cost[ok])])
         hidden[pos[best][active[best]]] = True
+        if chosen is not None:
+            chosen.append((pos[best][active[best]], sgn[best][active[best]]))
     return hidden, np.array(unprotected, dtype=np.int64)
 
 
@@ -491,6 +501,75 @@ def exhaustive_cost(structure: TableStructure, problem: Protection) -> float:
 # --- the entry point ---------------------------------------------------------------
 
 
+def check_options(
+    method: str, methods: Sequence[str], cost: str, time_limit: float | None
+) -> float | None:
+    """Refuse an unknown ``method`` or ``cost``; return ``time_limit`` checked."""
+    if method not in methods:
+        raise ParameterError(f"method must be one of {list(methods)}, got {method!r}")
+    if cost not in ("value", "count"):
+        raise ParameterError(f"cost must be 'value' or 'count', got {cost!r}")
+    return None if time_limit is None else check_positive(time_limit, "time_limit")
+
+
+def flag_primary(
+    frame: pd.DataFrame, structure: TableStructure, rules: Sequence[str | PrimaryRule] | None
+) -> pd.DataFrame:
+    """The table with its primary cells: ``rules`` applied, or its own ``primary`` column."""
+    if rules:
+        frame = frame.copy()
+        frame.attrs["structure"] = structure
+        return primary_suppression(frame, rules=rules)
+    if "primary" not in frame.columns:
+        raise DataError(
+            "table has no 'primary' column: give rules (e.g. ['freq>=3']) or the output of "
+            "primary_suppression"
+        )
+    return frame
+
+
+def primary_levels(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: primary (bool), upper and lower protection (0 where not given)."""
+    levels = [
+        pd.to_numeric(frame[c], errors="coerce").fillna(0.0).to_numpy(np.float64)
+        if c in frame.columns
+        else np.zeros(len(frame))
+        for c in ("upper_protection", "lower_protection")
+    ]
+    return frame["primary"].fillna(False).astype(bool).to_numpy(), levels[0], levels[1]
+
+
+def pattern_frames(
+    frame: pd.DataFrame,
+    structure: TableStructure,
+    value: str,
+    primary: np.ndarray,
+    hidden: np.ndarray,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The internal table (``status``, ``suppressed``, ``published``) and the release.
+
+    ``primary`` and ``hidden`` are per cell of ``structure``; the release holds
+    the dimensions, ``published`` (missing where suppressed) and
+    ``suppressed``, and never says which suppressed cells are primary.
+    """
+    positions = structure.cell_positions(frame)
+    status = np.where(primary, "primary", np.where(hidden, "secondary", "published"))
+    internal = frame.copy()
+    internal["status"] = status[positions]
+    internal["suppressed"] = hidden[positions]
+    shown = frame[value]
+    if pd.api.types.is_integer_dtype(shown):
+        published = pd.array(shown.to_numpy(), dtype="Int64")
+    else:
+        published = pd.array(shown.to_numpy(np.float64), dtype="Float64")
+    published[hidden[positions]] = pd.NA
+    internal["published"] = published
+    internal.attrs["structure"] = structure
+    release = release_frame(internal)[[*structure.dims, "published", "suppressed"]]
+    release.attrs["structure"] = structure
+    return internal, release
+
+
 def suppress(
     table: pd.DataFrame,
     *,
@@ -542,22 +621,9 @@ def suppress(
         The release, the internal table with each cell's status, the audit.
     """
     frame = check_dataframe(table, "table")
-    if method not in METHODS:
-        raise ParameterError(f"method must be one of {list(METHODS)}, got {method!r}")
-    if cost not in ("value", "count"):
-        raise ParameterError(f"cost must be 'value' or 'count', got {cost!r}")
-    if time_limit is not None:
-        time_limit = check_positive(time_limit, "time_limit")
+    time_limit = check_options(method, METHODS, cost, time_limit)
     structure = resolve_structure(frame, structure, dims, hierarchies, total_label)
-    if rules:
-        frame = frame.copy()
-        frame.attrs["structure"] = structure
-        frame = primary_suppression(frame, rules=rules)
-    elif "primary" not in frame.columns:
-        raise DataError(
-            "table has no 'primary' column: give rules (e.g. ['freq>=3']) or the output of "
-            "primary_suppression"
-        )
+    frame = flag_primary(frame, structure, rules)
     if value is None:
         value = "true_sum" if "true_sum" in frame.columns else "count"
     if value not in frame.columns:
@@ -574,20 +640,18 @@ def suppress(
     if not np.isfinite(values).all() or (values < 0).any():
         raise DataError(f"table column {value!r} must hold non-negative numbers in every cell")
     primary = np.zeros(n, dtype=bool)
-    primary[positions] = frame["primary"].fillna(False).astype(bool).to_numpy()
     upper = np.zeros(n)
     lower = np.zeros(n)
-    for column, target in (("upper_protection", upper), ("lower_protection", lower)):
-        if column in frame.columns:
-            target[positions] = pd.to_numeric(frame[column], errors="coerce").fillna(0.0)
+    primary[positions], upper[positions], lower[positions] = primary_levels(frame)
     lower = np.minimum(lower, values)
     weights = values + 1.0 if cost == "value" else np.ones(n)
     problem = Protection(values, primary, upper, lower, weights)
     start = time.perf_counter()
     extra: dict[str, Any] = {}
     unprotected = np.array([], dtype=np.int64)
+    cubes: list[tuple[np.ndarray, np.ndarray]] = []
     if method == "hypercube":
-        hidden, unprotected = hypercube_pattern(structure, problem)
+        hidden, unprotected = hypercube_pattern(structure, problem, chosen=cubes)
     elif method == "optimal":
         relations, _ = structure.relations()
         try:
@@ -612,24 +676,13 @@ def suppress(
     else:
         hidden, extra = modular_pattern(structure, problem, time_limit=time_limit)
     seconds = time.perf_counter() - start
-    status = np.where(primary, "primary", np.where(hidden, "secondary", "published"))
-    internal = frame.copy()
-    internal["status"] = status[positions]
-    internal["suppressed"] = hidden[positions]
-    shown = frame[value]
-    if pd.api.types.is_integer_dtype(shown):
-        published = pd.array(shown.to_numpy(), dtype="Int64")
-    else:
-        published = pd.array(shown.to_numpy(np.float64), dtype="Float64")
-    published[hidden[positions]] = pd.NA
-    internal["published"] = published
-    internal.attrs["structure"] = structure
-    release = release_frame(internal)[[*structure.dims, "published", "suppressed"]]
-    release.attrs["structure"] = structure
+    internal, release = pattern_frames(frame, structure, value, primary, hidden)
     report = None
     repaired = 0
     if audit:
-        report = audit_suppression(internal, structure=structure, value=value, intervals="settle")
+        report = audit_suppression(
+            internal, structure=structure, value=value, intervals="settle", deviations=cubes
+        )
         if method == "modular" and report.stats["exposed"]:
             # HiTaS protects each sub-table, not their combination: complete the pattern with a
             # hypercube (whose protection holds in the whole table) for each exposed cell
@@ -640,18 +693,12 @@ def suppress(
                 structure,
                 Protection(values, exposed, upper, lower, weights),
                 start=hidden,
+                chosen=cubes,
             )
             repaired = int(exposed.sum())
-            internal["status"] = np.where(
-                primary, "primary", np.where(hidden, "secondary", "published")
-            )[positions]
-            internal["suppressed"] = hidden[positions]
-            published[hidden[positions]] = pd.NA
-            internal["published"] = published
-            release = release_frame(internal)[[*structure.dims, "published", "suppressed"]]
-            release.attrs["structure"] = structure
+            internal, release = pattern_frames(frame, structure, value, primary, hidden)
             report = audit_suppression(
-                internal, structure=structure, value=value, intervals="settle"
+                internal, structure=structure, value=value, intervals="settle", deviations=cubes
             )
     stats = {
         "cells": n,
