@@ -59,6 +59,7 @@ EVERY = "country in {a, b, c}"
     ("rare", "missing", "passes"),
     [
         (60, 0, True),  # no missing value: every level is no condition at all
+        (10, 0, True),  # ... even with a rare level: the universe is ALL
         (60, 30, True),  # the missing units are a set of at least Gamma*
         (60, 2, False),  # ALL minus "observed" would be those two units
         (10, 30, False),  # "observed" minus a and b asked one by one would be c's ten

@@ -380,7 +380,8 @@ def universe_gamma(
     two complements that differencing could isolate are checked against
     Gamma*: its levels of fewer than Gamma units taken together (the class
     minus the levels that can be selected alone), and, for "every level",
-    the units missing the variable (``ALL`` minus "observed").
+    the units missing the variable (``ALL`` minus "observed"). Every level
+    of a variable that no unit lacks is no condition.
 
     ``rules="mas2011"`` names the small piece in its reason and, as the
     paper does, checks only the *non-empty* intersections (and complements).

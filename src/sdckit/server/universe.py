@@ -449,7 +449,9 @@ class GroupCount:
         "gamma" for pieces, "gamma_star" for intersections.
     level_counts : tuple of tuple of int
         For each categorical condition that the set takes as a whole class (a
-        declared group, or every level), the units of each of its levels.
+        declared group, or every level of a variable with missing values; every
+        level of one never missing is no condition), the units of each of its
+        levels.
     missing_counts : tuple of int
         For each condition that selects every level of a variable with
         missing values in the data, the units the set would hold with that
@@ -586,12 +588,13 @@ def _gamma_groups(
             if len(classes) > 1 or whole is not None:
                 shown = f"{var.name} = {_quote(var.levels[codes[0]])}"
                 parts.append(shown if whole is None else f"{var.name} in {whole}")
-            if whole is None:
-                continue
+            # Missing values form the implicit table's last code of each axis.
+            observed = whole == "every level"
+            if whole is None or (observed and table.take(-1, axis=axis).sum() == 0):
+                continue  # a level, or every level of a variable never missing: no condition
             by_code = _axis_counts(table, sel, axis)
             level_counts.append(tuple(int(c) for c in by_code[codes]))
-            # Missing values form the implicit table's last code of each axis.
-            if whole == "every level" and table.take(-1, axis=axis).sum() > 0:
+            if observed:
                 missing_counts.append(int(by_code[-1]))
         count = int(table[_outer_and(sel)].sum())
         if skip_empty and count == 0:
