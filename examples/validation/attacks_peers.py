@@ -6,10 +6,19 @@ Ronning (2011) (background age, education, occupation, race; approximate
 age ±2.5%; all records and the oldest 10%; ``--max-targets`` targets per
 subset, seed 0), the differencing and padding battery of Lucero et al.
 (2011) (six units alone in their cells, ``--padding-pairs`` padded pairs
-each) and ``--benign`` honest queries drawn from the public metadata
-(seed 0), against sdckit's server with its default rules and against our
-emulations of ACRO's default output checks and DataSHIELD's default
-disclosure filters (:mod:`sdckit.attacks.peers`).
+each) and two corpora of ``--benign`` honest queries drawn from the public
+metadata (seed 0): the stress corpus (random subsets of at least half of a
+variable's levels) and the realistic one (the universes analysts write,
+docs/attacks.md), against sdckit's server with its default rules and
+against our emulations of ACRO's default output checks and DataSHIELD's
+default disclosure filters (:mod:`sdckit.attacks.peers`). The metadata
+declare the groupings of ``adult_groups.yaml`` (native country by region,
+education by level, ...).
+
+``--part corpus`` (seconds, no analysis): the stress corpus's universes that
+list a categorical level of fewer than Gamma people, by variable and by
+whether they select every level, and how many the universe rules refuse
+now (``universe_check`` on the same metadata).
 
 Part 2, EIA (3,480 utility-months, as in attacks_regression.py): the
 intruder knows TOTSALES, STATE and MONTH of every record and predicts
@@ -34,6 +43,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import yaml
 from _shared import markdown
 from attacks_differencing import COLUMNS, DATA  # the same Adult columns and data folder
 
@@ -45,11 +55,14 @@ from sdckit.attacks import (
     benign_corpus,
     compare_servers,
     prediction_attack,
+    run_corpus,
 )
 from sdckit.microdata.base import get_masker
 from sdckit.server import AnalysisServer, Metadata
 
 SECRET = b"attacks-peers-validation-secret!"
+GROUPS = Path(__file__).resolve().parent / "adult_groups.yaml"
+GAMMA = 50  # sdckit's default Gamma (ServerConfig.gamma)
 
 
 def load(name: str) -> pd.DataFrame:
@@ -59,15 +72,24 @@ def load(name: str) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
-def servers_part(args: argparse.Namespace) -> None:
+def adult_metadata() -> tuple[pd.DataFrame, Metadata]:
+    """Adult and its metadata: cutpoints with beta 40, the declared groups of adult_groups.yaml."""
     adult = load("adult.csv")[COLUMNS]
-    metadata = Metadata.infer(adult, beta=40)
+    groups = yaml.safe_load(GROUPS.read_text(encoding="utf-8"))
+    return adult, Metadata.infer(adult, beta=40, groups=groups)
+
+
+def servers_part(args: argparse.Namespace) -> None:
+    adult, metadata = adult_metadata()
     servers = [
         LibraryServer(AnalysisServer(adult, metadata, {}, secret=SECRET)),
         PeerServer(adult, metadata, ACRORules()),
         PeerServer(adult, metadata, DataSHIELDRules()),
     ]
     corpus = benign_corpus(servers[0].metadata, n=args.benign, random_state=0)
+    realistic = benign_corpus(
+        servers[0].metadata, n=args.benign, universes="realistic", random_state=0
+    )
     start = time.monotonic()
     result = compare_servers(
         adult,
@@ -80,55 +102,103 @@ def servers_part(args: argparse.Namespace) -> None:
         random_state=0,
         progress=lambda text: print(f"  {text}", file=sys.stderr),
     )
-    print(f"## Part 1: Adult, {len(adult)} people; sensitive fnlwgt\n")
+    print(f"**Part 1: Adult, {len(adult)} people; sensitive fnlwgt**\n")
     print(result.summary().splitlines()[0])
     print("\n".join(result.summary().splitlines()[1:3]), "\n")
-    table = result.table.drop(columns=["refused_by"])
+    answers = pd.concat(
+        [run_corpus(server, realistic).assign(server=str(server.name)) for server in servers],
+        ignore_index=True,
+    )
+    refused = ~answers["answered"]
+    table = result.table.drop(columns=["refused_by"]).rename(
+        columns={"benign": "stress", "benign_refused": "stress_refused"}
+    )
+    table["realistic"] = len(realistic)
+    table["realistic_refused"] = table["server"].map(refused.groupby(answers["server"]).mean())
     print(markdown(table), "\n")
-    print("Rules behind the benign refusals:\n")
+    print("Rules behind the benign refusals (stress corpus; realistic corpus):\n")
     for row in result.table.itertuples():
-        print(f"- {row.server}: {row.refused_by or 'none'}")
-    print("\n### Attacks that learned something (share of their targets)\n")
+        mine = answers[(answers["server"] == row.server) & refused]
+        rules = mine["refused_by"].str.split(", ").explode().value_counts()
+        ours = ", ".join(f"{k} ({v})" for k, v in rules.items())
+        print(f"- {row.server}: {row.refused_by or 'none'}; {ours or 'none'}")
+    print("\n**Attacks that learned something (share of their targets)**\n")
     learned = result.attacks[(result.attacks["learned"] > 0) | (result.attacks["small_counts"] > 0)]
     print(markdown(learned.reset_index(drop=True)) if len(learned) else "none", "\n")
-    print("### Benign refusals by analysis\n")
-    benign = result.benign.assign(refused=~result.benign["answered"])
-    by = benign.groupby(["server", "analysis"])["refused"].agg(["size", "mean"]).reset_index()
-    print(markdown(by.rename(columns={"size": "queries", "mean": "refused"})), "\n")
-    ours = benign[(benign["server"] == servers[0].name) & benign["refused"]]
-    print(f"### sdckit's refusals of benign queries ({len(ours)}), with the reason it gave\n")
-    for row in ours.head(args.show).itertuples():
-        print(f"- `{row.query}` — {row.refused_by}: {row.reason}")
-    print(f"\n(part 1: {time.monotonic() - start:.0f} s; load {os.getloadavg()[0]:.1f})\n")
+    print("**Benign refusals by analysis and corpus**\n")
+    both = pd.concat(
+        [result.benign.assign(corpus="stress"), answers.assign(corpus="realistic")],
+        ignore_index=True,
+    ).assign(refused=lambda t: ~t["answered"])
+    by = both.groupby(["server", "corpus", "analysis"])["refused"].agg(["size", "mean"])
+    print(markdown(by.reset_index().rename(columns={"size": "queries", "mean": "refused"})), "\n")
+    for name, frame in (("stress", result.benign), ("realistic", answers)):
+        ours = frame[(frame["server"] == servers[0].name) & ~frame["answered"]]
+        print(f"**sdckit's refusals of the {name} corpus ({len(ours)}), with the reason given**\n")
+        for row in ours.head(args.show).itertuples():
+            print(f"- `{row.query}` — {row.refused_by}")
+        print("\nThe reasons they gave (each once):\n")
+        for reason in dict.fromkeys(ours["reason"]):
+            print(f"- {reason}")
+        print()
+    print(f"(part 1: {time.monotonic() - start:.0f} s; load {os.getloadavg()[0]:.1f})\n")
+
+
+def _levels(universe: str) -> tuple[str, list[str]]:
+    """The variable and levels of a one-condition stress universe ``name in {a, "b c"}``."""
+    name, listed = universe.split(" in {", 1)
+    return name, [v.strip().strip('"') for v in listed.rstrip("}").split(", ")]
 
 
 def corpus_part(args: argparse.Namespace) -> None:
-    """How many benign universes list a categorical level rarer than Gamma (fast: no server)."""
-    adult = load("adult.csv")[COLUMNS]
-    metadata = Metadata.infer(adult, beta=40)
+    """The stress universes that list a level rarer than Gamma, classified (no analysis run)."""
+    adult, metadata = adult_metadata()
+    server = AnalysisServer(adult, metadata, {}, secret=SECRET)
     corpus = benign_corpus(metadata.to_dict(public=True), n=args.benign, random_state=0)
-    gamma = 50  # sdckit's default Gamma (ServerConfig.gamma)
-    rare = 0
     kinds = {"everyone": 0, "categorical levels": 0, "cutpoint bins": 0}
+    rows = []
     for query in corpus:
         universe = str(query.body["universe"])
-        if universe == "ALL":
-            kinds["everyone"] += 1
-            continue
-        name = universe.split(" ", 1)[0]
-        if " bins " in universe:
-            kinds["cutpoint bins"] += 1
+        if universe == "ALL" or " bins " in universe:
+            kinds["everyone" if universe == "ALL" else "cutpoint bins"] += 1
             continue
         kinds["categorical levels"] += 1
+        name, levels = _levels(universe)
         counts = adult[name].astype(str).value_counts()
-        levels = [v.strip().strip('"') for v in universe.split("{", 1)[1].rstrip("}").split('", ')]
-        rare += any(counts.get(level, 0) < gamma for level in levels)
-    print(f"## The benign corpus ({len(corpus)} queries, seed 0)\n")
+        rare = [level for level in levels if counts.get(level, 0) < GAMMA]
+        if rare:
+            every = len(levels) == len(metadata.variable(name).levels)
+            rows.append(
+                {
+                    "variable": name,
+                    "selects": "every level" if every else "some levels",
+                    "levels": len(levels),
+                    "rare": len(rare),
+                    "refused_now": bool(server.universe_check(universe).refused),
+                }
+            )
+    print(f"**The stress corpus ({len(corpus)} queries, seed 0)**\n")
     print("universes: " + ", ".join(f"{k} {v}" for k, v in kinds.items()))
     print(
-        f"queries whose universe lists a categorical level of fewer than {gamma} people "
-        f"(a piece the Gamma rule refuses): {rare}\n"
+        f"queries whose universe lists a categorical level of fewer than {GAMMA} people "
+        f"(each refused by the level-by-level Gamma rule): {len(rows)}\n"
     )
+    table = (
+        pd.DataFrame(rows)
+        .groupby(["variable", "selects"])
+        .agg(
+            queries=("rare", "size"),
+            levels_listed=("levels", "median"),
+            of=("variable", lambda v: len(metadata.variable(v.iloc[0]).levels)),
+            rare_listed=("rare", "mean"),
+            refused_now=("refused_now", "sum"),
+        )
+        .reset_index()
+        .astype({"levels_listed": int})
+    )
+    table["rare_listed"] = table["rare_listed"].map(lambda v: f"{v:.1f}")
+    print(markdown(table), "\n")
+    print(f"refused now (every level as one class, declared groups): {table.refused_now.sum()}\n")
 
 
 def prediction_part() -> None:

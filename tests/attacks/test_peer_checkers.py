@@ -10,6 +10,7 @@ unless a rule stops it.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,7 @@ from sdckit.attacks import (
     server_attack,
 )
 from sdckit.errors import ParameterError
-from sdckit.server import AnalysisServer
+from sdckit.server import AnalysisServer, Metadata
 
 
 @pytest.fixture(scope="module")
@@ -121,11 +122,21 @@ def test_differencing_two_tables_passes_datashield_exactly(planted):
     assert acro.table.set_index("attack").loc["complementary conditions", "recovered"] == 1.0
 
 
-def test_benign_corpus_is_drawn_from_the_metadata(planted):
+@pytest.mark.parametrize("universes", ["stress", "realistic"])
+def test_benign_corpus_is_drawn_from_the_metadata(planted, universes):
     data, metadata, _ = planted
+    education = metadata.variable("education")
+    grouped = replace(education, groups={"higher": ("tertiary", "doctorate")})
+    metadata = Metadata({**metadata.variables, "education": grouped})
     public = metadata.to_dict(public=True)
-    corpus = benign_corpus(public, n=60, random_state=1)
-    assert corpus == benign_corpus(public, n=60, random_state=1)
+    corpus = benign_corpus(public, n=60, universes=universes, random_state=1)
+    assert corpus == benign_corpus(public, n=60, universes=universes, random_state=1)
+    texts = [str(q.body["universe"]) for q in corpus]
+    # The realistic corpus names one level, a declared group, ranges of bins, and
+    # conjunctions of a level and a range; the stress corpus only broad single conditions.
+    group = 'education in {"tertiary", "doctorate"}'
+    assert universes == "stress" or any(group in t for t in texts)
+    assert any(" AND " in t for t in texts) is (universes == "realistic")
     assert [q.analysis for q in corpus[:2]] == ["crosstab", "regression"]
     server = LibraryServer(AnalysisServer(data, metadata, {}, secret=SECRET))
     answers = run_corpus(server, corpus)
@@ -133,6 +144,11 @@ def test_benign_corpus_is_drawn_from_the_metadata(planted):
     # Every universe and formula is in the server's languages: none fails to parse.
     assert not answers["refused_by"].str.contains("definition|syntax").any()
     assert (answers.loc[~answers["answered"], "reason"] != "").all()
+
+
+def test_benign_corpus_kind():
+    with pytest.raises(ParameterError, match="universes must be 'stress' or 'realistic'"):
+        benign_corpus({"variables": {}}, universes="honest")
 
 
 def test_compare_servers_side_by_side(planted):

@@ -80,7 +80,21 @@ class BenignQuery:
         return f"crosstab {what}{mean} on {b['universe']}"
 
 
-def _universe(metadata: PublicMetadata, rng: np.random.Generator) -> str:
+def _levels(name: str, levels: Sequence[Any]) -> str:
+    """A condition selecting ``levels`` of a categorical variable, as an analyst types it."""
+    shown = [quote_level(str(level)) for level in levels]
+    return f"{name} = {shown[0]}" if len(shown) == 1 else f"{name} in {{{', '.join(shown)}}}"
+
+
+def _bins(metadata: PublicMetadata, name: str, rng: np.random.Generator, *, least: int) -> str:
+    """A range of at least ``least`` contiguous cutpoint bins of a continuous variable."""
+    bins = metadata.n_bins(name)
+    width = int(rng.integers(min(least, bins), bins + 1))
+    start = int(rng.integers(0, bins - width + 1))
+    return f"{name} in bins {', '.join(str(b) for b in range(start, start + width))}"
+
+
+def _stress_universe(metadata: PublicMetadata, rng: np.random.Generator) -> str:
     names = list(metadata.variables)
     draw = rng.random()
     if draw < 0.4:
@@ -90,12 +104,51 @@ def _universe(metadata: PublicMetadata, rng: np.random.Generator) -> str:
         levels = list(metadata.variables[name]["levels"])
         k = int(rng.integers((len(levels) + 1) // 2, len(levels) + 1))
         chosen = rng.choice(len(levels), k, replace=False)
-        text = ", ".join(quote_level(str(levels[i])) for i in sorted(chosen))
-        return f"{name} in {{{text}}}"
-    bins = metadata.n_bins(name)
-    width = int(rng.integers(max(1, -(-bins // 3)), bins + 1))
-    start = int(rng.integers(0, bins - width + 1))
-    return f"{name} in bins {', '.join(str(b) for b in range(start, start + width))}"
+        return f"{name} in {{{', '.join(quote_level(str(levels[i])) for i in sorted(chosen))}}}"
+    return _bins(metadata, name, rng, least=-(-metadata.n_bins(name) // 3))
+
+
+def _category(metadata: PublicMetadata, rng: np.random.Generator, kind: str) -> str:
+    """One categorical condition of a realistic universe (``kind`` as in :data:`REALISTIC`)."""
+    categorical = [v for v in metadata.variables if metadata.is_categorical(v)]
+    groups = [(v, list(members)) for v in categorical
+              for members in (metadata.variables[v].get("groups") or {}).values()]  # fmt: skip
+    if kind == "group" and groups:
+        name, members = groups[int(rng.integers(len(groups)))]
+        return _levels(name, members)
+    name = categorical[int(rng.integers(len(categorical)))]
+    levels = list(metadata.variables[name]["levels"])
+    if kind == "every level":
+        return _levels(name, levels)
+    k = 1 if kind != "few levels" else int(rng.integers(2, min(3, len(levels)) + 1))
+    return _levels(name, [levels[i] for i in sorted(rng.choice(len(levels), k, replace=False))])
+
+
+#: The kinds of universe of the realistic corpus and their shares (docs/attacks.md says why).
+REALISTIC = {
+    "everyone": 0.40,
+    "one level": 0.20,
+    "few levels": 0.05,
+    "group": 0.10,
+    "every level": 0.05,
+    "bins": 0.10,
+    "level and bins": 0.10,
+}
+
+
+def _realistic_universe(metadata: PublicMetadata, rng: np.random.Generator) -> str:
+    kinds = list(REALISTIC)
+    kind = kinds[int(rng.choice(len(kinds), p=list(REALISTIC.values())))]
+    continuous = [v for v in metadata.variables if not metadata.is_categorical(v)]
+    categorical = [v for v in metadata.variables if metadata.is_categorical(v)]
+    if kind == "everyone" or (kind != "bins" and not categorical):
+        return "ALL"
+    if kind in ("bins", "level and bins"):
+        ranged = _bins(metadata, continuous[int(rng.integers(len(continuous)))], rng, least=1)
+        if kind == "bins":
+            return ranged
+        return f"{_category(metadata, rng, 'one level')} AND {ranged}"
+    return _category(metadata, rng, kind)
 
 
 def _predictor(metadata: PublicMetadata, name: str, rng: np.random.Generator) -> str:
@@ -111,6 +164,7 @@ def benign_corpus(
     metadata: PublicMetadata | Mapping[str, Any],
     *,
     n: int = 1000,
+    universes: str = "stress",
     random_state: Any = None,
 ) -> tuple[BenignQuery, ...]:
     """Draw ``n`` honest queries from the public metadata (module docstring).
@@ -121,6 +175,13 @@ def benign_corpus(
         The server's public metadata (``{"variables": ...}``).
     n : int, default 1000
         Queries drawn: half tables, half regressions.
+    universes : {"stress", "realistic"}, default "stress"
+        ``"stress"``: everyone (40%), a random subset of at least half of a
+        categorical variable's levels, or a range of at least a third of a
+        continuous variable's bins. ``"realistic"``: the universes analysts
+        write (:data:`REALISTIC`): everyone, one or a few levels, a declared
+        group, every level (complete cases), a range of bins, or a level
+        and a range of bins.
     random_state : None, int or numpy.random.Generator
 
     Returns
@@ -129,6 +190,9 @@ def benign_corpus(
     """
     meta = metadata if isinstance(metadata, PublicMetadata) else PublicMetadata(metadata)
     n = check_int(n, "n", minimum=1)
+    draw_universe = {"stress": _stress_universe, "realistic": _realistic_universe}.get(universes)
+    if draw_universe is None:
+        raise ParameterError(f"universes must be 'stress' or 'realistic', got {universes!r}")
     rng = check_random_state(random_state)
     names = list(meta.variables)
     continuous = [v for v in names if not meta.is_categorical(v)]
@@ -138,7 +202,7 @@ def benign_corpus(
         )
     out = []
     for i in range(n):
-        universe = _universe(meta, rng)
+        universe = draw_universe(meta, rng)
         if i % 2 == 0:
             axes = [str(v) for v in rng.choice(names, 1 + int(rng.random() < 0.5), replace=False)]
             body: dict[str, Any] = {"universe": universe, "rows": axes[0]}

@@ -104,6 +104,13 @@ class Variable:
         transformations apply (log: positive; sqrt: non-negative). Public,
         and checked against the data when a server loads them, so that no
         refusal ever depends on the values of the units in a universe.
+    groups : mapping
+        Declared groupings of a categorical variable's levels, chosen by the
+        data steward and public like the cutpoints of a continuous variable
+        (``{"Europe": ("England", "France", ...), ...}``): disjoint sets of
+        at least two levels each. The Universe Gamma rule checks a piece that
+        selects a whole group as one class, as it would check a recoded
+        variable's category (:func:`sdckit.server.rules.universe_gamma`).
     """
 
     name: str
@@ -113,6 +120,7 @@ class Variable:
     level_labels: Mapping[str, str] = field(default_factory=dict)
     binning: Binning | None = None
     domain: str | None = None
+    groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -142,6 +150,54 @@ class Variable:
         if unknown:
             raise SchemaError(f"variable {self.name!r}: labels given for unknown levels {unknown}")
         object.__setattr__(self, "level_labels", MappingProxyType(labels))
+        object.__setattr__(self, "groups", MappingProxyType(self._checked_groups(levels)))
+
+    def _checked_groups(self, levels: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+        """The declared groups in level order; a SchemaError for any that is not usable."""
+        if not isinstance(self.groups, Mapping):
+            raise SchemaError(
+                f"variable {self.name!r}: groups must map a group name to a list of levels"
+            )
+        if self.groups and self.kind != CATEGORICAL:
+            raise SchemaError(f"variable {self.name!r}: only a categorical variable has groups")
+        order = {lv: i for i, lv in enumerate(levels)}
+        seen: dict[str, str] = {}
+        out = {}
+        for group, members in self.groups.items():
+            if isinstance(members, str) or not isinstance(members, Iterable):
+                raise SchemaError(
+                    f"variable {self.name!r}: group {group!r} must be a list of levels"
+                )
+            keys = list(dict.fromkeys(level_key(v) for v in members))
+            unknown = [k for k in keys if k not in order]
+            if unknown:
+                raise SchemaError(
+                    f"variable {self.name!r}: group {group!r} lists unknown level(s) {unknown}"
+                )
+            if len(keys) < 2:
+                raise SchemaError(
+                    f"variable {self.name!r}: group {group!r} needs at least two levels"
+                )
+            for key in keys:
+                if key in seen:
+                    raise SchemaError(
+                        f"variable {self.name!r}: level {key!r} is in groups {seen[key]!r} and "
+                        f"{group!r}; groups must not overlap"
+                    )
+                seen[key] = str(group)
+            out[str(group)] = tuple(sorted(keys, key=order.__getitem__))
+        return out
+
+    def group_codes(self) -> list[np.ndarray]:
+        """The level codes of every declared group, in declaration order.
+
+        Returns
+        -------
+        list of ndarray
+            One array of level indices per group.
+        """
+        order = {lv: i for i, lv in enumerate(self.levels)}
+        return [np.array([order[v] for v in members]) for members in self.groups.values()]
 
     @property
     def is_categorical(self) -> bool:
@@ -201,6 +257,8 @@ class Variable:
             out["levels"] = list(self.levels)
             if self.level_labels:
                 out["level_labels"] = dict(self.level_labels)
+            if self.groups:
+                out["groups"] = {name: list(members) for name, members in self.groups.items()}
         else:
             out["cutpoints"] = self.cutpoint_bins.to_dict(
                 include_counts=include_counts, public=public
@@ -238,6 +296,7 @@ class Variable:
             level_labels=dict(mapping.get("level_labels", {})),
             binning=binning,
             domain=mapping.get("domain"),
+            groups=mapping.get("groups") or {},
         )
 
 
@@ -354,6 +413,7 @@ class Metadata:
         beta: int = 10,
         methods: Mapping[str, str] | None = None,
         labels: Mapping[str, str] | None = None,
+        groups: Mapping[str, Mapping[str, Iterable[str]]] | None = None,
     ) -> Metadata:
         """Metadata for ``data``: numeric columns become continuous with cutpoints.
 
@@ -372,6 +432,9 @@ class Metadata:
             A binning method per continuous variable, overriding ``method``.
         labels : mapping, optional
             A readable label per variable.
+        groups : mapping, optional
+            Declared groupings of a categorical variable's levels,
+            ``{variable: {group: [levels]}}`` (see :class:`Variable`).
         """
         check_dataframe(data, "data")
         names = list(data.columns) if columns is None else list(columns)
@@ -384,6 +447,10 @@ class Metadata:
             raise SchemaError(f"unknown column(s) {unknown}; the data have {list(data.columns)}")
         methods = dict(methods or {})
         labels = dict(labels or {})
+        groups = dict(groups or {})
+        stray = sorted(set(groups) - set(names))
+        if stray:
+            raise SchemaError(f"groups given for variable(s) {stray}, which are not offered")
         variables = {}
         for name in names:
             series = data[name]
@@ -391,6 +458,10 @@ class Metadata:
                 series
             )
             if name in forced_cont or (numeric and name not in forced_cat):
+                if name in groups:
+                    raise SchemaError(
+                        f"variable {name!r} is continuous; only categories have groups"
+                    )
                 binning = cutpoints(series.to_numpy(), methods.get(name, method), beta=beta)
                 domain = _observed_domain(pd.to_numeric(series).to_numpy(dtype=np.float64))
                 variables[name] = Variable(
@@ -401,5 +472,11 @@ class Metadata:
                     levels = [level_key(v) for v in series.cat.categories]
                 else:
                     levels = sorted({level_key(v) for v in series.dropna().to_numpy()})
-                variables[name] = Variable(name, CATEGORICAL, labels.get(name, ""), tuple(levels))
+                variables[name] = Variable(
+                    name,
+                    CATEGORICAL,
+                    labels.get(name, ""),
+                    tuple(levels),
+                    groups={g: tuple(m) for g, m in groups.get(name, {}).items()},
+                )
         return cls(variables)

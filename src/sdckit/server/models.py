@@ -234,6 +234,9 @@ class VariableModel(BaseModel):
     label: str = ""
     levels: list[str] | None = None
     level_labels: dict[str, str] | None = None
+    groups: dict[str, list[str]] | None = Field(
+        None, description="Declared groups of a categorical variable's levels (checked as one)."
+    )
     bins: list[str] | None = Field(
         None, description="Cutpoint bins of a continuous variable, numbered from 0."
     )

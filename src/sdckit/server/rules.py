@@ -290,7 +290,9 @@ def violation(error: RuleViolation) -> Verdict:
 
 GENERIC_SMALL_REASON = (
     "this universe, one of its pieces or categories, or an overlap of its pieces holds too "
-    "few units (possibly none); widen it with more categories or neighbouring bins, or remove "
+    "few units (possibly none); categories are checked one by one, so adding categories does "
+    "not help: remove a rare category, select a whole declared group of categories (metadata "
+    "'groups') or every category of the variable, widen it with neighbouring bins, or remove "
     "a condition"
 )
 
@@ -362,16 +364,33 @@ def universe_gamma(
 
     Every piece of the universe must hold at least Gamma units, with the
     cutpoint bins of a continuous variable combined within the piece but the
-    levels of a categorical variable checked one by one. When the universe is
-    joint (pieces share cells), every non-empty intersection of pieces must
-    also hold at least Gamma* units. Small universes, and small overlaps
-    between pieces, are what differencing attacks are built from.
+    levels of a categorical variable checked one by one ("bins representing
+    different classes of an inherently categorical variable would not be
+    combined"). When the universe is joint (pieces share cells), every
+    non-empty intersection of pieces must also hold at least Gamma* units.
+    Small universes, and small overlaps between pieces, are what
+    differencing attacks are built from.
+
+    sdckit's own extension: a condition that selects *every* level of a
+    variable is one class, the variable observed, and the levels of a group
+    declared in the metadata (:class:`~sdckit.server.metadata.Variable`,
+    ``groups``) selected whole are one class, as a recoded variable's
+    category would be; levels selected outside whole groups are still
+    checked one by one. Such a class must hold at least Gamma units, and
+    two complements that differencing could isolate are checked against
+    Gamma*: its levels of fewer than Gamma units taken together (the class
+    minus the levels that can be selected alone), and, for "every level",
+    the units missing the variable (``ALL`` minus "observed"). Every level
+    of a variable that no unit lacks is no condition.
 
     ``rules="mas2011"`` names the small piece in its reason and, as the
-    paper does, checks only the *non-empty* intersections. ``rules="default"``
-    checks every intersection the pieces' definitions make possible (so an
-    empty overlap is refused like a small one) and gives one generic reason
-    for every small part, the same for none, one or two, or forty units.
+    paper does, checks only the *non-empty* intersections (and complements).
+    ``rules="default"`` checks every intersection the pieces' definitions
+    make possible (so an empty overlap is refused like a small one), refuses
+    an empty complement like a small one (when the class has a level of
+    fewer than Gamma units, or the variable has missing values in the
+    data), and gives one generic reason for every small part, the same for
+    none, one or two, or forty units.
 
     Parameters
     ----------
@@ -380,7 +399,7 @@ def universe_gamma(
     gamma : int
         Smallest allowed piece (Gamma).
     gamma_star : int
-        Smallest allowed intersection of pieces (Gamma*).
+        Smallest allowed intersection of pieces, and complement of a whole class (Gamma*).
     rules : {"default", "mas2011"}
         ``"mas2011"`` names the small part and skips empty intersections; ``"default"`` does not.
 
@@ -390,19 +409,27 @@ def universe_gamma(
         Passed with "joint universe" or "disjoint universe" as its note.
     """
     rule = "universe_gamma"
+    low = 0 if rules == "default" else 1  # the smallest complement checked
     for group in evaluation.groups:
         limit = gamma if group.threshold == "gamma" else gamma_star
+        rare = [sum(c for c in counts if c < gamma) for counts in group.level_counts
+                if any(c < gamma for c in counts)]  # fmt: skip
+        complements = [*rare, *group.missing_counts]
         if group.count < limit:
-            if rules == "default":
-                return _refuse(rule, GENERIC_SMALL_REASON)
-            if group.threshold == "gamma":
-                advice = "add categories or neighbouring bins to it, or remove that piece"
-            else:
-                advice = "make the pieces disjoint or make their overlap larger"
-            return _refuse(
-                rule,
-                f"{group.description} is too small for the Universe Gamma rule; {advice}",
+            reason = f"{group.description} is too small for the Universe Gamma rule; " + (
+                "add categories or neighbouring bins to it, or remove that piece"
+                if group.threshold == "gamma"
+                else "make the pieces disjoint or make their overlap larger"
             )
+        elif any(low <= c < gamma_star for c in complements):
+            reason = (
+                f"in {group.description}, the categories of fewer than Gamma units taken "
+                "together, or the units missing the variable, are too few for the Universe "
+                "Gamma rule; select the categories one by one, leaving out the rare ones"
+            )
+        else:
+            continue
+        return _refuse(rule, GENERIC_SMALL_REASON if rules == "default" else reason)
     kind = "joint" if evaluation.joint else "disjoint"
     return _pass(rule, f"{kind} universe")
 

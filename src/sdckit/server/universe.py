@@ -33,7 +33,7 @@ import numpy as np
 
 from sdckit.errors import UniverseError
 from sdckit.server._parsing import TokenParser, scan
-from sdckit.server.metadata import Metadata, level_key
+from sdckit.server.metadata import Metadata, Variable, level_key
 
 __all__ = [
     "Condition",
@@ -436,11 +436,32 @@ def as_universe(
 
 @dataclass(frozen=True)
 class GroupCount:
-    """A set of units the Universe Gamma rule checks: what it is, and how many units it holds."""
+    """A set of units the Universe Gamma rule checks: what it is, and how many units it holds.
+
+    Attributes
+    ----------
+    description : str
+        The piece or intersection, and the class of each categorical condition.
+    count : int
+        Units in the set.
+    threshold : {"gamma", "gamma_star"}
+        "gamma" for pieces, "gamma_star" for intersections.
+    level_counts : tuple of tuple of int
+        For each categorical condition that the set takes as a whole class (a
+        declared group, or every level of a variable with missing values; every
+        level of one never missing is no condition), the units of each of its
+        levels.
+    missing_counts : tuple of int
+        For each condition that selects every level of a variable with
+        missing values in the data, the units the set would hold with that
+        variable missing instead (the complement of "variable observed").
+    """
 
     description: str
     count: int
-    threshold: str  # "gamma" for pieces, "gamma_star" for intersections
+    threshold: str
+    level_counts: tuple[tuple[int, ...], ...] = ()
+    missing_counts: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -462,8 +483,9 @@ class UniverseEvaluation:
     joint : bool
         True when two pieces share a cell of the implicit table.
     groups : tuple of GroupCount
-        Pieces (split by categorical level, bins combined) and non-empty
-        intersections (likewise) for the Universe Gamma rule.
+        Pieces (split into the classes of their categorical conditions, bins
+        combined) and non-empty intersections (likewise) for the Universe
+        Gamma rule.
     """
 
     universe: Universe
@@ -503,6 +525,37 @@ def _outer_and(vectors: Sequence[np.ndarray]) -> np.ndarray:
     return mask
 
 
+def _classes(var: Variable, chosen: np.ndarray) -> list[tuple[np.ndarray, str | None]]:
+    """The classes of a categorical condition the Gamma rule checks apart.
+
+    Every level is a class of its own ("classes of an inherently categorical
+    variable would not be combined", Lucero et al. (2011), §3.1.1), except
+    that a condition selecting every level is one class (the variable
+    observed) and the levels of a declared group selected whole form one
+    class, as a recoded variable's category would. Each class comes with
+    its name when it is whole (None for a single level).
+    """
+    if chosen.size == var.n_codes:
+        return [(chosen, "every level")]
+    selected = set(chosen.tolist())
+    out: list[tuple[np.ndarray, str | None]] = []
+    grouped: set[int] = set()
+    for name, codes in zip(var.groups, var.group_codes(), strict=True):
+        if set(codes.tolist()) <= selected:
+            out.append((codes, f"group {_quote(name)}"))
+            grouped.update(codes.tolist())
+    out += [(np.array([code]), None) for code in chosen if int(code) not in grouped]
+    return sorted(out, key=lambda item: int(item[0][0]))
+
+
+def _axis_counts(table: np.ndarray, selection: Sequence[np.ndarray], axis: int) -> np.ndarray:
+    """Units of ``selection`` by code of ``axis``, that axis left free (missing code last)."""
+    free = list(selection)
+    free[axis] = np.ones_like(free[axis])
+    others = tuple(i for i in range(table.ndim) if i != axis)
+    return np.where(_outer_and(free), table, 0).sum(axis=others)
+
+
 def _gamma_groups(
     label: str,
     selections: list[np.ndarray],
@@ -513,30 +566,42 @@ def _gamma_groups(
     *,
     skip_empty: bool,
 ) -> list[GroupCount]:
-    """Split a selection by the levels of its categorical conditions; combine bins."""
+    """Split a selection into the classes of its categorical conditions; combine bins."""
     split_axes = []
     for axis, name in enumerate(variables):
         var = metadata.variable(name)
         chosen = np.flatnonzero(selections[axis][:-1])
-        # An explicit condition never selects the missing code; its levels are
-        # kept apart ("classes of an inherently categorical variable would not
-        # be combined"), while bins of a continuous variable are pooled.
-        if var.is_categorical and chosen.size > 1 and not selections[axis][-1]:
-            split_axes.append((axis, chosen))
+        # An explicit condition never selects the missing code; bins of a
+        # continuous variable are pooled.
+        if var.is_categorical and chosen.size and not selections[axis][-1]:
+            split_axes.append((axis, _classes(var, chosen)))
     groups = []
     for combo in itertools.product(*[c for _, c in split_axes]):
         sel = [s.copy() for s in selections]
-        parts = []
-        for (axis, _), code in zip(split_axes, combo, strict=True):
+        for (axis, _), (codes, _whole) in zip(split_axes, combo, strict=True):
             sel[axis] = np.zeros_like(sel[axis])
-            sel[axis][code] = True
+            sel[axis][codes] = True
+        parts, level_counts, missing_counts = [], [], []
+        for (axis, classes), (codes, whole) in zip(split_axes, combo, strict=True):
             var = metadata.variable(variables[axis])
-            parts.append(f"{var.name} = {_quote(var.levels[code])}")
+            if len(classes) > 1 or whole is not None:
+                shown = f"{var.name} = {_quote(var.levels[codes[0]])}"
+                parts.append(shown if whole is None else f"{var.name} in {whole}")
+            # Missing values form the implicit table's last code of each axis.
+            observed = whole == "every level"
+            if whole is None or (observed and table.take(-1, axis=axis).sum() == 0):
+                continue  # a level, or every level of a variable never missing: no condition
+            by_code = _axis_counts(table, sel, axis)
+            level_counts.append(tuple(int(c) for c in by_code[codes]))
+            if observed:
+                missing_counts.append(int(by_code[-1]))
         count = int(table[_outer_and(sel)].sum())
         if skip_empty and count == 0:
             continue
         desc = label if not parts else f"{label}, {' AND '.join(parts)}"
-        groups.append(GroupCount(desc, count, threshold))
+        groups.append(
+            GroupCount(desc, count, threshold, tuple(level_counts), tuple(missing_counts))
+        )
     return groups
 
 

@@ -105,7 +105,12 @@ function renderVariables() {
         v.kind === "categorical"
           ? el("div", { class: "codes", text: "levels: " + codes.join(", ") })
           : el("details", { class: "codes" }, el("summary", { text: `${codes.length} bins` }),
-            el("ol", { start: "0" }, ...codes.map((c) => el("li", { text: c })))))
+            el("ol", { start: "0" }, ...codes.map((c) => el("li", { text: c })))),
+        // Declared groups: selecting every level of one is checked as one class.
+        v.groups
+          ? el("div", { class: "codes", text: "groups: " + Object.entries(v.groups)
+            .map(([g, members]) => `${g} (${members.join(", ")})`).join("; ") })
+          : null)
     );
   }
   $("variables").replaceChildren(list);
