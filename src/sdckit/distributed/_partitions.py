@@ -7,6 +7,7 @@ from typing import Any
 
 import dask.dataframe as dd
 import numpy as np
+import pandas as pd
 
 from sdckit.distributed._io import ParquetSource, read_parquet
 from sdckit.errors import ParameterError
@@ -34,6 +35,13 @@ def as_source(data: Any, columns: list[str] | None = None) -> ParquetSource | dd
 def frame_of(source: ParquetSource | dd.DataFrame) -> dd.DataFrame:
     """The Dask DataFrame of a source."""
     return source.frame if isinstance(source, ParquetSource) else source
+
+
+def first_records(source: ParquetSource | dd.DataFrame, n: int = 1000) -> pd.DataFrame:
+    """The first ``n`` records, read from the first file only (for schema inference)."""
+    if isinstance(source, ParquetSource):
+        return source.head(n)
+    return source.head(n, npartitions=1, compute=True)
 
 
 def partition_names(source: ParquetSource | dd.DataFrame) -> list[str]:
