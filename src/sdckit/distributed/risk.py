@@ -23,7 +23,12 @@ import pandas as pd
 from sdckit._results import FrozenResult
 from sdckit.assess.risk import max_numeric_key_levels
 from sdckit.distributed._io import ParquetSource
-from sdckit.distributed._partitions import as_source, first_records, frame_of
+from sdckit.distributed._partitions import (
+    as_source,
+    count_combinations,
+    first_records,
+    frame_of,
+)
 from sdckit.distributed._progress import ProgressCallback, compute
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.schema import Kind, Schema
@@ -113,8 +118,11 @@ class DistributedKeyRisk(FrozenResult):
 def _partition_keys(part: pd.DataFrame, keys: list[str], sensitive: str | None) -> pd.DataFrame:
     """Per partition: each combination's frequency, or each (combination, sensitive) pair's."""
     group = [*keys, sensitive] if sensitive is not None else keys
-    counted = part.groupby(group, sort=False, dropna=False, observed=True).size()
-    return counted.rename(_FREQ).reset_index()
+    counted = count_combinations(part, group, count=_FREQ)
+    if counted is not None:
+        return counted
+    sizes = part.groupby(group, sort=False, dropna=False, observed=True).size()
+    return sizes.rename(_FREQ).reset_index()
 
 
 def key_risk_by_partition(

@@ -29,6 +29,7 @@ from sdckit.distributed._partitions import (
     STREAM_RECORD_KEYS,
     as_source,
     check_seed,
+    count_combinations,
     frame_of,
     partition_names,
     stream,
@@ -122,8 +123,8 @@ def _partition_cells(
                 f"partition file {where!r}, column {dim!r}: {int(missing.sum())} missing values "
                 f"(the first in row {row} of the file); tabulate needs complete categories"
             )
-    cells = part[dims].copy()
-    cells[_COUNT] = np.ones(len(part), dtype=np.int64)
+    totals: dict[str, np.ndarray] = {}
+    exact: dict[str, np.ndarray] = {}
     if weights is not None:
         w = pd.to_numeric(part[weights], errors="coerce").to_numpy(np.float64)
         bad = ~np.isfinite(w) | (w < 0)
@@ -133,15 +134,20 @@ def _partition_cells(
                 f"partition file {where!r}, weights column {weights!r}: row {row + 1} has "
                 f"{part[weights].iloc[row]!s}; weights must be finite and non-negative"
             )
-        cells[_WEIGHT] = w
+        totals[_WEIGHT] = w
     if record_key is not None:
         try:
             units, _, _ = key_units(part[record_key], name=record_key, modulus=key_modulus)
         except DataError as exc:
             raise DataError(f"partition file {where!r}: {exc}") from exc
-        cells[_KEY] = units
-    if not len(cells):
-        return cells
+        exact[_KEY] = units
+    counted = count_combinations(part, dims, count=_COUNT, totals=totals, exact=exact)
+    if counted is not None:
+        return counted
+    cells = part[dims].copy()
+    cells[_COUNT] = np.ones(len(part), dtype=np.int64)
+    for name, values in {**totals, **exact}.items():
+        cells[name] = values
     return cells.groupby(dims, sort=False, dropna=False, observed=True).sum().reset_index()
 
 
