@@ -31,3 +31,27 @@ def test_connects_to_existing_scheduler_from_environment(census, monkeypatch):
 def test_workers_checked():
     with pytest.raises(ParameterError, match="n_workers"), dask_client(n_workers=0):
         pass
+
+
+def test_progress_follows_the_scheduler_to_the_last_task(census, client):
+    _, directory = census
+    seen: list[tuple[int, int]] = []
+    key_risk_by_partition(
+        directory, ["sex"], progress=lambda done, total: seen.append((done, total))
+    )
+    assert seen, "the scheduler reported no progress"
+    done, total = seen[-1]
+    assert done == total > 4  # at least a read and a count per file
+    assert all(d <= t for d, t in seen)
+
+
+def test_progress_without_a_cluster_counts_local_tasks(census):
+    import dask
+
+    _, directory = census
+    seen: list[tuple[int, int]] = []
+    with dask.config.set(scheduler="sync"):
+        key_risk_by_partition(
+            directory, ["sex"], progress=lambda done, total: seen.append((done, total))
+        )
+    assert seen[0][0] == 0 and seen[-1][0] == seen[-1][1] > 4

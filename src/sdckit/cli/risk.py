@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
+from sdckit.cli._cluster import ClusterOptions, distributed_lib, is_partitioned, on_cluster
 from sdckit.cli._common import (
     HouseholdOption,
-    InputFile,
     KeysOption,
     MissingOption,
     NaValuesOption,
@@ -19,13 +19,20 @@ from sdckit.cli._common import (
     console,
     parse_list,
     read_input,
+    with_option_groups,
     write_output,
 )
 from sdckit.errors import ParameterError
 
 
+@with_option_groups
 def risk_command(
-    input: InputFile,
+    input: Annotated[
+        Path,
+        typer.Argument(
+            help="Microdata file (.csv or .parquet), or a directory (or glob) of Parquet files."
+        ),
+    ],
     keys: KeysOption,
     weight: SamplingWeightOption = None,
     household: HouseholdOption = None,
@@ -63,13 +70,36 @@ def risk_command(
         ),
     ] = None,
     na_values: NaValuesOption = None,
+    cluster: ClusterOptions = ClusterOptions(),
     quiet: QuietOption = False,
 ) -> None:
-    """Frequencies, k-anonymity, individual, global and household risk of the key variables."""
+    """Frequencies, k-anonymity, individual, global and household risk of the key variables.
+
+    A directory (or glob) of Parquet files gets the key-risk figures (frequencies, sample
+    uniques, k-anonymity, l-diversity) as map-reduce on Dask.
+    """
     from sdckit.assess import individual_risk, key_risk
 
     if explain < 0:
         raise ParameterError(f"--explain must be >= 0, got {explain}")
+    if is_partitioned(input):
+        _key_risk_by_partitions(
+            input,
+            keys,
+            sensitive,
+            cluster,
+            quiet,
+            one_file_only={
+                "--weight": weight,
+                "--household": household,
+                "--missing any": None if missing == "category" else missing,
+                "--suda": suda_size,
+                "--output": output,
+                "--na-values": na_values,
+            },
+        )
+        return
+    cluster.refuse_for_one_file(input)
     check_outputs(output, inputs=[input])
     data = read_input(input, na_values=na_values, quiet=quiet)
     key_list = parse_list(keys) or []
@@ -101,6 +131,41 @@ def risk_command(
             table["suda_score"] = found.scores.to_numpy()
             table["dis_suda_score"] = found.dis_scores.to_numpy()
         write_output(table, output)
+
+
+def _key_risk_by_partitions(
+    input: Path,
+    keys: str,
+    sensitive: str | None,
+    cluster: ClusterOptions,
+    quiet: bool,
+    *,
+    one_file_only: dict[str, object],
+) -> None:
+    """``sdckit risk DIR/ --keys ...``: the key-risk figures as map-reduce on Dask."""
+    given = [option for option, value in one_file_only.items() if value is not None]
+    if given:
+        raise ParameterError(
+            f"{', '.join(given)}: not available for a directory of Parquet files, which gets "
+            "the key-risk figures only (frequencies, sample uniques, k-anonymity, l-diversity)"
+        )
+    key_list = parse_list(keys)
+    if not key_list:
+        raise ParameterError("--keys: give at least one key variable")
+    sensitive_list = parse_list(sensitive) or []
+    if len(sensitive_list) > 1:
+        raise ParameterError(
+            "--sensitive: a directory of Parquet files is assessed for one sensitive variable "
+            f"at a time, got {sensitive_list}"
+        )
+    with on_cluster(cluster, "counting key combinations", quiet=quiet) as callback:
+        result = distributed_lib().key_risk_by_partition(
+            input,
+            key_list,
+            sensitive=sensitive_list[0] if sensitive_list else None,
+            progress=callback,
+        )
+    console.print(result.summary(), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

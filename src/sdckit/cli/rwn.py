@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import pandas as pd
 import typer
 
+from sdckit.cli import _cluster
 from sdckit.cli._common import (
     InputFile,
     NaValuesOption,
@@ -17,6 +18,7 @@ from sdckit.cli._common import (
     SeedOption,
     check_not_passthrough,
     check_outputs,
+    err_console,
     parse_assignments,
     parse_list,
     progress_bar,
@@ -25,6 +27,7 @@ from sdckit.cli._common import (
     refuse_text_in_numbers,
     with_option_groups,
     write_mask_result,
+    write_output,
 )
 from sdckit.errors import ParameterError
 from sdckit.microdata.rwn import rwn
@@ -137,17 +140,107 @@ def rwn_command(
     ] = None,
     seed: SeedOption = None,
     diagnostics: Annotated[
-        Path | None, typer.Option("--diagnostics", help="Also write per-record diagnostics here.")
+        Path | None,
+        typer.Option(
+            "--diagnostics",
+            help="Also write per-record diagnostics here (per-partition ones with --partitions).",
+        ),
     ] = None,
     na_values: NaValuesOption = None,
+    partitions: Annotated[
+        int | None,
+        typer.Option(
+            "--partitions",
+            help="u: mask a directory (or glob) of Parquet files in u partitions, each alone, "
+            "on Dask (Perry, Matloff & Tendick 2022, Section 11.3); -o names the output "
+            "directory (docs/distributed.md).",
+        ),
+    ] = None,
+    partitioning: Annotated[
+        str,
+        typer.Option(
+            "--partitioning",
+            help="With --partitions: random (the paper's equal random partitions) or spatial "
+            "(blocks along the design, so that neighbours share a partition).",
+        ),
+    ] = "random",
+    cluster: _cluster.ClusterOptions = _cluster.ClusterOptions(),
     quiet: QuietOption = False,
 ) -> None:
-    """Mask microdata by Randomization Within Neighborhoods (Perry, Matloff & Tendick 2022)."""
+    """Mask microdata by Randomization Within Neighborhoods (Perry, Matloff & Tendick 2022).
+
+    A directory (or glob) of Parquet files is masked by partitions on Dask (--partitions).
+    """
     if scale not in ("minmax", "standard", "none"):
         raise ParameterError(f"--scale must be minmax, standard or none, got {scale!r}")
+    params: dict[str, Any] = {
+        "k": k,
+        "eps": eps,
+        "q": q,
+        "modprop": modprop,
+        "weights": parse_assignments(weight, "--weight") or None,
+        "scale": None if scale == "none" else scale,
+        "metric": metric,
+        "balance_steps": balance_steps,
+        "empty": "keep" if keep_isolated else "missing",
+        "missing": "impute" if impute else "error",
+        "recall_sample": recall_sample,
+    }
+    selection = (columns, exclude, pass_through, categorical)
+    if partitions is not None or _cluster.is_partitioned(input):
+        if fresh_sample:
+            raise ParameterError(
+                "--fresh-sample applies to one file; with --partitions every partition "
+                "samples from its own records (--neighbors sample or pairs)"
+            )
+        if na_values is not None:
+            raise ParameterError("--na-values applies to CSV input, not to Parquet files")
+        params.update(neighbors=_strategy_name(neighbors, sample_size), sample_size=sample_size)
+        _rwn_by_partitions(
+            input,
+            output,
+            (partitions, partitioning),
+            cluster,
+            diagnostics,
+            seed,
+            quiet,
+            selection=selection,
+            params=params,
+        )
+        return
+    cluster.refuse_for_one_file(input)
+    if partitioning != "random":
+        raise ParameterError("--partitioning applies with --partitions only")
     # Fail before the work, not after it, on an output that cannot be written.
     check_outputs(output, diagnostics, inputs=[input])
     data = read_input(input, na_values=na_values, quiet=quiet)
+    cols, schema = _masked_columns(data, *selection)
+    with progress_bar("RWN", quiet=quiet) as callback:
+        search = _neighbor_search(neighbors, metric, sample_size, fresh_sample, seed, callback)
+        result = rwn(
+            data,
+            columns=cols,
+            schema=schema,
+            neighbors=search,
+            random_state=seed,
+            progress=None if callback is None else _stage(callback, "RWN"),
+            **params,
+        )
+    write_mask_result(result, output, diagnostics, quiet=quiet)
+
+
+def _masked_columns(
+    data: pd.DataFrame,
+    columns: str | None,
+    exclude: str | None,
+    pass_through: PassThroughOptions,
+    categorical: str | None,
+) -> tuple[list[str], Schema]:
+    """The columns to mask (``--columns`` less those passing through) and their schema.
+
+    Refuses, naming the option: unknown columns, a column given two roles, text
+    in a numeric column and, untold, columns that look like identifiers.
+    """
     cols = parse_list(columns)
     roles = pass_through.roles(data, exclude=exclude)
     check_not_passthrough(
@@ -183,29 +276,74 @@ def rwn_command(
         )
     if not cols:
         raise ParameterError("no columns to mask: every column is an id, a weight or excluded")
-    schema = Schema.infer(data[cols], kinds=dict.fromkeys(declared, "categorical"))
-    with progress_bar("RWN", quiet=quiet) as callback:
-        search = _neighbor_search(neighbors, metric, sample_size, fresh_sample, seed, callback)
-        result = rwn(
-            data,
-            k=k,
-            eps=eps,
-            q=q,
-            modprop=modprop,
-            weights=parse_assignments(weight, "--weight") or None,
-            scale=None if scale == "none" else scale,
-            metric=metric,
-            balance_steps=balance_steps,
+    return cols, Schema.infer(data[cols], kinds=dict.fromkeys(declared, "categorical"))
+
+
+def _rwn_by_partitions(
+    input: Path,
+    output: Path,
+    partitioning_options: tuple[int | None, str],
+    cluster: _cluster.ClusterOptions,
+    diagnostics: Path | None,
+    seed: int | None,
+    quiet: bool,
+    *,
+    selection: tuple[str | None, str | None, PassThroughOptions, str | None],
+    params: dict[str, Any],
+) -> None:
+    """``sdckit rwn DIR/ -o OUTDIR/ --partitions u``: RWN by partitions on Dask."""
+    partitions, partitioning = partitioning_options
+    cluster.check_local()
+    if partitioning not in ("random", "spatial"):
+        raise ParameterError(f"--partitioning must be random or spatial, got {partitioning!r}")
+    _cluster.check_output_directory(output)
+    check_outputs(diagnostics)
+    lib = _cluster.distributed_lib()
+    source = lib.read_parquet(input)
+    if partitions is None:
+        raise ParameterError(
+            f"{str(input)!r} is a set of Parquet files: give --partitions u, the number of "
+            "partitions masked each alone (docs/distributed.md)"
+        )
+    most = source.n_records // 2
+    if not 1 <= partitions <= most:
+        raise ParameterError(
+            f"--partitions must be between 1 and {most} (every partition needs at least 2 of "
+            f"the {source.n_records} records), got {partitions}"
+        )
+    cols, schema = _masked_columns(source.head(), *selection)
+    chosen = _cluster.seed_or_random(seed)
+    with _cluster.on_cluster(cluster, f"RWN by {partitions} partitions", quiet=quiet) as callback:
+        result = lib.rwn_by_partition(
+            source,
+            n_partitions=partitions,
+            partitioning=partitioning,
+            output=output,
             columns=cols,
             schema=schema,
-            empty="keep" if keep_isolated else "missing",
-            missing="impute" if impute else "error",
-            neighbors=search,
-            recall_sample=recall_sample,
-            random_state=seed,
-            progress=None if callback is None else _stage(callback, "RWN"),
+            random_state=chosen,
+            progress=callback,
+            **params,
         )
-    write_mask_result(result, output, diagnostics, quiet=quiet)
+    if diagnostics is not None:
+        write_output(result.partitions, diagnostics)
+    if not quiet:
+        err_console.print(result.summary(), highlight=False)
+
+
+def _strategy_name(name: str, sample_size: int | None) -> str:
+    """The neighbour search of every partition, by name, checked as for one file."""
+    check_backend_name(name, "--neighbors")
+    if sample_size is not None and sample_size < 2:
+        raise ParameterError(f"--sample-size must be at least 2, got {sample_size}")
+    if sample_size is not None and name not in ("sample", "pairs"):
+        raise ParameterError(f"--sample-size applies to --neighbors sample or pairs, not {name}")
+    if name in EXACT_ALGORITHMS:
+        raise ParameterError(
+            f"--neighbors {name}: with --partitions give exact (the algorithm is chosen per "
+            "partition), hnsw, ivf, sample or pairs"
+        )
+    return name
 
 
 def _stage(callback: Callable[..., None], description: str) -> Callable[[int, int], None]:

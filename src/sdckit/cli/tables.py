@@ -9,6 +9,14 @@ from typing import Annotated, Any
 import typer
 import yaml
 
+from sdckit.cli._cluster import (
+    ClusterOptions,
+    check_output_directory,
+    distributed_lib,
+    is_partitioned,
+    on_cluster,
+    seed_or_random,
+)
 from sdckit.cli._common import (
     InputFile,
     QuietOption,
@@ -52,6 +60,13 @@ from sdckit.tables.release import (
     internal_frame,
 )
 from sdckit.tables.tabulate import TableStructure
+
+_MicrodataOrParquet = Annotated[
+    Path,
+    typer.Argument(
+        help="Microdata file (.csv or .parquet), or a directory (or glob) of Parquet files."
+    ),
+]
 
 tables_app = typer.Typer(
     help="Protected frequency tables: cell key perturbation, additivity (CTA), SAFE (Giessing & Höhne 2011).",
@@ -219,8 +234,9 @@ def _write_protected(
 
 
 @tables_app.command("add-keys")
+@with_option_groups
 def add_keys_command(
-    input: InputFile,
+    input: _MicrodataOrParquet,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Microdata with a record-key column.")
     ],
@@ -235,16 +251,41 @@ def add_keys_command(
         int | None,
         typer.Option("--key-range", help="Integer keys 0..N-1 (256 or 4096 for the ONS p-tables)."),
     ] = None,
+    cluster: ClusterOptions = ClusterOptions(),
+    quiet: QuietOption = False,
 ) -> None:
-    """Draw record keys once and store them with the microdata (Section 4)."""
-    _check_protected_outputs(output, False, input)
-    keyed = add_record_keys(read_input(input), seed, kind=kind, column=column, key_range=key_range)
-    write_output(keyed, output)
+    """Draw record keys once and store them with the microdata (Section 4).
+
+    A directory (or glob) of Parquet files gets its keys partition by partition on Dask,
+    written to the output directory (docs/distributed.md).
+    """
+    if not is_partitioned(input):
+        cluster.refuse_for_one_file(input)
+        _check_protected_outputs(output, False, input)
+        keyed = add_record_keys(
+            read_input(input), seed, kind=kind, column=column, key_range=key_range
+        )
+        write_output(keyed, output)
+        return
+    check_output_directory(output)
+    lib = distributed_lib()
+    source = lib.read_parquet(input)
+    frame = lib.add_record_keys_by_partition(
+        source, seed=seed_or_random(seed), kind=kind, column=column, key_range=key_range
+    )
+    with on_cluster(cluster, "adding record keys", quiet=quiet) as callback:
+        lib.write_parquet(frame, output, inputs=source.files, progress=callback)
+    err_console.print(
+        f"wrote {source.n_records} records with record keys {column!r} to {output}/ "
+        f"({len(source.files)} files)",
+        highlight=False,
+    )
 
 
 @tables_app.command("tabulate")
+@with_option_groups
 def tabulate_command(
-    input: InputFile,
+    input: _MicrodataOrParquet,
     output: Annotated[Path, typer.Option("--output", "-o", help="Tidy table, one row per cell.")],
     dims: Annotated[str, typer.Option("--dims", help="Comma-separated classifying variables.")],
     weights: Annotated[
@@ -262,21 +303,30 @@ def tabulate_command(
             help="Record keys 0..N-1 summed modulo N (256 or 4096 for the ONS p-tables).",
         ),
     ] = None,
+    cluster: ClusterOptions = ClusterOptions(),
+    quiet: QuietOption = False,
 ) -> None:
     """Frequency table with all margins (and hierarchy levels), empty cells included.
 
     The table holds the true counts: it is the producer's input to perturb, never a release.
+    A directory (or glob) of Parquet files is tabulated as map-reduce on Dask.
     """
     _check_protected_outputs(output, False, input)
-    table = tabulate(
-        read_input(input),
-        _dims(dims),
-        hierarchies=parse_hierarchies(hierarchies),
-        weights=weights,
-        margins=not no_margins,
-        record_key=record_key,
-        key_modulus=key_modulus,
-    )
+    params: dict[str, Any] = {
+        "hierarchies": parse_hierarchies(hierarchies),
+        "weights": weights,
+        "margins": not no_margins,
+        "record_key": record_key,
+        "key_modulus": key_modulus,
+    }
+    if is_partitioned(input):
+        with on_cluster(cluster, "tabulating", quiet=quiet) as callback:
+            table = distributed_lib().tabulate_by_partition(
+                input, _dims(dims), progress=callback, **params
+            )
+    else:
+        cluster.refuse_for_one_file(input)
+        table = tabulate(read_input(input), _dims(dims), **params)
     write_output(table, output)
     err_console.print(
         "this table holds the TRUE counts: an input to `tables perturb`, not for release"
@@ -348,7 +398,8 @@ def perturb_command(
     input: Annotated[
         Path,
         typer.Argument(
-            help="Table with count and cell_key columns, or microdata with record keys."
+            help="Table with count and cell_key columns, or microdata with record keys (a "
+            "file, or a directory or glob of Parquet files)."
         ),
     ],
     output: Annotated[
@@ -381,23 +432,32 @@ def perturb_command(
         ),
     ] = None,
     published: _Published = _Published(),
+    cluster: ClusterOptions = ClusterOptions(),
     quiet: Annotated[bool, typer.Option("--quiet", help="No summary.")] = False,
 ) -> None:
     """Cell key perturbation: no perturbed 1s or 2s, identical cells get identical noise (Section 4).
 
-    The output holds the dimensions and the perturbed values only.
+    The output holds the dimensions and the perturbed values only. A directory (or glob) of
+    Parquet files with record keys is tabulated as map-reduce on Dask.
     """
     _check_protected_outputs(output, published.with_true_counts, input, ptable)
     table = design.ptable(ptable)
-    result = cell_key_perturb(
-        from_internal_names(read_input(input)),
-        table,
-        dims=parse_list(dims),
-        record_key=record_key,
-        threshold=threshold,
-        hierarchies=parse_hierarchies(hierarchies),
-        weights=weights,
-    )
+    params: dict[str, Any] = {
+        "record_key": record_key,
+        "threshold": threshold,
+        "hierarchies": parse_hierarchies(hierarchies),
+        "weights": weights,
+    }
+    if is_partitioned(input):
+        with on_cluster(cluster, "tabulating", quiet=quiet) as callback:
+            result = distributed_lib().cell_key_perturb_by_partition(
+                input, table, dims=_dims(dims), progress=callback, **params
+            )
+    else:
+        cluster.refuse_for_one_file(input)
+        result = cell_key_perturb(
+            from_internal_names(read_input(input)), table, dims=parse_list(dims), **params
+        )
     published.write(result, output, "perturbed table", dims=parse_list(dims), quiet=quiet)
 
 

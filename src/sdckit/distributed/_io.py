@@ -23,6 +23,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sdckit.distributed._progress import ProgressCallback
+from sdckit.distributed._progress import compute as run_compute
 from sdckit.errors import DataError, ParameterError
 
 __all__ = ["ParquetSource", "read_parquet", "write_parquet"]
@@ -63,6 +65,29 @@ class ParquetSource:
         """Global position of the first record of every file."""
         return np.concatenate([[0], np.cumsum(self.rows)]).astype(np.int64)
 
+    def head(self, n: int = SAMPLE_ROWS) -> pd.DataFrame:
+        """The first ``n`` records of the first file, in the schema (the sample it is inferred on).
+
+        Parameters
+        ----------
+        n : int, default 10000
+            Number of records.
+
+        Returns
+        -------
+        DataFrame
+            At most ``n`` records (fewer when the first file is shorter).
+        """
+        batches = _parquet_file(self.files[0]).iter_batches(
+            batch_size=max(int(n), 1), columns=list(self.dtypes)
+        )
+        batch = next(batches, None)
+        if batch is None:
+            return self.frame._meta.copy()
+        return enforce_schema(
+            _to_pandas(pa.Table.from_batches([batch])), self.dtypes, self.files[0]
+        )
+
     def summary(self) -> str:
         """Files, records and columns, for a person."""
         return (
@@ -86,8 +111,18 @@ def _list_files(path: str | os.PathLike) -> list[str]:
     else:
         raise ParameterError(f"input {text!r} is neither a Parquet file, a directory nor a glob")
     if not files:
-        raise DataError(f"input {text!r} holds no Parquet files")
+        others = sorted(p.name for p in Path(text).iterdir())[:3] if os.path.isdir(text) else []
+        seen = f" (it holds {', '.join(others)}, ...)" if others else ""
+        raise DataError(f"input {text!r} holds no Parquet files (*.parquet){seen}")
     return files
+
+
+def _parquet_file(path: str) -> pq.ParquetFile:
+    """The Parquet footer of one input file, or an error naming the file."""
+    try:
+        return pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow raises its own types for unreadable files
+        raise DataError(f"partition file {path!r} cannot be read as Parquet: {exc}") from exc
 
 
 def _to_pandas(table: Any) -> pd.DataFrame:
@@ -203,12 +238,9 @@ def enforce_schema(frame: pd.DataFrame, dtypes: dict[str, Any], where: str) -> p
 
 
 def _read_file(path: str, dtypes: dict[str, Any], columns: list[str] | None) -> pd.DataFrame:
-    # Dask pushes the columns a computation needs down to the reader (projection)
+    # Dask passes the columns a computation needs (projection: ``columns`` in the signature)
     wanted = {c: dtypes[c] for c in columns} if columns is not None else dtypes
-    try:
-        names = pq.ParquetFile(path).schema_arrow.names
-    except Exception as exc:  # pyarrow raises its own types for unreadable files
-        raise DataError(f"partition file {path!r} cannot be read as Parquet: {exc}") from exc
+    names = _parquet_file(path).schema_arrow.names
     missing = [c for c in wanted if c not in names]
     if missing:
         raise DataError(
@@ -252,7 +284,7 @@ def read_parquet(
     """
     files = _list_files(path)
     cols = list(columns) if columns is not None else None
-    first = pq.ParquetFile(files[0])
+    first = _parquet_file(files[0])
     if cols is not None:
         names = first.schema_arrow.names
         unknown = [c for c in cols if c not in names]
@@ -267,7 +299,7 @@ def read_parquet(
         if cols is not None:
             sample = sample[cols]
     dtypes = {str(c): sample[c].dtype for c in sample.columns}
-    rows = tuple(int(pq.ParquetFile(f).metadata.num_rows) for f in files)
+    rows = tuple(int(_parquet_file(f).metadata.num_rows) for f in files)
     meta = sample.iloc[:0].reset_index(drop=True)
     frame = dd.from_map(
         _read_file,
@@ -306,6 +338,7 @@ def write_parquet(
     overwrite: bool = False,
     write_index: bool = False,
     compute: Callable[[Any], Any] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> Path:
     """Write a Dask DataFrame as a directory of Parquet files, atomically.
 
@@ -330,6 +363,9 @@ def write_parquet(
         Store the DataFrame index.
     compute : callable, optional
         Runs the write (receives the delayed write); default ``dask.compute``.
+    progress : callable, optional
+        ``progress(done, total)``: the job's tasks finished out of all, as
+        the Dask scheduler reports them (with the default ``compute``).
 
     Returns
     -------
@@ -345,9 +381,7 @@ def write_parquet(
             str(tmp), write_index=write_index, compute=False, write_metadata_file=False
         )
         if compute is None:
-            import dask
-
-            dask.compute(job)
+            run_compute(job, progress=progress)
         else:
             compute(job)
         if out.exists():

@@ -7,6 +7,7 @@ from typing import Any
 
 import dask.dataframe as dd
 import numpy as np
+import pandas as pd
 
 from sdckit.distributed._io import ParquetSource, read_parquet
 from sdckit.errors import ParameterError
@@ -36,6 +37,13 @@ def frame_of(source: ParquetSource | dd.DataFrame) -> dd.DataFrame:
     return source.frame if isinstance(source, ParquetSource) else source
 
 
+def first_records(source: ParquetSource | dd.DataFrame, n: int = 1000) -> pd.DataFrame:
+    """The first ``n`` records, read from the first file only (for schema inference)."""
+    if isinstance(source, ParquetSource):
+        return source.head(n)
+    return source.head(n, npartitions=1, compute=True)
+
+
 def partition_names(source: ParquetSource | dd.DataFrame) -> list[str]:
     """A name for every partition: its file, or "partition i" (1-based)."""
     if isinstance(source, ParquetSource):
@@ -62,3 +70,71 @@ def check_seed(seed: Any, name: str = "random_state") -> int:
             f"is derived), got {seed!r}"
         )
     return int(seed)
+
+
+#: Above this many possible combinations (per record), the codes are sorted, not counted.
+_DIRECT_PER_RECORD = 4
+
+
+def _exact_sums(codes: np.ndarray, units: np.ndarray, size: int) -> np.ndarray:
+    """Exact int64 sums of non-negative units below 2^32 per code (two 16-bit halves)."""
+    low = np.bincount(codes, weights=(units & 0xFFFF).astype(np.float64), minlength=size)
+    high = np.bincount(codes, weights=(units >> 16).astype(np.float64), minlength=size)
+    return high.astype(np.int64) * 65536 + low.astype(np.int64)
+
+
+def count_combinations(
+    part: pd.DataFrame,
+    columns: list[str],
+    *,
+    count: str,
+    totals: dict[str, np.ndarray] | None = None,
+    exact: dict[str, np.ndarray] | None = None,
+) -> pd.DataFrame | None:
+    """One row per combination of ``columns`` present in ``part``: its records and sums.
+
+    The map step of the tables and of the key risk: every column is factorised
+    (a missing value is a category of its own), the codes are combined into one
+    integer per record, and the records, the ``totals`` (floats) and the
+    ``exact`` sums (non-negative integers below 2^32, summed exactly) of each
+    combination are counted with ``numpy.bincount`` (a sort where the possible
+    combinations far outnumber the records). Equal to a pandas group-by with
+    ``dropna=False``, about twice as fast on text columns.
+
+    Returns None when the combinations cannot be coded in 63 bits (the caller
+    groups with pandas).
+    """
+    codes = np.zeros(len(part), dtype=np.int64)
+    levels: list[pd.Index] = []
+    size = 1
+    for name in columns:
+        column_codes, uniques = pd.factorize(part[name], use_na_sentinel=False)
+        cardinality = max(len(uniques), 1)
+        if size * cardinality >= 2**62:
+            return None
+        codes = codes * cardinality + column_codes
+        size *= cardinality
+        levels.append(pd.Index(uniques) if not isinstance(uniques, pd.Index) else uniques)
+    if size <= _DIRECT_PER_RECORD * len(part) + 1024:
+        records = np.bincount(codes, minlength=size)
+        present = np.flatnonzero(records)
+        group = codes
+    else:
+        present, group = np.unique(codes, return_inverse=True)
+        size = len(present)
+        records = np.bincount(group, minlength=size)
+    keep: slice | np.ndarray = slice(None) if len(present) == size else present
+    out: dict[str, Any] = {}
+    remainder = present.copy()
+    for name, uniques in zip(reversed(columns), reversed(levels), strict=True):
+        remainder, code = np.divmod(remainder, max(len(uniques), 1))
+        out[name] = uniques.take(code)
+    frame = pd.DataFrame({name: out[name] for name in columns})
+    frame[count] = records[keep].astype(np.int64)
+    for name, values in (totals or {}).items():
+        frame[name] = np.bincount(group, weights=values, minlength=size)[keep]
+    for name, values in (exact or {}).items():
+        frame[name] = _exact_sums(group, values, size)[keep]
+    for name in columns:
+        frame[name] = frame[name].astype(part[name].dtype)
+    return frame

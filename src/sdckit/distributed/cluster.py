@@ -9,6 +9,7 @@ the ``DASK_SCHEDULER_ADDRESS`` environment variable (Dask's own convention).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,6 +50,7 @@ def dask_client(
     memory_limit: str | int = "4GB",
     processes: bool = True,
     dashboard_address: str | None = ":0",
+    worker_logs: bool = True,
 ) -> Iterator[Client]:
     """A Dask client for a ``with`` block: an existing cluster, or a local one.
 
@@ -69,6 +71,10 @@ def dask_client(
     dashboard_address : str or None, default ":0"
         Where the local dashboard listens (":0": any free port; None: no
         dashboard).
+    worker_logs : bool, default True
+        Let the local workers log warnings and errors (a failed task is logged
+        by its worker, then raised here); False keeps them silent, as the
+        command line does, which prints the raised error in one line.
 
     Returns
     -------
@@ -90,6 +96,7 @@ def dask_client(
             memory_limit=memory_limit,
             processes=processes,
             dashboard_address=dashboard_address,
+            silence_logs=logging.WARNING if worker_logs else logging.CRITICAL,
         ) as cluster,
         Client(cluster, set_as_default=True) as client,
     ):

@@ -16,7 +16,6 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import dask
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
@@ -24,7 +23,13 @@ import pandas as pd
 from sdckit._results import FrozenResult
 from sdckit.assess.risk import max_numeric_key_levels
 from sdckit.distributed._io import ParquetSource
-from sdckit.distributed._partitions import as_source, frame_of
+from sdckit.distributed._partitions import (
+    as_source,
+    count_combinations,
+    first_records,
+    frame_of,
+)
+from sdckit.distributed._progress import ProgressCallback, compute
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.schema import Kind, Schema
 
@@ -113,8 +118,11 @@ class DistributedKeyRisk(FrozenResult):
 def _partition_keys(part: pd.DataFrame, keys: list[str], sensitive: str | None) -> pd.DataFrame:
     """Per partition: each combination's frequency, or each (combination, sensitive) pair's."""
     group = [*keys, sensitive] if sensitive is not None else keys
-    counted = part.groupby(group, sort=False, dropna=False, observed=True).size()
-    return counted.rename(_FREQ).reset_index()
+    counted = count_combinations(part, group, count=_FREQ)
+    if counted is not None:
+        return counted
+    sizes = part.groupby(group, sort=False, dropna=False, observed=True).size()
+    return sizes.rename(_FREQ).reset_index()
 
 
 def key_risk_by_partition(
@@ -123,6 +131,7 @@ def key_risk_by_partition(
     *,
     sensitive: str | None = None,
     schema: Schema | None = None,
+    progress: ProgressCallback | None = None,
 ) -> DistributedKeyRisk:
     """:func:`sdckit.assess.key_risk` of a partitioned file, as map-reduce.
 
@@ -144,6 +153,9 @@ def key_risk_by_partition(
         Sensitive variable for l-diversity.
     schema : Schema, optional
         Column kinds; inferred from the first records when omitted.
+    progress : callable, optional
+        ``progress(done, total)``: the job's tasks finished out of all, as
+        the Dask scheduler reports them.
 
     Returns
     -------
@@ -154,7 +166,8 @@ def key_risk_by_partition(
     keys = [keys] if isinstance(keys, str) else list(keys)
     if not keys:
         raise ParameterError("keys: give at least one key variable")
-    frame = frame_of(as_source(data))
+    source = as_source(data)
+    frame = frame_of(source)
     wanted = [*keys, sensitive] if sensitive is not None else list(keys)
     unknown = [c for c in wanted if c not in frame.columns]
     if unknown:
@@ -165,7 +178,7 @@ def key_risk_by_partition(
         raise ParameterError(f"sensitive variable {sensitive!r} is also a key")
     meta = _partition_keys(frame._meta[wanted], keys, sensitive)
     per_partition = frame[wanted].map_partitions(_partition_keys, keys, sensitive, meta=meta)
-    (parts,) = dask.compute(per_partition)
+    (parts,) = compute(per_partition, progress=progress)
     if not len(parts):
         raise DataError("the data have no records")
     group = wanted
@@ -180,7 +193,7 @@ def key_risk_by_partition(
     freq = table[_FREQ].to_numpy(np.int64)
     n_records = int(freq.sum())
     if schema is None:
-        schema = Schema.infer(frame[keys].head(1000, npartitions=-1))
+        schema = Schema.infer(first_records(source)[keys])
     for key in keys:
         distinct = int(table[key].nunique())
         if schema[key].kind is Kind.NUMERIC and distinct > max_numeric_key_levels(n_records):

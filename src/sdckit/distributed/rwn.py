@@ -29,7 +29,6 @@ number of workers or the order in which they finish.
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,9 +47,11 @@ from sdckit.distributed._partitions import (
     STREAM_RWN_MASK,
     as_source,
     check_seed,
+    first_records,
     frame_of,
     stream,
 )
+from sdckit.distributed._progress import ProgressCallback, compute
 from sdckit.errors import DataError, ParameterError
 from sdckit.microdata import rwn
 from sdckit.neighbors.strategies import STRATEGIES
@@ -216,14 +217,14 @@ def _mask_groups(
 
 
 def _spatial_axis(
-    frame: dd.DataFrame, numeric: list[str]
+    frame: dd.DataFrame, numeric: list[str], progress: ProgressCallback | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Min, range, first principal axis of the scaled variables, and one sample per file."""
-    low, high = dask.compute(frame[numeric].min(), frame[numeric].max())
+    low, high = compute(frame[numeric].min(), frame[numeric].max(), progress=progress)
     low_a = low.to_numpy(np.float64)
     span = high.to_numpy(np.float64) - low_a
     span[~(span > 0)] = 1.0
-    (cov,) = dask.compute(frame[numeric].cov())
+    (cov,) = compute(frame[numeric].cov(), progress=progress)
     scale = np.outer(span, span)
     matrix = np.nan_to_num(cov.to_numpy(np.float64) / scale)
     _, vectors = np.linalg.eigh(matrix)
@@ -231,19 +232,11 @@ def _spatial_axis(
     # a fixed sign, so the blocks do not depend on the eigen-solver's choice
     axis = axis if axis[np.argmax(np.abs(axis))] > 0 else -axis
     delayed = frame[numeric].to_delayed()
-    samples = dask.compute(
-        *[dask.delayed(_sample_projection)(d, numeric, low_a, span, axis) for d in delayed]
+    samples = compute(
+        *[dask.delayed(_sample_projection)(d, numeric, low_a, span, axis) for d in delayed],
+        progress=progress,
     )
     return low_a, span, axis, np.concatenate(samples) if samples else np.zeros(0)
-
-
-def _compute(*collections: Any) -> tuple[Any, ...]:
-    """Compute the masked records and the diagnostics in one pass over the partitions."""
-    with warnings.catch_warnings():
-        # the diagnostics are delayed objects beside a dataframe expression: dask
-        # materialises both graphs together, which is what is wanted here
-        warnings.filterwarnings("ignore", message="Computing mixed collections")
-        return dask.compute(*collections)
 
 
 def rwn_by_partition(
@@ -271,6 +264,7 @@ def rwn_by_partition(
     sample_size: int | None = None,
     recall_sample: int | None = None,
     random_state: int = 0,
+    progress: ProgressCallback | None = None,
 ) -> PartitionedRWNResult:
     """Mask a partitioned file by RWN, partition by partition (Perry, Matloff & Tendick (2022), §11.3).
 
@@ -314,6 +308,10 @@ def rwn_by_partition(
     random_state : int, default 0
         The one seed from which the dealing of every file and the masking of
         every partition draw their own streams.
+    progress : callable, optional
+        ``progress(done, total)``: the tasks of each pass over the files
+        (the blocking of ``"spatial"`` makes passes of its own) finished out
+        of all, as the Dask scheduler reports them.
 
     Returns
     -------
@@ -374,7 +372,7 @@ def rwn_by_partition(
             _deal_random, offsets, u, seed, meta=_deal_random(positioned._meta, offsets, u, seed)
         )
     else:
-        sample_schema = schema or Schema.infer(frame.head(1000, npartitions=-1))
+        sample_schema = schema or Schema.infer(first_records(source))
         distance = (
             list(distance_columns)
             if distance_columns is not None
@@ -394,7 +392,7 @@ def rwn_by_partition(
                 "partitioning='spatial' sorts on the numeric distance variables, and there are "
                 "none; use partitioning='random'"
             )
-        low, span, axis, sample = _spatial_axis(positioned, numeric)
+        low, span, axis, sample = _spatial_axis(positioned, numeric, progress)
         cuts = np.quantile(sample, np.arange(1, u) / u) if u > 1 else np.zeros(0)
         dealt = positioned.map_partitions(
             _deal_spatial,
@@ -432,12 +430,12 @@ def rwn_by_partition(
         holder: dict[str, Any] = {}
 
         def run(job: Any) -> None:
-            holder["diagnostics"] = _compute(job, diagnostics_job)[1]
+            holder["diagnostics"] = compute(job, diagnostics_job, progress=progress)[1]
 
         out_path = write_parquet(restored, output, inputs=inputs, overwrite=overwrite, compute=run)
         diagnostics = holder["diagnostics"]
     else:
-        data_out, diagnostics = _compute(restored, diagnostics_job)
+        data_out, diagnostics = compute(restored, diagnostics_job, progress=progress)
         data_out = data_out.reset_index(drop=True)
     table = pd.DataFrame([row for rows_ in diagnostics for row in rows_])
     table = table.sort_values("partition").reset_index(drop=True)

@@ -20,7 +20,6 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import dask
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
@@ -30,10 +29,12 @@ from sdckit.distributed._partitions import (
     STREAM_RECORD_KEYS,
     as_source,
     check_seed,
+    count_combinations,
     frame_of,
     partition_names,
     stream,
 )
+from sdckit.distributed._progress import ProgressCallback, compute
 from sdckit.errors import DataError, ParameterError
 from sdckit.tables import CellKeyResult, PTable, add_record_keys, cell_key_perturb, tabulate
 from sdckit.tables.recordkeys import key_units
@@ -122,8 +123,8 @@ def _partition_cells(
                 f"partition file {where!r}, column {dim!r}: {int(missing.sum())} missing values "
                 f"(the first in row {row} of the file); tabulate needs complete categories"
             )
-    cells = part[dims].copy()
-    cells[_COUNT] = np.ones(len(part), dtype=np.int64)
+    totals: dict[str, np.ndarray] = {}
+    exact: dict[str, np.ndarray] = {}
     if weights is not None:
         w = pd.to_numeric(part[weights], errors="coerce").to_numpy(np.float64)
         bad = ~np.isfinite(w) | (w < 0)
@@ -133,15 +134,20 @@ def _partition_cells(
                 f"partition file {where!r}, weights column {weights!r}: row {row + 1} has "
                 f"{part[weights].iloc[row]!s}; weights must be finite and non-negative"
             )
-        cells[_WEIGHT] = w
+        totals[_WEIGHT] = w
     if record_key is not None:
         try:
             units, _, _ = key_units(part[record_key], name=record_key, modulus=key_modulus)
         except DataError as exc:
             raise DataError(f"partition file {where!r}: {exc}") from exc
-        cells[_KEY] = units
-    if not len(cells):
-        return cells
+        exact[_KEY] = units
+    counted = count_combinations(part, dims, count=_COUNT, totals=totals, exact=exact)
+    if counted is not None:
+        return counted
+    cells = part[dims].copy()
+    cells[_COUNT] = np.ones(len(part), dtype=np.int64)
+    for name, values in {**totals, **exact}.items():
+        cells[name] = values
     return cells.groupby(dims, sort=False, dropna=False, observed=True).sum().reset_index()
 
 
@@ -152,6 +158,7 @@ def combined_cells(
     weights: str | None = None,
     record_key: str | None = None,
     key_modulus: int | None = None,
+    progress: ProgressCallback | None = None,
 ) -> pd.DataFrame:
     """The map-reduce: every partition's combinations, added over the partitions."""
     frame = frame_of(source)
@@ -173,7 +180,7 @@ def combined_cells(
         partition_names(source),
         meta=meta,
     )
-    (parts,) = dask.compute(per_partition)
+    (parts,) = compute(per_partition, progress=progress)
     if not len(parts):
         raise DataError("the data have no records")
     combined = parts.groupby(list(dims), sort=False, dropna=False).sum().reset_index()
@@ -193,6 +200,7 @@ def tabulate_by_partition(
     record_key: str | None = None,
     total_label: str = "Total",
     key_modulus: int | None = None,
+    progress: ProgressCallback | None = None,
 ) -> pd.DataFrame:
     """:func:`sdckit.tables.tabulate` of a partitioned file, as map-reduce.
 
@@ -216,6 +224,9 @@ def tabulate_by_partition(
         single-machine total up to floating-point rounding).
     record_key : str, optional
         Column of record keys: adds ``cell_key``.
+    progress : callable, optional
+        ``progress(done, total)``: the job's tasks finished out of all, as
+        the Dask scheduler reports them.
 
     Returns
     -------
@@ -228,7 +239,12 @@ def tabulate_by_partition(
         raise ParameterError("dims must name at least one column")
     source = as_source(data)
     combined = combined_cells(
-        source, dims, weights=weights, record_key=record_key, key_modulus=key_modulus
+        source,
+        dims,
+        weights=weights,
+        record_key=record_key,
+        key_modulus=key_modulus,
+        progress=progress,
     )
     counts = combined[_COUNT].to_numpy(np.int64)
     if counts.max() * 1.0 >= 2.0**53:
@@ -289,6 +305,7 @@ def cell_key_perturb_by_partition(
     categories: Mapping[str, Sequence[Any]] | None = None,
     total_label: str = "Total",
     weights: str | None = None,
+    progress: ProgressCallback | None = None,
 ) -> CellKeyResult:
     """:func:`sdckit.tables.cell_key_perturb` of a partitioned file.
 
@@ -306,6 +323,8 @@ def cell_key_perturb_by_partition(
         Classifying variables.
     record_key, threshold, hierarchies, margins, categories, total_label, weights
         As :func:`sdckit.tables.cell_key_perturb`.
+    progress : callable, optional
+        As :func:`tabulate_by_partition`.
 
     Returns
     -------
@@ -324,5 +343,6 @@ def cell_key_perturb_by_partition(
         record_key=record_key,
         total_label=total_label,
         key_modulus=ptable.key_range,
+        progress=progress,
     )
     return cell_key_perturb(table, ptable, dims=list(dims), threshold=threshold)
