@@ -83,3 +83,9 @@ def test_risk_falls_after_recoding_and_the_change_is_reported(project):
 
     direct = key_risk(project.state(), ["urbrur", "roof", "sex", "age"], weight="sampling_weight")
     assert risk_after["sample_uniques"] == direct.sample_uniques
+
+
+def test_figures_updated_from_the_parent_equal_a_full_recomputation(project):
+    for method, params, seed in STEPS:
+        step = project.apply(method, params, seed=seed)
+        assert step.metrics == project.metrics(project.state(step.id)), method

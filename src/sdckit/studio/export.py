@@ -20,7 +20,13 @@ from sdckit.errors import DataError, ParameterError, SDCError
 from sdckit.io import atomic_write, write_table
 from sdckit.schema import Schema
 from sdckit.studio.project import CONFIDENTIAL_ROLES, Project
-from sdckit.studio.recipe import Recipe, recipe_commands, recipe_script, release_columns
+from sdckit.studio.recipe import (
+    Recipe,
+    recipe_commands,
+    recipe_script,
+    release_columns,
+    state_schema,
+)
 
 __all__ = ["Export", "export_release", "project_recipe", "publishable_columns"]
 
@@ -219,12 +225,7 @@ def _assessment(project: Project, state: pd.DataFrame, columns: list[str]) -> As
     """
     kinds, roles = project.schema_overrides()
     before = Schema.infer(project.original, kinds=kinds, roles=roles)
-    present = {c for c in state.columns}
-    after = Schema.infer(
-        state,
-        kinds={c: k for c, k in kinds.items() if c in present},
-        roles={c: r for c, r in roles.items() if c in present},
-    )
+    after = state_schema(state, kinds, roles)
     kept = [
         c for c in columns if before[c].kind is after[c].kind and before[c].role is after[c].role
     ]

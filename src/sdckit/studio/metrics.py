@@ -13,6 +13,7 @@ HTML report.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +22,8 @@ import pandas as pd
 from sdckit.assess import compare_correlations, compare_moments, key_risk
 from sdckit.errors import SDCError
 from sdckit.microdata.base import column_changes
-from sdckit.schema import Kind, Schema
+from sdckit.schema import Kind
+from sdckit.studio.recipe import state_schema
 
 if TYPE_CHECKING:
     from sdckit.studio.project import Project
@@ -38,8 +40,29 @@ def plain_number(value: Any) -> Any:
     return value
 
 
-def state_metrics(project: Project, data: pd.DataFrame) -> dict[str, Any]:
+def _changed_columns(
+    data: pd.DataFrame, parent: pd.DataFrame | None, columns: list[str]
+) -> list[str]:
+    """The columns whose values differ from the parent state's (all without a parent)."""
+    if parent is None:
+        return list(columns)
+    return [c for c in columns if c not in parent.columns or not data[c].equals(parent[c])]
+
+
+def state_metrics(
+    project: Project,
+    data: pd.DataFrame,
+    *,
+    parent: pd.DataFrame | None = None,
+    parent_metrics: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """Risk of ``data`` and its utility against the project's original.
+
+    Given the parent state and its figures, only what a step changed is
+    recomputed: the key risk when a key, sensitive or weight column changed,
+    the moments and correlations when a numeric column did, and the
+    per-column figures of the changed columns; the rest is the parent's,
+    which are the same numbers.
 
     Parameters
     ----------
@@ -47,6 +70,10 @@ def state_metrics(project: Project, data: pd.DataFrame) -> dict[str, Any]:
         Gives the original, the kinds and the roles.
     data : DataFrame
         A state of the project.
+    parent : DataFrame, optional
+        The state the step was applied to.
+    parent_metrics : mapping, optional
+        Its figures (from this function, under the same roles).
 
     Returns
     -------
@@ -55,15 +82,24 @@ def state_metrics(project: Project, data: pd.DataFrame) -> dict[str, Any]:
         "columns": {column: {changed_share, mean_ratio, variance_ratio}},
         "errors": {measure: message}}``.
     """
+    if parent is None or parent_metrics is None:
+        parent, parent_metrics = None, {}
     kinds, roles = project.schema_overrides()
-    schema = Schema.infer(data, kinds=kinds, roles=roles)
+    schema = state_schema(data, kinds, roles)
     keys = project.columns_with("key")
     sensitive = project.columns_with("sensitive")
     weight = project.columns_with("weight")
+    published = [c for c in data.columns if project.roles.get(str(c)) not in ("id", "drop")]
+    changed = set(_changed_columns(data, parent, [str(c) for c in data.columns]))
+    old_errors = dict(parent_metrics.get("errors", {}))
     risk: dict[str, Any] = {}
     utility: dict[str, Any] = {}
     errors: dict[str, str] = {}
-    if keys:
+    if keys and not changed & {*keys, *sensitive[:1], *weight[:1]}:
+        risk = dict(parent_metrics.get("risk", {}))
+        if "key_risk" in old_errors:
+            errors["key_risk"] = old_errors["key_risk"]
+    elif keys:
         try:
             found = key_risk(
                 data,
@@ -82,18 +118,28 @@ def state_metrics(project: Project, data: pd.DataFrame) -> dict[str, Any]:
                 risk["l_diversity"] = found.l_diversity
         except SDCError as exc:
             errors["key_risk"] = str(exc)
-    published = [c for c in data.columns if project.roles.get(str(c)) not in ("id", "drop")]
+    redo = [c for c in published if c in changed or c not in parent_metrics.get("columns", {})]
     with warnings.catch_warnings():
         # A recoded numeric column holds labels: its mean is undefined, and said so by NaN.
         warnings.simplefilter("ignore", RuntimeWarning)
         table = column_changes(
             project.original,
             data,
-            published,
-            categorical=[c for c in published if not pd.api.types.is_numeric_dtype(data[c].dtype)],
+            redo,
+            categorical=[c for c in redo if not pd.api.types.is_numeric_dtype(data[c].dtype)],
         )
-    changed = table["changed_share"].to_numpy(dtype=float)
-    utility["cells_changed_share"] = float(np.mean(changed)) if len(changed) else 0.0
+    columns = {
+        str(col): {
+            key: plain_number(row[key]) for key in ("changed_share", "mean_ratio", "variance_ratio")
+        }
+        for col, row in table.iterrows()
+    }
+    columns = {
+        str(c): columns[str(c)] if str(c) in columns else dict(parent_metrics["columns"][str(c)])
+        for c in published
+    }
+    shares = [v["changed_share"] for v in columns.values()]
+    utility["cells_changed_share"] = float(np.mean(shares)) if shares else 0.0
     numeric = [
         c
         for c in published
@@ -102,19 +148,19 @@ def state_metrics(project: Project, data: pd.DataFrame) -> dict[str, Any]:
         and pd.api.types.is_numeric_dtype(project.original[c].dtype)
         and pd.api.types.is_numeric_dtype(data[c].dtype)
     ]
-    if len(numeric) >= 2:
+    if parent is not None and not changed & set(numeric):
+        kept = {
+            k: v for k, v in parent_metrics.get("utility", {}).items() if k != "cells_changed_share"
+        }
+        utility.update(kept)
+        errors.update({k: v for k, v in old_errors.items() if k in ("moments", "correlations")})
+    elif len(numeric) >= 2:
         for name, measure in (("moments", compare_moments), ("correlations", compare_correlations)):
             try:
                 result = measure(project.original, data, columns=numeric, schema=schema)
                 utility.update({k: plain_number(v) for k, v in result.headline().items()})
             except SDCError as exc:
                 errors[name] = str(exc)
-    columns = {
-        str(col): {
-            key: plain_number(row[key]) for key in ("changed_share", "mean_ratio", "variance_ratio")
-        }
-        for col, row in table.iterrows()
-    }
     return {
         "risk": {k: plain_number(v) for k, v in risk.items()},
         "utility": utility,

@@ -35,6 +35,7 @@ from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.io import read_table
 from sdckit.microdata.base import MaskResult, get_masker
 from sdckit.schema import Role, Schema
+from sdckit.studio.metrics import state_metrics
 
 __all__ = [
     "KINDS",
@@ -472,7 +473,10 @@ class Project:
         result = replay_step(
             data, method, clean, seed=seed, kinds=kinds, roles=roles, progress=progress
         )
-        return result, self.metrics(result.data)
+        figures = state_metrics(
+            self, result.data, parent=data, parent_metrics=self.metrics_of(base)
+        )
+        return result, figures
 
     def add_step(
         self,
@@ -673,8 +677,6 @@ class Project:
             ``{"risk": {...}, "utility": {...}, "errors": {...}}``; a measure
             that cannot be computed is reported under ``errors`` by name.
         """
-        from sdckit.studio.metrics import state_metrics
-
         return state_metrics(self, data)
 
     def describe(self) -> dict[str, Any]:

@@ -169,13 +169,31 @@ def replay_step(
     -------
     MaskResult
     """
+    schema = state_schema(data, kinds, roles)
+    return mask(method, data, schema=schema, random_state=seed, progress=progress, **params)
+
+
+def state_schema(data: pd.DataFrame, kinds: Mapping[str, str], roles: Mapping[str, str]) -> Schema:
+    """The schema a step sees: inferred on ``data`` with the declared kinds and roles.
+
+    Parameters
+    ----------
+    data : DataFrame
+        A state of the data.
+    kinds, roles : mapping
+        The :meth:`sdckit.schema.Schema.infer` overrides; columns ``data``
+        lacks (a method removed them) are left out.
+
+    Returns
+    -------
+    Schema
+    """
     present = {str(c) for c in data.columns}
-    schema = Schema.infer(
+    return Schema.infer(
         data,
         kinds={c: k for c, k in kinds.items() if c in present},
         roles={c: r for c, r in roles.items() if c in present},
     )
-    return mask(method, data, schema=schema, random_state=seed, progress=progress, **params)
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ import pandas as pd
 from sdckit.assess import expand_grid, sweep
 from sdckit.errors import ParameterError
 from sdckit.microdata.base import MaskResult, get_masker
-from sdckit.schema import Kind, Schema
+from sdckit.schema import Kind
 from sdckit.studio.metrics import plain_number
 from sdckit.studio.project import Project
-from sdckit.studio.recipe import check_params
+from sdckit.studio.recipe import check_params, state_schema
 
 __all__ = ["run_sweep"]
 
@@ -78,12 +78,7 @@ def run_sweep(
     parent = project.current
     data = project.state(parent)
     kinds, roles = project.schema_overrides()
-    present = {str(c) for c in data.columns}
-    schema = Schema.infer(
-        data,
-        kinds={c: k for c, k in kinds.items() if c in present},
-        roles={c: r for c, r in roles.items() if c in present},
-    )
+    schema = state_schema(data, kinds, roles)
     keys = [c for c in project.columns_with("key") if schema[c].kind is not Kind.NUMERIC]
     masker = get_masker(method)
     seeds: list[int] = []
