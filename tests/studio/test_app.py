@@ -198,3 +198,10 @@ def test_a_sweep_point_becomes_the_step_it_assessed(client, studio):
     assert bad.status_code == 202
     failed = _wait(client, bad.json()["job"])
     assert failed["status"] == "failed" and failed["error"]["parameter"] == "nosuch"
+
+
+def test_an_unknown_method_is_blamed_on_the_method_parameter(client):
+    answer = client.post("/api/apply", json={"method": "nosuch", "params": {}})
+    assert answer.status_code == 422 and answer.json()["parameter"] == "method"
+    answer = client.post("/api/goto", json={"step": 99})
+    assert answer.status_code == 422 and answer.json()["parameter"] == "step"

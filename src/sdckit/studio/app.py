@@ -11,6 +11,7 @@ is documented in docs/studio.md, "HTTP API".
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 import shutil
@@ -164,11 +165,25 @@ class Studio:
             quoted and message.lower().startswith("column")
         ):
             body["column"] = quoted[0] if quoted else None
-        elif lead and lead.group(1) not in ("column", "input", "output", "the", "a", "an"):
+        elif message.startswith("unknown masking method"):
+            body["parameter"] = "method"
+        elif lead and (
+            lead.group(1) in _parameter_names()
+            or re.match(rf"^{lead.group(1)}: \S+ has no parameter '{lead.group(1)}'", message)
+        ):
             body["parameter"] = lead.group(1)
         elif quoted:
             body["column"] = quoted[0]
         return body
+
+
+@functools.cache
+def _parameter_names() -> frozenset[str]:
+    """Every name an error may start with to blame a parameter: the methods' and the API's."""
+    names = {"method", "seed", "parent", "step", "name", "grid", "override", "format", "file"}
+    for form in method_forms():
+        names.update(p["name"] for p in form["parameters"])
+    return frozenset(names)
 
 
 class RolesRequest(BaseModel):
