@@ -205,3 +205,22 @@ def test_an_unknown_method_is_blamed_on_the_method_parameter(client):
     assert answer.status_code == 422 and answer.json()["parameter"] == "method"
     answer = client.post("/api/goto", json={"step": 99})
     assert answer.status_code == 422 and answer.json()["parameter"] == "step"
+
+
+def test_a_recipe_posted_to_the_studio_is_replayed(client, studio):
+    from sdckit.studio import project_recipe
+
+    assert client.post("/api/roles", json={"by_role": ROLES}).status_code == 200
+    for method, params, seed in STEPS[:2]:
+        studio.project.apply(method, params, seed=seed)
+    text = project_recipe(studio.project).to_toml()
+    state = studio.project.state()
+    client.post("/api/goto", json={"step": 0})
+    job = client.post("/api/recipe", content=text.encode())
+    assert job.status_code == 202
+    assert _wait(client, job.json()["job"])["status"] == "done"
+    after = client.get("/api/state").json()
+    assert len(after["path"]) == 2 and len(after["steps"]) == 5  # a second branch, the first kept
+    assert studio.project.state().equals(state)
+    bad = client.post("/api/recipe", content=text.replace("sha256:", "sha256:0").encode())
+    assert bad.status_code == 422 and "another file" in bad.json()["error"]

@@ -99,3 +99,25 @@ def test_a_confidential_column_is_released_only_by_override_with_a_warning(proje
     assert "income" in done.columns
     assert any("'income'" in w and "sensitive" in w for w in done.warnings)
     assert "ori_hid" not in done.columns
+
+
+def test_a_recipe_loads_back_into_a_project_on_the_same_file(exported, testdata, tmp_path):
+    from sdckit.errors import DataError
+    from sdckit.studio import Project
+
+    project, done = exported
+    project.snapshot("released")
+    recipe = load_recipe(done.files["recipe"])
+    again = Project(testdata)
+    last = again.load_recipe(recipe)
+    assert again.current == last.id and len(again.path_to()) == len(STEPS)
+    assert again.roles == project.roles
+    assert again.state().equals(project.state())
+    assert project_recipe(again, done.columns) == recipe
+
+    other = tmp_path / "other.csv"
+    other.write_text("a,b\n1,2\n3,4\n")
+    elsewhere = Project(other)
+    with pytest.raises(DataError, match="another file"):
+        elsewhere.load_recipe(recipe)
+    assert list(elsewhere.steps) == [0]

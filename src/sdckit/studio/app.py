@@ -34,7 +34,7 @@ from sdckit.studio.export import check_basename, export_release, project_recipe
 from sdckit.studio.forms import method_forms
 from sdckit.studio.jobs import Job, JobRunner
 from sdckit.studio.project import Project
-from sdckit.studio.recipe import check_params, recipe_commands, recipe_script
+from sdckit.studio.recipe import check_params, parse_recipe, recipe_commands, recipe_script
 from sdckit.studio.sweeps import run_sweep
 
 __all__ = ["Studio", "create_app"]
@@ -456,6 +456,20 @@ def create_app(studio: Studio) -> FastAPI:
             "script": recipe_script(recipe),
             "commands": recipe_commands(recipe),
         }
+
+    @app.post("/api/recipe", status_code=202)
+    async def post_recipe(request: Request) -> dict[str, Any]:
+        project = studio.need_project()
+        text = (await request.body()).decode("utf-8", errors="replace")
+        recipe = parse_recipe(text, "the uploaded recipe")
+        if recipe.fingerprint != project.fingerprint:
+            project.load_recipe(recipe)  # raises, naming both fingerprints; nothing changes
+
+        def work(job: Job) -> dict[str, Any]:
+            step = project.load_recipe(recipe, progress=job.progress)
+            return {"step": step.id, "steps": len(recipe.steps)}
+
+        return {"job": studio.jobs.submit("recipe", work).id}
 
     @app.get("/api/recipe.toml")
     def get_recipe_toml() -> PlainTextResponse:

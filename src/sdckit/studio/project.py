@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -36,6 +36,9 @@ from sdckit.io import read_table
 from sdckit.microdata.base import MaskResult, get_masker
 from sdckit.schema import Role, Schema
 from sdckit.studio.metrics import state_metrics
+
+if TYPE_CHECKING:
+    from sdckit.studio.recipe import Recipe
 
 __all__ = [
     "KINDS",
@@ -678,6 +681,58 @@ class Project:
             that cannot be computed is reported under ``errors`` by name.
         """
         return state_metrics(self, data)
+
+    def load_recipe(self, recipe: Recipe, *, progress: ProgressFn | None = None) -> Step:
+        """Set the roles and kinds of a recipe and replay its steps as a branch from the original.
+
+        Parameters
+        ----------
+        recipe : Recipe
+            From :func:`sdckit.studio.recipe.load_recipe`; its fingerprint must be the project's.
+        progress : callable, optional
+            Passed to the methods.
+
+        Returns
+        -------
+        Step
+            The last step replayed (made current); its snapshots are restored.
+
+        Raises
+        ------
+        DataError
+            The recipe was made from another file; nothing is changed.
+        """
+        if recipe.fingerprint != self.fingerprint:
+            raise DataError(
+                f"the recipe was made from another file ({recipe.fingerprint}); this project's "
+                f"file {self.path.name!r} is {self.fingerprint}: nothing was changed"
+            )
+        self.set_columns(roles=dict(recipe.studio_roles), kinds=dict(recipe.studio_kinds))
+        done = [self.steps[0]]
+        parent = 0
+        for entry in recipe.steps:
+            result, figures = self.compute_step(
+                entry["method"],
+                entry["params"],
+                seed=entry.get("seed"),
+                parent=parent,
+                progress=progress,
+            )
+            step = self.add_step(
+                entry["method"],
+                entry["params"],
+                seed=entry.get("seed"),
+                parent=parent,
+                result=result,
+                metrics=figures,
+            )
+            done.append(step)
+            parent = step.id
+        for name, position in recipe.snapshots.items():
+            if 0 <= int(position) < len(done):
+                self.snapshot(name, done[int(position)].id)
+        self.goto(parent)
+        return self.steps[parent]
 
     def describe(self) -> dict[str, Any]:
         """The project for the page: file, columns, history, snapshots (no data values).

@@ -46,6 +46,7 @@ __all__ = [
     "Recipe",
     "check_params",
     "load_recipe",
+    "parse_recipe",
     "recipe_commands",
     "recipe_script",
     "release_columns",
@@ -311,13 +312,32 @@ def load_recipe(path: str | os.PathLike) -> Recipe:
     """
     p = Path(path)
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise DataError(f"cannot read recipe {str(p)!r}: {exc.strerror or exc}") from exc
+    return parse_recipe(text, f"recipe {str(p)!r}")
+
+
+def parse_recipe(text: str, where: str = "the recipe") -> Recipe:
+    """A recipe from its TOML text.
+
+    Parameters
+    ----------
+    text : str
+        What :meth:`Recipe.to_toml` wrote.
+    where : str, default "the recipe"
+        How error messages name it.
+
+    Returns
+    -------
+    Recipe
+    """
+    try:
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise DataError(f"recipe {str(p)!r} is not valid TOML: {exc}") from exc
+        raise DataError(f"{where} is not valid TOML: {exc}") from exc
     if doc.get("format") != _FORMAT:
-        raise DataError(f"recipe {str(p)!r}: unknown format {doc.get('format')!r} (expected 1)")
+        raise DataError(f"{where}: unknown format {doc.get('format')!r} (expected 1)")
     try:
         steps = [
             {"method": str(s["method"]), "params": dict(s.get("params", {})), "seed": s.get("seed")}
@@ -335,8 +355,8 @@ def load_recipe(path: str | os.PathLike) -> Recipe:
             studio_kinds=dict(studio.get("kinds", {})),
             snapshots=dict(studio.get("snapshots", {})),
         )
-    except (KeyError, TypeError) as exc:
-        raise DataError(f"recipe {str(p)!r} lacks {exc}; write recipes with the studio") from None
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise DataError(f"{where} lacks {exc}; write recipes with the studio") from None
 
 
 def release_columns(data: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
