@@ -1,0 +1,169 @@
+"""Risk and utility of a project's state, on the fast paths of :mod:`sdckit.assess`.
+
+Risk is the key-combination group-by of :func:`sdckit.assess.key_risk` (one
+pass over the key columns, whatever the number of records); utility is the
+per-column change table every masking method already produces
+(:func:`sdckit.microdata.base.column_changes`) and, for numeric columns, the
+moment and correlation comparisons of :func:`sdckit.assess.compare_moments`
+and :func:`sdckit.assess.compare_correlations`. No neighbour search runs on
+each step; the full assessment (:func:`sdckit.assess.assess`) is the export's
+HTML report.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit.assess import compare_correlations, compare_moments, key_risk
+from sdckit.errors import SDCError
+from sdckit.microdata.base import column_changes
+from sdckit.schema import Kind
+from sdckit.studio.recipe import state_schema
+
+if TYPE_CHECKING:
+    from sdckit.studio.project import Project
+
+__all__ = ["state_metrics"]
+
+
+def plain_number(value: Any) -> Any:
+    """A figure as JSON holds it: numpy scalars as Python numbers, NaN and infinities as None."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def _changed_columns(
+    data: pd.DataFrame, parent: pd.DataFrame | None, columns: list[str]
+) -> list[str]:
+    """The columns whose values differ from the parent state's (all without a parent)."""
+    if parent is None:
+        return list(columns)
+    return [c for c in columns if c not in parent.columns or not data[c].equals(parent[c])]
+
+
+def state_metrics(
+    project: Project,
+    data: pd.DataFrame,
+    *,
+    parent: pd.DataFrame | None = None,
+    parent_metrics: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Risk of ``data`` and its utility against the project's original.
+
+    Given the parent state and its figures, only what a step changed is
+    recomputed: the key risk when a key, sensitive or weight column changed,
+    the moments and correlations when a numeric column did, and the
+    per-column figures of the changed columns; the rest is the parent's,
+    which are the same numbers.
+
+    Parameters
+    ----------
+    project : Project
+        Gives the original, the kinds and the roles.
+    data : DataFrame
+        A state of the project.
+    parent : DataFrame, optional
+        The state the step was applied to.
+    parent_metrics : mapping, optional
+        Its figures (from this function, under the same roles).
+
+    Returns
+    -------
+    dict
+        ``{"risk": {name: number}, "utility": {name: number},
+        "columns": {column: {changed_share, mean_ratio, variance_ratio}},
+        "errors": {measure: message}}``.
+    """
+    if parent is None or parent_metrics is None:
+        parent, parent_metrics = None, {}
+    kinds, roles = project.schema_overrides()
+    schema = state_schema(data, kinds, roles)
+    keys = project.columns_with("key")
+    sensitive = project.columns_with("sensitive")
+    weight = project.columns_with("weight")
+    published = [c for c in data.columns if project.roles.get(str(c)) not in ("id", "drop")]
+    changed = set(_changed_columns(data, parent, [str(c) for c in data.columns]))
+    old_errors = dict(parent_metrics.get("errors", {}))
+    risk: dict[str, Any] = {}
+    utility: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    if keys and not changed & {*keys, *sensitive[:1], *weight[:1]}:
+        risk = dict(parent_metrics.get("risk", {}))
+        if "key_risk" in old_errors:
+            errors["key_risk"] = old_errors["key_risk"]
+    elif keys:
+        try:
+            found = key_risk(
+                data,
+                keys,
+                sensitive=sensitive[0] if sensitive else None,
+                schema=schema,
+                weight=weight[0] if weight else None,
+            )
+            risk["key_combinations"] = found.n_combinations
+            risk["sample_uniques"] = found.sample_uniques
+            risk["k_anonymity"] = found.k_anonymity
+            for k, count in found.violations.items():
+                risk[f"records_below_k{k}"] = count
+            risk["expected_reidentifications"] = found.expected_reidentifications
+            if found.l_diversity is not None:
+                risk["l_diversity"] = found.l_diversity
+        except SDCError as exc:
+            errors["key_risk"] = str(exc)
+    redo = [c for c in published if c in changed or c not in parent_metrics.get("columns", {})]
+    with warnings.catch_warnings():
+        # A recoded numeric column holds labels: its mean is undefined, and said so by NaN.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        table = column_changes(
+            project.original,
+            data,
+            redo,
+            categorical=[c for c in redo if not pd.api.types.is_numeric_dtype(data[c].dtype)],
+        )
+    columns = {
+        str(col): {
+            key: plain_number(row[key]) for key in ("changed_share", "mean_ratio", "variance_ratio")
+        }
+        for col, row in table.iterrows()
+    }
+    columns = {
+        str(c): columns[str(c)] if str(c) in columns else dict(parent_metrics["columns"][str(c)])
+        for c in published
+    }
+    shares = [v["changed_share"] for v in columns.values()]
+    utility["cells_changed_share"] = float(np.mean(shares)) if shares else 0.0
+    numeric = [
+        c
+        for c in published
+        if schema[c].kind is Kind.NUMERIC
+        and project.roles.get(str(c)) not in ("weight", "pass")
+        and pd.api.types.is_numeric_dtype(project.original[c].dtype)
+        and pd.api.types.is_numeric_dtype(data[c].dtype)
+    ]
+    if parent is not None and not changed & set(numeric):
+        kept = {
+            k: v for k, v in parent_metrics.get("utility", {}).items() if k != "cells_changed_share"
+        }
+        utility.update(kept)
+        errors.update({k: v for k, v in old_errors.items() if k in ("moments", "correlations")})
+    elif len(numeric) >= 2:
+        for name, measure in (("moments", compare_moments), ("correlations", compare_correlations)):
+            try:
+                result = measure(project.original, data, columns=numeric, schema=schema)
+                utility.update({k: plain_number(v) for k, v in result.headline().items()})
+            except SDCError as exc:
+                errors[name] = str(exc)
+    return {
+        "risk": {k: plain_number(v) for k, v in risk.items()},
+        "utility": utility,
+        "columns": columns,
+        "errors": errors,
+    }
