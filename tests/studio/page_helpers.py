@@ -1,0 +1,105 @@
+"""Helpers of the studio page's browser tests: a served app and a headless Chromium tab.
+
+The tab reaches only the studio: every request elsewhere is aborted and
+recorded, as are failed requests, uncaught page errors and console errors,
+so a test can assert the page worked offline and cleanly.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from chromium import CHROMIUM, CHROMIUM_ARGS, chromium_or_skip
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serve_asgi(app: Any) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on 127.0.0.1 in a thread; yield its base URL."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the studio app did not start within 30 s")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@dataclass
+class TabLog:
+    """What went wrong in a tab: requests that left the studio, failures, errors."""
+
+    outside: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def assert_clean(self) -> None:
+        assert self.outside == [], f"requests outside the studio: {self.outside}"
+        assert self.failed == [], f"failed requests: {self.failed}"
+        assert self.errors == [], f"page errors: {self.errors}"
+
+
+@contextmanager
+def studio_tab(
+    base_url: str, viewport: tuple[int, int] = (1280, 1000)
+) -> Iterator[tuple[Any, TabLog]]:
+    """A headless Chromium tab whose network reaches only ``base_url``; yield (page, log)."""
+    chromium_or_skip()
+    playwright = pytest.importorskip("playwright.sync_api")
+    log = TabLog()
+
+    def only_local(route: Any, request: Any) -> None:
+        if request.url.startswith(base_url + "/") or request.url.startswith("data:"):
+            route.continue_()
+        else:
+            log.outside.append(request.url)
+            route.abort()
+
+    def failed(request: Any) -> None:
+        if not request.url.startswith(base_url + "/"):
+            return  # already recorded as outside
+        log.failed.append(f"{request.url}: {request.failure}")
+
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+            page.set_default_timeout(60_000)
+            page.route("**/*", only_local)
+            page.on("requestfailed", failed)
+            page.on("pageerror", lambda exc: log.errors.append(str(exc)))
+            # A 4xx answer the page shows as a message is logged by Chromium as a failed
+            # resource load: expected, not an error of the page.
+            page.on(
+                "console",
+                lambda m: (
+                    log.errors.append(m.text)
+                    if m.type == "error" and not m.text.startswith("Failed to load resource")
+                    else None
+                ),
+            )
+            yield page, log
+        finally:
+            browser.close()
