@@ -24,17 +24,22 @@ METHODS = [
     {
         "name": "noise",
         "description": "Additive noise",
-        "params": [
+        "parameters": [
             {"name": "columns", "type": "columns", "default": None, "help": "Columns to mask."},
             {
                 "name": "level",
-                "type": "float",
+                "type": "number",
                 "default": 0.1,
                 "minimum": 0,
                 "maximum": 1,
                 "help": "Noise level.",
             },
-            {"name": "correlated", "type": "bool", "default": False, "help": "Keep correlations."},
+            {
+                "name": "correlated",
+                "type": "boolean",
+                "default": False,
+                "help": "Keep correlations.",
+            },
         ],
     }
 ]
@@ -51,6 +56,8 @@ def fake_app() -> FastAPI:
     def state() -> dict[str, Any]:
         risk = {"sample_uniques": 10 - where["current"]} if "key" in roles.values() else {}
         return {
+            "open": True,
+            "files": ["people.csv"],
             "file": "people.csv",
             "n_records": 3,
             "columns": [
@@ -78,7 +85,7 @@ def fake_app() -> FastAPI:
         if request.url.path.startswith("/api/") and (
             request.headers.get("authorization") != f"Bearer {TOKEN}"
         ):
-            return JSONResponse({"detail": {"message": "unauthorized"}}, status_code=401)
+            return JSONResponse({"error": "unauthorized"}, status_code=401)
         return await call_next(request)
 
     @app.get("/")
@@ -92,20 +99,25 @@ def fake_app() -> FastAPI:
         return state()
 
     @app.get("/api/methods")
-    def methods() -> list[dict[str, Any]]:
-        return METHODS
+    def methods() -> dict[str, Any]:
+        return {"methods": METHODS}
 
     @app.get("/api/preview")
     def preview(offset: int = 0, limit: int = 20) -> dict[str, Any]:
         rows = [[34, "1", 1200.5], [51, "2", 800.0], [29, "1", None]]
-        return {"offset": offset, "total": 3, "columns": list(roles), "rows": rows[offset:][:limit]}
+        return {
+            "offset": offset,
+            "n_records": 3,
+            "columns": list(roles),
+            "rows": rows[offset:][:limit],
+        }
 
     @app.post("/api/roles")
     async def set_roles(request: Request) -> Any:
         body = await request.json()
         if body["roles"].get("age") == "weight" and body["roles"].get("income") == "weight":
             message = "column 'income': only one weight column, and 'age' is one already"
-            return JSONResponse({"detail": {"message": message, "column": "income"}}, 400)
+            return JSONResponse({"error": message, "column": "income"}, 422)
         roles.update(body["roles"])
         return state()
 
@@ -115,7 +127,7 @@ def fake_app() -> FastAPI:
         level = body["params"].get("level", 0.1)
         if not 0 <= level <= 1:
             message = f"level must be between 0 and 1, got {level}"
-            return JSONResponse({"detail": {"message": message, "parameter": "level"}}, 400)
+            return JSONResponse({"error": message, "parameter": "level"}, 422)
         step = {
             "id": len(steps),
             "parent": where["current"],
@@ -129,7 +141,7 @@ def fake_app() -> FastAPI:
 
     @app.get("/api/jobs/{job}")
     def job(job: str) -> dict[str, Any]:
-        return {"id": job, "status": "done", "progress": 1.0}
+        return {"id": job, "status": "done", "done": 1, "total": 1}
 
     @app.post("/api/undo")
     def undo() -> dict[str, Any]:
@@ -138,6 +150,6 @@ def fake_app() -> FastAPI:
 
     @app.get("/api/recipe")
     def recipe() -> Any:
-        return JSONResponse({"text": "[input]\nfile = 'people.csv'\n"})
+        return {"toml": "[input]\nfile = 'people.csv'\n", "script": "", "commands": []}
 
     return app

@@ -7,12 +7,17 @@ so a test can assert the page worked offline and cleanly.
 
 from __future__ import annotations
 
+import os
+import re
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -103,3 +108,56 @@ def studio_tab(
             yield page, log
         finally:
             browser.close()
+
+
+@contextmanager
+def running_studio(
+    arguments: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """``sdckit studio ARGUMENTS --no-browser`` in a subprocess; yield the URL it prints.
+
+    The URL carries the one-time token, as a steward would copy it.
+    """
+    port = free_port()
+    command = [sys.executable, "-m", "sdckit", "studio", *arguments, "--no-browser"]
+    command += ["--port", str(port)]
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+    )
+    try:
+        assert process.stdout is not None
+        printed: list[str] = []
+        url = None
+        for line in process.stdout:
+            printed.append(line)
+            match = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
+            if match:
+                url = match.group(1)
+                break
+        assert url is not None, "".join(printed)
+        base = url.split("/?", 1)[0]
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError(
+                        "sdckit studio did not listen: " + "".join(printed)
+                    ) from None
+                time.sleep(0.1)
+        assert base.endswith(f":{port}")
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -11,6 +11,7 @@ function typeOf(spec) {
   if (type === "integer") return "int";
   if (type === "number") return "float";
   if (type === "boolean") return "bool";
+  if (type === "string") return "str";
   return type;
 }
 
@@ -36,13 +37,13 @@ function describe(spec) {
 
 /**
  * One labelled control per parameter of ``method``; returns the container.
- * @param {object} method a spec from GET /api/methods: {name, params: [{name, type, default, ...}]}
+ * @param {object} method a spec from GET /api/methods: {name, description, parameters: [{name, type, default, ...}]}
  * @param {string[]} columns the file's column names, offered where a parameter names columns
  * @param {string} prefix id prefix, unique per form on the page
  */
 export function buildForm(method, columns, prefix) {
   const box = el("div", { class: "params" });
-  for (const spec of method.params || []) {
+  for (const spec of method.parameters || []) {
     const id = `${prefix}-${spec.name}`;
     const helpId = `${id}-help`;
     const errorId = `${id}-error`;
@@ -65,9 +66,10 @@ export function buildForm(method, columns, prefix) {
       if (type === "bool") {
         control = el("input", { type: "checkbox", id, checked: Boolean(spec.default) });
       } else if (type === "column" || (spec.choices && spec.choices.length)) {
-        const choices = type === "column" ? columns : spec.choices;
+        // A null choice is the "(none)" entry of an optional parameter.
+        const choices = (type === "column" ? columns : spec.choices).filter((c) => c !== null);
         control = el("select", { id });
-        if (!spec.required) control.append(el("option", { value: "" }, "(none)"));
+        if (!spec.required || spec.nullable) control.append(el("option", { value: "" }, "(none)"));
         for (const choice of choices) {
           const o = el("option", { value: String(choice) }, String(choice));
           if (spec.default !== null && spec.default !== undefined && String(spec.default) === String(choice)) o.selected = true;
@@ -116,47 +118,57 @@ export function markError(box, name, message) {
   return true;
 }
 
+function sameValue(a, b) {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
 /**
- * The parameter values of a generated form, as JSON values.
+ * The parameter values of a generated form that differ from their defaults, as JSON values
+ * (so the recorded step, and the recipe, name only what the steward chose).
  * @returns {{params: object, problems: [string, string][]}} problems: [parameter, message] the page
  *   can tell before asking the back end (a number that does not parse)
  */
 export function readForm(method, box, prefix) {
-  const params = {};
+  const given = {};
   const problems = [];
-  for (const spec of method.params || []) {
+  for (const spec of method.parameters || []) {
     const id = `${prefix}-${spec.name}`;
     const type = typeOf(spec);
     if (isColumnList(spec)) {
       const picked = [...box.querySelectorAll(`#${CSS.escape(id)} input:checked`)].map((i) => i.value);
-      if (picked.length || spec.required) params[spec.name] = picked;
+      if (picked.length || spec.required) given[spec.name] = picked;
       continue;
     }
     const control = box.querySelector(`#${CSS.escape(id)}`);
     if (type === "bool") {
-      params[spec.name] = control.checked;
+      given[spec.name] = control.checked;
       continue;
     }
     const raw = control.value.trim();
     if (raw === "") {
       if (spec.required) problems.push([spec.name, `${spec.name}: a value is required`]);
+      else if (spec.nullable && spec.default !== null && spec.default !== undefined) given[spec.name] = null;
       continue;
     }
     if (NUMBER_TYPES.has(type)) {
       const value = Number(raw);
       if (!Number.isFinite(value) || (type === "int" && !Number.isInteger(value))) {
         problems.push([spec.name, `${spec.name}: '${raw}' is not ${type === "int" ? "a whole number" : "a number"}`]);
-      } else params[spec.name] = value;
+      } else given[spec.name] = value;
     } else if (type === "str" || type === "column" || (spec.choices && spec.choices.length)) {
-      params[spec.name] = raw;
+      given[spec.name] = raw;
     } else {
       // Lists and mappings are typed as JSON; anything else is taken as text.
       try {
-        params[spec.name] = JSON.parse(raw);
+        given[spec.name] = JSON.parse(raw);
       } catch (_) {
-        params[spec.name] = raw;
+        given[spec.name] = raw;
       }
     }
+  }
+  const params = {};
+  for (const spec of method.parameters || []) {
+    if (spec.name in given && (spec.required || !sameValue(given[spec.name], spec.default))) params[spec.name] = given[spec.name];
   }
   return { params, problems };
 }

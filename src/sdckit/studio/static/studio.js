@@ -39,7 +39,8 @@ function readToken() {
 async function api(method, path, body) {
   const headers = { Authorization: "Bearer " + studio.token };
   const init = { method, headers };
-  if (body instanceof FormData) {
+  if (body instanceof Blob) {
+    headers["Content-Type"] = "application/octet-stream";
     init.body = body;
   } else if (body !== undefined) {
     headers["Content-Type"] = "application/json";
@@ -113,7 +114,6 @@ async function call(method, path, body, form) {
     showProblem(answer, form);
     return null;
   }
-  showMessage("");
   return answer.body;
 }
 
@@ -158,14 +158,17 @@ async function refresh() {
 
 function render() {
   const state = studio.state;
-  const file = state.file;
-  $("file-line").replaceChildren(file
-    ? el("span", {}, "File ", el("strong", { text: file }), ` · ${formatNumber(state.n_records)} rows × ${formatNumber(columnNames().length)} columns`)
+  $("file-line").replaceChildren(state.open
+    ? el("span", {}, "File ", el("strong", { text: state.file }), ` · ${formatNumber(state.n_records)} rows × ${formatNumber(columnNames().length)} columns`)
     : "No file open.");
+  const files = state.files || [];
+  $("open-name").replaceChildren(...files.map((name) => option(name, name, name === state.file)));
+  $("open-form").hidden = files.length === 0;
   renderColumns();
   renderHistory();
   renderMeasures();
   renderMethodChoices();
+  renderOverrides();
   loadPreview();
   loadRecipe();
 }
@@ -224,6 +227,7 @@ function renderColumns() {
 }
 
 async function saveRoles() {
+  showMessage("");
   for (const node of document.querySelectorAll("#columns [aria-invalid]")) node.removeAttribute("aria-invalid");
   const roles = {};
   const kinds = {};
@@ -247,15 +251,15 @@ function takeSuggestions() {
 }
 
 async function loadPreview() {
-  if (!studio.state || !studio.state.file) {
+  if (!studio.state || !studio.state.open) {
     $("preview").replaceChildren();
     $("preview-range").textContent = "";
     return;
   }
-  const stage = $("preview-stage").value;
-  const page = await call("GET", `/api/preview?offset=${studio.previewOffset}&limit=${PAGE_ROWS}&stage=${stage}`);
+  const step = $("preview-stage").value === "original" ? "&step=0" : "";
+  const page = await call("GET", `/api/preview?offset=${studio.previewOffset}&limit=${PAGE_ROWS}${step}`);
   if (page === null) return;
-  const total = page.total ?? studio.state.n_records;
+  const total = page.n_records;
   const first = page.rows.length ? page.offset + 1 : 0;
   $("preview-range").textContent = `rows ${formatNumber(first)}–${formatNumber(page.offset + page.rows.length)} of ${formatNumber(total)}`;
   $("preview-prev").disabled = page.offset <= 0;
@@ -272,21 +276,32 @@ async function loadPreview() {
       })))))));
 }
 
+async function opened(state, name) {
+  if (state === null) return;
+  studio.previewOffset = 0;
+  studio.seen.clear();
+  notify(`Opened ${name}.`);
+  studio.state = state;
+  render();
+}
+
 async function openFile(event) {
   event.preventDefault();
+  showMessage("");
+  const name = $("open-name").value;
+  await opened(await call("POST", "/api/open", { file: name }), name);
+}
+
+async function uploadFile(event) {
+  event.preventDefault();
+  showMessage("");
   const file = $("upload").files[0];
   if (!file) {
-    showMessage("choose a file to open");
+    showMessage("file: choose a CSV or Parquet file to upload");
     $("upload").focus();
     return;
   }
-  const form = new FormData();
-  form.append("file", file, file.name);
-  const state = await call("POST", "/api/open", form);
-  if (state === null) return;
-  studio.previewOffset = 0;
-  notify(`Opened ${file.name}.`);
-  await refresh();
+  await opened(await call("POST", `/api/upload?name=${encodeURIComponent(file.name)}`, file), file.name);
 }
 
 // ------------------------------------------------------------------ measures
@@ -324,7 +339,7 @@ function renderMeasures() {
       .map(([measure, message]) => el("p", { class: "warning", text: `${measureLabel(measure)}: ${message}` }));
     if (!names.length) {
       const hint = group === "risk" ? "Give some columns the role key to see the risk." : "No figure yet.";
-      box.replaceChildren(heading, ...(group === "risk" ? notes : []), el("p", { class: "hint", text: state.file ? hint : "No file open." }));
+      box.replaceChildren(heading, ...(group === "risk" ? notes : []), el("p", { class: "hint", text: state.open ? hint : "No file open." }));
       continue;
     }
     box.replaceChildren(heading, ...(group === "risk" ? notes : []),
@@ -388,6 +403,7 @@ async function applyMethod(event) {
   event.preventDefault();
   const method = methodByName($("method").value);
   const box = $("method-params");
+  showMessage("");
   clearErrors(box);
   const { params, problems } = readForm(method, box, "p");
   if (problems.length) {
@@ -422,14 +438,16 @@ async function followJob(job, label, form) {
         return false;
       }
       const status = answer.body;
-      if (Number.isFinite(status.progress)) $("job-progress").value = status.progress;
-      $("job-message").textContent = status.message || "";
-      if (status.status === "done" || status.status === "finished" || status.status === "succeeded") {
+      if (status.total > 0) {
+        $("job-progress").value = status.done / status.total;
+        $("job-message").textContent = `${formatNumber(status.done)} of ${formatNumber(status.total)}`;
+      }
+      if (status.status === "done") {
         studio.lastJob = status;
         return true;
       }
-      if (status.status === "failed" || status.status === "error") {
-        showProblem({ ok: false, status: 400, body: status.error || status }, form);
+      if (status.status === "failed") {
+        showProblem({ ok: false, status: 422, body: status.error || { error: "the method failed" } }, form);
         return false;
       }
       if (status.status === "cancelled") {
@@ -508,6 +526,7 @@ function renderHistory() {
 }
 
 async function historyAction(path, body, done) {
+  showMessage("");
   const state = await call("POST", path, body);
   if (state === null) return;
   notify(done);
@@ -521,38 +540,71 @@ function goTo(step) {
 // ------------------------------------------------------------------ export and recipe
 
 async function loadRecipe() {
-  if (!studio.state.file) {
-    $("recipe").textContent = "";
+  const parts = { recipe: "toml", "recipe-script": "script", "recipe-commands": "commands" };
+  let recipe = {};
+  if (studio.state.open) {
+    const answer = await api("GET", "/api/recipe");
+    if (answer.ok) recipe = answer.body;
+  }
+  for (const [id, key] of Object.entries(parts)) {
+    const text = recipe[key];
+    $(id).textContent = Array.isArray(text) ? text.join("\n") : text || "";
+  }
+}
+
+const CONFIDENTIAL_ROLES = new Set(["sensitive", "id", "household", "drop"]);
+
+function renderOverrides() {
+  const confidential = (studio.state.columns || []).filter((c) => CONFIDENTIAL_ROLES.has(c.role));
+  $("export-override").hidden = confidential.length === 0;
+  $("export-override-columns").replaceChildren(...confidential.map((c, i) => el("label", { for: `override-${i}` },
+    el("input", { type: "checkbox", id: `override-${i}`, value: c.name }), ` ${c.name} (${ROLE_LABELS[c.role] || c.role})`)));
+}
+
+/** Fetches an exported file with the token and hands it to the browser as a download. */
+async function download(name) {
+  const response = await fetch(`/api/download/${encodeURIComponent(name)}`, { headers: { Authorization: "Bearer " + studio.token } });
+  if (!response.ok) {
+    showMessage(`${name}: the studio could not send the file`);
     return;
   }
-  const answer = await api("GET", "/api/recipe");
-  $("recipe").textContent = answer.ok ? (typeof answer.body === "string" ? answer.body : answer.body.text ?? JSON.stringify(answer.body, null, 2)) : "";
+  const url = URL.createObjectURL(await response.blob());
+  const link = el("a", { href: url, download: name });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
 async function exportRelease(event) {
   event.preventDefault();
-  const what = [...document.querySelectorAll("#export-form input[name=what]:checked")].map((i) => i.value);
+  const override = [...document.querySelectorAll("#export-override-columns input:checked")].map((i) => i.value);
   const body = {
-    what,
-    directory: $("export-dir").value.trim(),
+    name: $("export-name").value.trim(),
     format: $("export-format").value,
-    override: $("export-override").checked,
+    report: $("export-report").checked,
+    override,
   };
   $("export-result").replaceChildren();
+  showMessage("");
+  $("export-name").removeAttribute("aria-invalid");
   const answer = await api("POST", "/api/export", body);
   if (!answer.ok) {
     const problem = showProblem(answer);
-    $("export-result").replaceChildren(el("p", { class: "warning", text: problem.message }));
+    if (problem.parameter === "name") $("export-name").setAttribute("aria-invalid", "true");
     return;
   }
-  showMessage("");
-  const written = answer.body.written || answer.body.files || {};
-  const warnings = answer.body.warnings || [];
+  const done = answer.body;
+  const released = new Set(done.columns || []);
+  const left = (studio.state.columns || []).filter((c) => !released.has(c.name));
   $("export-result").replaceChildren(
-    ...warnings.map((w) => el("p", { class: "warning", text: w })),
-    el("ul", { class: "written" }, ...Object.entries(written).map(([kind, path]) =>
-      el("li", { "data-kind": kind }, `${kind}: `, el("code", { text: path })))));
-  notify(`Exported ${Object.keys(written).join(", ")}.`);
+    ...(done.warnings || []).map((w) => el("p", { class: "warning", text: w })),
+    left.length ? el("p", { class: "left-out", text: `Left out of the release: ${left.map((c) => `${c.name} (${ROLE_LABELS[c.role] || c.role})`).join(", ")}.` }) : null,
+    el("p", {}, "Written to ", el("code", { text: done.directory }), ":"),
+    el("ul", { class: "written" }, ...Object.entries(done.files || {}).map(([kind, name]) =>
+      el("li", { "data-kind": kind }, `${kind}: `, el("code", { text: name }), " ",
+        el("button", { type: "button", class: "small", "aria-label": `download ${name}`, onclick: () => download(name) }, "Download")))));
+  notify(`Exported ${Object.keys(done.files || {}).join(", ")}.`);
 }
 
 // ------------------------------------------------------------------ sweep
@@ -561,12 +613,13 @@ function renderSweepParams() {
   const method = methodByName($("sweep-method").value);
   const select = $("sweep-param");
   const kept = select.value;
-  const numeric = (method ? method.params || [] : []).filter((p) => ["int", "integer", "float", "number"].includes(String(p.type).toLowerCase()));
+  const numeric = (method ? method.parameters || [] : []).filter((p) => ["int", "integer", "float", "number"].includes(String(p.type).toLowerCase()));
   select.replaceChildren(...numeric.map((p) => option(p.name, p.name, p.name === kept)));
 }
 
 async function runSweep(event) {
   event.preventDefault();
+  showMessage("");
   const method = $("sweep-method").value;
   const parameter = $("sweep-param").value;
   const raw = $("sweep-values").value.split(",").map((v) => v.trim()).filter(Boolean);
@@ -589,6 +642,7 @@ async function runSweep(event) {
 }
 
 async function pickSweepPoint(index) {
+  showMessage("");
   const { method, parameter, result } = studio.sweep;
   const point = result.points[index];
   const params = { ...(point.params || {}), [parameter]: point.value };
@@ -606,6 +660,7 @@ async function start() {
   setUpTabs();
   studio.token = readToken();
   $("open-form").addEventListener("submit", openFile);
+  $("upload-form").addEventListener("submit", uploadFile);
   $("save-roles").addEventListener("click", saveRoles);
   $("take-suggestions").addEventListener("click", takeSuggestions);
   $("preview-prev").addEventListener("click", () => { studio.previewOffset = Math.max(0, studio.previewOffset - PAGE_ROWS); loadPreview(); });
@@ -635,7 +690,7 @@ async function start() {
   }
   const methods = await call("GET", "/api/methods");
   if (methods === null) return;
-  studio.methods = Array.isArray(methods) ? methods : methods.methods;
+  studio.methods = methods.methods;
   await refresh();
   document.body.dataset.ready = "true";
 }
