@@ -43,6 +43,7 @@ __all__ = [
     "deprecated_spellings",
     "get_masker",
     "mask",
+    "masker_ranges",
     "register_masker",
 ]
 
@@ -424,12 +425,18 @@ class _Entry:
     name: str
     func: Masker
     description: str
+    ranges: Mapping[str, tuple[float | None, float | None]]
 
 
 _REGISTRY: dict[str, _Entry] = {}
 
 
-def register_masker(name: str, description: str = "") -> Callable[[_F], _F]:
+def register_masker(
+    name: str,
+    description: str = "",
+    *,
+    ranges: Mapping[str, tuple[float | None, float | None]] | None = None,
+) -> Callable[[_F], _F]:
     """Decorator registering a masking method under ``name``.
 
     The registered function also gets its ``column_changes`` table filled in
@@ -442,6 +449,11 @@ def register_masker(name: str, description: str = "") -> Callable[[_F], _F]:
         :func:`sdckit.assess.sweep` know the method by.
     description : str, optional
         One line for listings (default: the first line of the docstring).
+    ranges : mapping, optional
+        ``{parameter: (lowest, highest)}``, either end None for no bound: the
+        values a numeric parameter may take, declared once for every front
+        (the studio's generated forms read them through
+        :func:`masker_ranges`). The method still checks its parameters itself.
 
     Returns
     -------
@@ -473,7 +485,10 @@ def register_masker(name: str, description: str = "") -> Callable[[_F], _F]:
 
         doc_lines = (func.__doc__ or "").strip().splitlines()
         _REGISTRY[name] = _Entry(
-            name, with_column_changes, description or (doc_lines[0] if doc_lines else "")
+            name,
+            with_column_changes,
+            description or (doc_lines[0] if doc_lines else ""),
+            dict(ranges or {}),
         )
         return cast(_F, with_column_changes)
 
@@ -513,6 +528,24 @@ def get_masker(name: str) -> Masker:
         raise ParameterError(
             f"unknown masking method {name!r}; available: {sorted(_REGISTRY)}"
         ) from None
+
+
+def masker_ranges(name: str) -> dict[str, tuple[float | None, float | None]]:
+    """The parameter ranges declared when ``name`` was registered.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`available_maskers`.
+
+    Returns
+    -------
+    dict
+        ``{parameter: (lowest, highest)}`` (None: unbounded); empty when none
+        were declared.
+    """
+    get_masker(name)  # an unknown name raises, listing the known ones
+    return dict(_REGISTRY[name].ranges)
 
 
 def mask(method: str | Masker, data: pd.DataFrame, /, **params: Any) -> MaskResult:

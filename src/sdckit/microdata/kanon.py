@@ -245,7 +245,9 @@ class KAnonResult(MaskResult):
 
 
 @register_masker(
-    "kanon", "k-anonymity: optimal generalisation over hierarchies + local suppression"
+    "kanon",
+    "k-anonymity: optimal generalisation over hierarchies + local suppression",
+    ranges={"k_anonymity": (1, None), "max_suppression": (0, 1)},
 )
 def kanon(
     data: pd.DataFrame,

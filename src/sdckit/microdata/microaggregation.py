@@ -326,7 +326,11 @@ def _group_mode(series: pd.Series, labels: np.ndarray) -> pd.Series:
     return pd.Series(taken, index=series.index, name=series.name)
 
 
-@register_masker("microaggregation", "Microaggregation: MDAV or individual ranking (group means)")
+@register_masker(
+    "microaggregation",
+    "Microaggregation: MDAV or individual ranking (group means)",
+    ranges={"group_size": (2, None)},
+)
 @deprecated_spellings("columns", "group_size", k="group_size")
 def microaggregate(
     data: pd.DataFrame,

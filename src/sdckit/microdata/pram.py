@@ -386,7 +386,11 @@ def _randomise(
     )
 
 
-@register_masker("pram", "PRAM: categories changed at random by a transition matrix, within strata")
+@register_masker(
+    "pram",
+    "PRAM: categories changed at random by a transition matrix, within strata",
+    ranges={"min_diagonal": (0, 1)},
+)
 def pram(
     data: pd.DataFrame,
     *,

@@ -163,7 +163,9 @@ def _swap_pairs(
 
 
 @register_masker(
-    "record_swap", "targeted record swapping: households at risk swap geography with similar ones"
+    "record_swap",
+    "targeted record swapping: households at risk swap geography with similar ones",
+    ranges={"swap_rate": (0, 1), "k_anonymity": (1, None)},
 )
 def record_swap(
     data: pd.DataFrame,

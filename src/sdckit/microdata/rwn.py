@@ -143,7 +143,11 @@ def _take(series: pd.Series, positions: np.ndarray) -> pd.Series:
     return pd.Series(taken, index=series.index, name=series.name)
 
 
-@register_masker("rwn", "Randomization Within Neighborhoods (Perry, Matloff & Tendick 2022)")
+@register_masker(
+    "rwn",
+    "Randomization Within Neighborhoods (Perry, Matloff & Tendick 2022)",
+    ranges={"k": (0, None), "q": (0, 1), "modprop": (0, 1), "chunk_size": (1, None)},
+)
 def rwn(
     data: pd.DataFrame,
     *,

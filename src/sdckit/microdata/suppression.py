@@ -243,7 +243,11 @@ def suppression_priority(
     return [list(columns).index(c) for c in reversed(named)]
 
 
-@register_masker("local_suppression", "blank key values until every key combination is k-anonymous")
+@register_masker(
+    "local_suppression",
+    "blank key values until every key combination is k-anonymous",
+    ranges={"k_anonymity": (1, None)},
+)
 def local_suppression(
     data: pd.DataFrame,
     *,

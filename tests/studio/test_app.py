@@ -1,0 +1,158 @@
+"""The HTTP API: token, files the user opened only, paged preview, jobs, errors that name their cause."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+from studio_cases import ROLES, STEPS
+
+from sdckit.studio.app import UNAUTHORIZED, create_app
+
+
+def _wait(client, job_id: str) -> dict:
+    for _ in range(600):
+        job = client.get(f"/api/jobs/{job_id}").json()
+        if job["status"] in ("done", "failed", "cancelled"):
+            return job
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not finish")
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"X-Studio-Token": "wrong"}, {"Authorization": "Bearer wrong"}, {"X-Studio-Token": ""}],
+)
+@pytest.mark.parametrize(
+    "path", ["/api/state", "/api/preview", "/api/nosuch", "/api/download/x.csv"]
+)
+def test_every_api_request_needs_the_token_and_a_refusal_reveals_nothing(studio, headers, path):
+    with TestClient(create_app(studio), headers=headers) as anonymous:
+        answer = anonymous.get(path)
+    assert answer.status_code == 401
+    assert answer.json() == UNAUTHORIZED
+
+
+def test_the_bearer_header_is_accepted_too(studio):
+    with TestClient(create_app(studio), headers={"Authorization": f"Bearer {studio.token}"}) as c:
+        assert c.get("/api/state").json()["file"] == "testdata.csv"
+
+
+def test_state_lists_columns_roles_and_no_data_values(client):
+    state = client.get("/api/state").json()
+    assert state["open"] and state["n_records"] == 4580
+    roles = {c["name"]: c["role"] for c in state["columns"]}
+    assert roles["ori_hid"] == "id"
+    assert "46" not in str(state["columns"])  # the first record's age is not sent
+
+
+def test_preview_is_paged(client):
+    page = client.get("/api/preview", params={"offset": 10, "limit": 5}).json()
+    assert len(page["rows"]) == 5 and page["n_records"] == 4580
+    assert len(page["rows"][0]) == len(page["columns"])
+    assert client.get("/api/preview", params={"limit": 100000}).status_code == 422
+
+
+@pytest.mark.parametrize("name", ["../../etc/passwd", "/etc/passwd", "testdata.csv/../x", ""])
+def test_only_files_the_user_opened_can_be_read(client, name):
+    assert client.post("/api/open", json={"file": name}).status_code == 404
+    assert client.get(f"/api/download/{name}").status_code in (404, 405)
+
+
+def test_uploads_take_a_plain_name(client):
+    bad = client.post("/api/upload", params={"name": "../evil.csv"}, content=b"a,b\n1,2\n")
+    assert bad.status_code == 422 and bad.json()["parameter"] == "name"
+    good = client.post("/api/upload", params={"name": "small.csv"}, content=b"a,b\n1,2\n3,4\n")
+    assert good.status_code == 200 and good.json()["file"] == "small.csv"
+    empty = client.post("/api/upload", params={"name": "empty.csv"}, content=b"")
+    assert empty.status_code == 422 and "empty.csv" in empty.json()["error"]
+    assert (
+        client.get("/api/state").json()["file"] == "small.csv"
+    )  # the failed upload changed nothing
+
+
+def test_a_role_conflict_names_the_column_and_changes_nothing(client):
+    before = client.get("/api/state").json()["columns"]
+    answer = client.post("/api/roles", json={"by_role": {"id": ["sex"], "key": ["sex"]}})
+    assert answer.status_code == 422
+    assert answer.json()["column"] == "sex"
+    assert client.get("/api/state").json()["columns"] == before
+
+
+def test_a_whole_session_apply_undo_branch_export(client, studio):
+    assert client.post("/api/roles", json={"by_role": ROLES}).status_code == 200
+    methods = {m["name"] for m in client.get("/api/methods").json()["methods"]}
+    assert {"recode", "pram", "microaggregation", "local_suppression", "record_swap"} <= methods
+    steps = []
+    for method, params, seed in STEPS[:2]:
+        job = client.post("/api/apply", json={"method": method, "params": params, "seed": seed})
+        assert job.status_code == 202
+        done = _wait(client, job.json()["job"])
+        assert done["status"] == "done", done
+        steps.append(done["result"]["step"])
+    state = client.post("/api/undo").json()
+    assert state["current"] == steps[0] and state["can_redo"]
+    method, params, seed = STEPS[2]
+    job = client.post("/api/apply", json={"method": method, "params": params, "seed": seed}).json()
+    assert _wait(client, job["job"])["status"] == "done"
+    state = client.post("/api/snapshot", json={"name": "final"}).json()
+    assert len(state["steps"]) == 4 and state["snapshots"]["final"] == state["current"]
+    assert state["metrics"]["risk"]["sample_uniques"] >= 0 and "change" in state
+    commands = client.get("/api/recipe/commands").text
+    assert "recipe step recode" in commands and "recipe step pram" not in commands
+    exported = client.post("/api/export", json={"name": "rel", "report": False}).json()
+    assert set(exported["files"]) == {"release", "recipe", "script", "commands"}
+    assert "income" not in exported["columns"]
+    release = client.get(f"/api/download/{exported['files']['release']}")
+    assert release.status_code == 200
+    assert release.content == (studio.output_dir / "rel.csv").read_bytes()
+
+
+def test_a_bad_parameter_is_answered_at_once_naming_it(client):
+    before = client.get("/api/state").json()
+    answer = client.post(
+        "/api/apply", json={"method": "microaggregation", "params": {"group_size": 1}}
+    )
+    assert answer.status_code == 422 and answer.json()["parameter"] == "group_size"
+    answer = client.post("/api/apply", json={"method": "pram", "params": {"nosuch": 1}})
+    assert answer.status_code == 422 and answer.json()["parameter"] == "nosuch"
+    assert client.get("/api/state").json() == before
+
+
+def test_a_method_failing_in_its_job_names_the_cause_and_keeps_the_state(client):
+    before = client.get("/api/state").json()
+    job = client.post(
+        "/api/apply", json={"method": "pram", "params": {"columns": ["nosuch"]}, "seed": 1}
+    ).json()
+    done = _wait(client, job["job"])
+    assert done["status"] == "failed"
+    assert "nosuch" in done["error"]["error"]
+    assert client.get("/api/state").json() == before
+
+
+def test_cancel_leaves_the_history_as_it_was(client, studio, monkeypatch):
+    started = threading.Event()
+
+    def slow(method, params, *, seed=None, parent=None, progress=None):
+        started.set()
+        for i in range(2000):  # a long method reporting progress
+            progress(i, 2000)
+            time.sleep(0.005)
+        raise AssertionError("the job was not cancelled")
+
+    monkeypatch.setattr(studio.project, "compute_step", slow)
+    before = client.get("/api/state").json()
+    job = client.post("/api/apply", json={"method": "pram", "params": {}, "seed": 1}).json()
+    assert started.wait(10)
+    client.post(f"/api/jobs/{job['job']}/cancel")
+    assert _wait(client, job["job"])["status"] == "cancelled"
+    assert client.get("/api/state").json() == before
+
+
+def test_a_request_without_an_open_file_says_so(studio):
+    studio.project = None
+    with TestClient(create_app(studio), headers={"X-Studio-Token": studio.token}) as c:
+        answer = c.get("/api/preview")
+    assert answer.status_code == 409 and "open" in answer.json()["error"]

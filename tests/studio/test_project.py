@@ -1,0 +1,85 @@
+"""The project: kinds and roles, the history tree, states recomputed from an untouched input."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from studio_cases import STEPS
+
+from sdckit.errors import ParameterError, SchemaError
+from sdckit.io import read_table
+
+
+def test_roles_are_suggested_from_the_data(testdata):
+    from sdckit.studio import Project
+
+    project = Project(testdata)
+    assert project.roles["ori_hid"] == "id"
+    assert "identifier" in project.suggestions["ori_hid"]
+    assert project.kinds["sex"] == "categorical"  # 1/2 codes are categories
+    assert project.kinds["income"] == "numeric"
+    assert project.fingerprint.startswith("sha256:") and len(project.fingerprint) == 71
+
+
+def test_a_column_with_two_roles_is_refused_by_name(project):
+    before = dict(project.roles)
+    with pytest.raises(SchemaError, match="'sex'"):
+        project.set_columns(by_role={"id": ["sex"], "key": ["sex"]})
+    with pytest.raises(SchemaError, match="'nosuch'"):
+        project.set_columns(roles={"nosuch": "key"})
+    with pytest.raises(ParameterError, match="'roof'"):
+        project.set_columns(roles={"roof": "secret"})
+    assert project.roles == before
+
+
+def test_history_is_a_tree_with_undo_redo_goto_and_snapshots(project, testdata):
+    untouched = read_table(testdata)
+    (m1, p1, s1), (m2, p2, s2), (m3, p3, s3) = STEPS
+    first = project.apply(m1, p1, seed=s1)
+    second = project.apply(m2, p2, seed=s2)
+    project.snapshot("after pram")
+    assert project.undo() == first.id
+    third = project.apply(m3, p3, seed=s3)  # a branch from the first step
+    assert third.parent == first.id
+    assert set(project.steps) == {0, first.id, second.id, third.id}  # the other branch is kept
+    assert [s.id for s in project.path_to()] == [first.id, third.id]
+    assert project.undo() == first.id
+    assert project.redo() == third.id  # the child visited last
+    assert project.goto(project.snapshots["after pram"]) == second.id
+    assert project.undo() == first.id and project.undo() == 0 and project.undo() == 0
+    assert project.redo() == first.id and project.redo() == second.id
+    pd.testing.assert_frame_equal(project.original, untouched)  # the input is never modified
+
+
+def test_a_state_recomputed_from_the_original_equals_the_cached_one(project):
+    for method, params, seed in STEPS:
+        project.apply(method, params, seed=seed)
+    cached = project.state().copy()
+    project._cache.clear()
+    pd.testing.assert_frame_equal(project.state(), cached)
+
+
+def test_a_failing_method_leaves_the_history_unchanged(project):
+    project.apply(*STEPS[0][:2], seed=1)
+    before = (dict(project.steps), project.current)
+    with pytest.raises(ParameterError, match="group_size"):
+        project.apply("microaggregation", {"columns": ["expend"], "group_size": 0}, seed=1)
+    with pytest.raises(ParameterError, match="nosuch"):
+        project.apply("pram", {"nosuch": 1}, seed=1)
+    assert (dict(project.steps), project.current) == before
+
+
+def test_risk_falls_after_recoding_and_the_change_is_reported(project):
+    risk_before = project.metrics_of(0)["risk"]
+    project.apply(*STEPS[0][:2], seed=1)
+    described = project.describe()
+    risk_after = described["metrics"]["risk"]
+    assert risk_after["sample_uniques"] < risk_before["sample_uniques"]
+    assert described["change"]["risk"]["sample_uniques"] == (
+        risk_after["sample_uniques"] - risk_before["sample_uniques"]
+    )
+    # The figure is the library's own: key_risk on the state with the same keys.
+    from sdckit.assess import key_risk
+
+    direct = key_risk(project.state(), ["urbrur", "roof", "sex", "age"], weight="sampling_weight")
+    assert risk_after["sample_uniques"] == direct.sample_uniques
