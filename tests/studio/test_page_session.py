@@ -21,24 +21,11 @@ from pathlib import Path
 import pytest
 from page_helpers import running_studio, studio_tab
 
-from shared_data import SHARED_DATA
-
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-pytest.importorskip("sdckit.studio.app", reason="the studio back end (sdckit.studio.app) is absent")
 
 KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
 NUMERIC = ["expend", "income", "savings"]
 ROLES = {**dict.fromkeys(KEYS, "key"), "sampling_weight": "weight", "ori_hid": "household"}
-
-
-def shared_testdata() -> Path:
-    path = SHARED_DATA / "testdata.csv"
-    if not path.exists():
-        reason = f"shared dataset {path} is not present (CI places ../shared beside the clone)"
-        print(f"skipping: {reason}")
-        pytest.skip(reason)
-    return path
 
 
 def sha256(path: Path) -> str:
@@ -71,14 +58,11 @@ def apply_method(page, method: str, fill: dict[str, str], columns: list[str], se
     page.wait_for_selector("#job-bar", state="hidden")
 
 
-def test_whole_session_and_its_exports_replay_byte_for_byte(tmp_path):
-    source = shared_testdata()
-    work = tmp_path / "work"
+def test_whole_session_and_its_exports_replay_byte_for_byte(tmp_path, testdata):
+    work = testdata.parent
     out = tmp_path / "out"
-    work.mkdir()
     out.mkdir()
-    data = work / "testdata.csv"
-    shutil.copy(source, data)
+    data = testdata
     before = sha256(data)
 
     with (
@@ -159,7 +143,7 @@ def test_whole_session_and_its_exports_replay_byte_for_byte(tmp_path):
     # 3. The shell commands, in a folder holding only the input, with `sdckit` on the PATH.
     commands = tmp_path / "commands"
     commands.mkdir()
-    shutil.copy(source, commands / "testdata.csv")
+    shutil.copy(data, commands / "testdata.csv")
     path = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     subprocess.run(
         ["sh", str(out / "release.sh")], cwd=commands, check=True, env={**env, "PATH": path}
