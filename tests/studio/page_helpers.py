@@ -161,3 +161,27 @@ def running_studio(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+#: Where the session test writes its screenshots: ``docs/images`` regenerates the ones of
+#: docs/studio.md (``SDCKIT_STUDIO_SCREENSHOTS=docs/images``); by default test-artifacts/.
+SCREENSHOTS = Path(
+    os.environ.get(
+        "SDCKIT_STUDIO_SCREENSHOTS", Path(__file__).resolve().parents[2] / "test-artifacts"
+    )
+)
+
+
+def screenshot(page: Any, name: str) -> Path:
+    """The visible page as ``studio-NAME.png``, reduced to 64 colours to stay small."""
+    from PIL import Image
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"studio-{name}.png"
+    raw = path.with_suffix(".raw.png")
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(raw))
+    with Image.open(raw) as image:
+        image.convert("RGB").quantize(colors=64).save(path, optimize=True)
+    raw.unlink()
+    return path

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from page_helpers import running_studio, studio_tab
+from page_helpers import running_studio, screenshot, studio_tab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -84,6 +84,7 @@ def test_whole_session_and_its_exports_replay_byte_for_byte(tmp_path, testdata):
         page.wait_for_selector("#risk .measure[data-measure=sample_uniques]")
         uniques_before = int(figure(page, "risk", "sample_uniques").replace(",", ""))
         assert uniques_before > 0
+        screenshot(page, "data")
 
         # Step 1: local suppression to 3-anonymity of the keys, a blank counting as a category
         # of its own (the convention of the risk panel's key counts).
@@ -95,9 +96,9 @@ def test_whole_session_and_its_exports_replay_byte_for_byte(tmp_path, testdata):
             seed=1,
         )
         assert figure(page, "risk", "sample_uniques") == "0"
-        assert "from the previous step" in page.inner_text(
-            "#risk .measure[data-measure=sample_uniques] .delta"
-        )
+        screenshot(page, "methods")
+        delta = page.inner_text("#risk .measure[data-measure=sample_uniques] .delta")
+        assert delta.startswith(f"−{uniques_before:,}") and "from the previous step" in delta
         # Step 2: additive noise on the three amounts; then undo it.
         apply_method(page, "additive_noise", {"variance_factor": "0.1"}, NUMERIC, seed=2)
         page.click("#tab-history")
@@ -109,12 +110,14 @@ def test_whole_session_and_its_exports_replay_byte_for_byte(tmp_path, testdata):
         tree = page.inner_text("#history")
         assert "additive_noise" in tree and "microaggregation" in tree  # the branch is kept
         assert page.locator("#history li[data-step='1'] > ul > li").count() == 2
+        screenshot(page, "history")
 
         # Export: the household id (confidential) is left out, and the page says so.
         page.click("#tab-export")
         page.click("#export")
         page.wait_for_selector("#export-result li[data-kind=release]")
         assert "ori_hid" in page.inner_text("#export-result .left-out")
+        screenshot(page, "export")
         recipe_text = page.inner_text("#recipe")
         assert "microaggregation" in recipe_text and "additive_noise" not in recipe_text
     log.assert_clean()

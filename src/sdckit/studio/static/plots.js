@@ -41,7 +41,7 @@ export function formatNumber(value) {
  */
 export function sparkline(values, label) {
   const width = 240;
-  const height = 34;
+  const height = 24;
   const pad = 4;
   const svg = svgEl("svg", {
     width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": label, class: "sparkline",

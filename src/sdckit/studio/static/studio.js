@@ -167,7 +167,12 @@ function render() {
   renderColumns();
   renderHistory();
   renderMeasures();
-  renderMethodChoices();
+  // The forms are built again only for another file: a step keeps what the steward typed.
+  const formsKey = JSON.stringify([state.file, columnNames()]);
+  if (studio.formsKey !== formsKey) {
+    studio.formsKey = formsKey;
+    renderMethodChoices();
+  }
   renderOverrides();
   loadPreview();
   loadRecipe();
@@ -328,7 +333,9 @@ function renderMeasures() {
   if (state.metrics) studio.seen.set(state.current, state.metrics);
   const path = currentPath();
   const step = stepById(state.current);
-  $("measures-step").textContent = step ? `At step #${step.id}: ${stepLabel(step)}` : "";
+  $("measures-step").textContent = step
+    ? `At step #${step.id}: ${stepLabel(step)}. Beside each figure its change from the previous step; below it, its path from the original file.`
+    : "";
   for (const group of ["risk", "utility"]) {
     const figures = (state.metrics && state.metrics[group]) || {};
     const changes = (state.change && state.change[group]) || {};
@@ -358,8 +365,9 @@ function measureRow(group, name, value, change, path) {
       const higherBetter = group === "risk" ? RISK_HIGHER_IS_BETTER.has(name) : !UTILITY_LOSSES.has(name) ? null : false;
       if (higherBetter !== null) direction = (change > 0) === higherBetter ? "better" : "worse";
     }
-    row.append(el("span", { class: `delta ${direction}`.trim(),
-      text: change === 0 ? "no change from the previous step" : `${change > 0 ? "+" : "−"}${formatNumber(Math.abs(change))} from the previous step` }));
+    row.append(el("span", { class: `delta ${direction}`.trim() },
+      change === 0 ? "±0" : `${change > 0 ? "+" : "−"}${formatNumber(Math.abs(change))}`,
+      el("span", { class: "sr-only", text: " from the previous step" })));
   }
   const values = path.map((id) => {
     const seen = studio.seen.get(id);
@@ -385,7 +393,7 @@ function renderMethodChoices() {
     select.replaceChildren(...studio.methods.map((m) => option(m.name, m.title || m.name, m.name === kept)));
   }
   renderMethodForm();
-  renderSweepParams();
+  renderSweepForm();
 }
 
 function renderMethodForm() {
@@ -609,47 +617,102 @@ async function exportRelease(event) {
 
 // ------------------------------------------------------------------ sweep
 
-function renderSweepParams() {
+const NUMBER_TYPES = ["integer", "number"];
+
+function renderSweepForm() {
   const method = methodByName($("sweep-method").value);
   const select = $("sweep-param");
   const kept = select.value;
-  const numeric = (method ? method.parameters || [] : []).filter((p) => ["int", "integer", "float", "number"].includes(String(p.type).toLowerCase()));
+  const numeric = (method ? method.parameters || [] : []).filter((p) => NUMBER_TYPES.includes(p.type));
   select.replaceChildren(...numeric.map((p) => option(p.name, p.name, p.name === kept)));
+  $("sweep-params").replaceChildren(method ? buildForm(method, columnNames(), "s") : "");
+}
+
+function parseValues(parameter) {
+  const raw = $("sweep-values").value.split(",").map((v) => v.trim()).filter(Boolean);
+  const values = raw.map(Number);
+  const bad = raw.find((v, i) => !Number.isFinite(values[i]) || (parameter.type === "integer" && !Number.isInteger(values[i])));
+  if (bad !== undefined) return { problem: `values: '${bad}' is not ${parameter.type === "integer" ? "a whole number" : "a number"}` };
+  if (!values.length) return { problem: "values: give at least one value of the parameter swept" };
+  return { values };
 }
 
 async function runSweep(event) {
   event.preventDefault();
   showMessage("");
-  const method = $("sweep-method").value;
-  const parameter = $("sweep-param").value;
-  const raw = $("sweep-values").value.split(",").map((v) => v.trim()).filter(Boolean);
-  const values = raw.map(Number);
-  const bad = raw.find((v, i) => !Number.isFinite(values[i]));
+  const method = methodByName($("sweep-method").value);
+  const box = $("sweep-params");
+  clearErrors(box);
   $("sweep-values").removeAttribute("aria-invalid");
-  if (!parameter || !values.length || bad !== undefined) {
-    $("sweep-values").setAttribute("aria-invalid", "true");
-    showMessage(bad !== undefined ? `values: '${bad}' is not a number` : "values: give at least one value of the parameter");
+  const parameter = (method.parameters || []).find((p) => p.name === $("sweep-param").value);
+  if (!parameter) {
+    showMessage(`${method.name} has no numeric parameter to sweep`);
     return;
   }
-  const seed = $("seed").value.trim() === "" ? null : Number($("seed").value);
-  const job = await call("POST", "/api/sweep", { method, parameter, values, seed });
-  if (job === null) return;
-  if (!(await followJob(job, `Sweeping ${parameter} of ${method}`))) return;
-  const result = studio.lastJob.result || studio.lastJob;
-  studio.sweep = { method, parameter, result };
-  const points = result.points.map((p) => ({ risk: p.risk, utility: p.utility, label: `${parameter}=${formatNumber(p.value)}` }));
-  $("sweep-map").replaceChildren(riskUtilityMap(points, { risk: result.risk_measure, utility: result.utility_measure }, pickSweepPoint));
+  const { values, problem } = parseValues(parameter);
+  if (problem) {
+    $("sweep-values").setAttribute("aria-invalid", "true");
+    showMessage(problem);
+    return;
+  }
+  const { params, problems } = readForm(method, box, "s");
+  delete params[parameter.name];
+  if (problems.length) {
+    for (const [name, message] of problems) markError(box, name, message);
+    $("sweep-fixed").open = true;
+    showMessage(problems.map((p) => p[1]).join("; "));
+    return;
+  }
+  const seed = Number($("sweep-seed").value || 0);
+  const body = { method: method.name, grid: { [parameter.name]: values }, params, seed };
+  const job = await call("POST", "/api/sweep", body, box);
+  if (job === null) {
+    if (box.querySelector("[aria-invalid]")) $("sweep-fixed").open = true;
+    return;
+  }
+  if (!(await followJob(job, `Sweeping ${parameter.name} of ${method.name}`, box))) return;
+  studio.sweep = studio.lastJob.result;
+  const sweep = studio.sweep;
+  const pick = (id, names, preferred) => {
+    const kept = $(id).value;
+    const chosen = names.includes(kept) ? kept : preferred.find((n) => names.includes(n)) || names[0];
+    $(id).replaceChildren(...names.map((n) => option(n, measureLabel(n), n === chosen)));
+  };
+  pick("sweep-risk", sweep.risk_figures, ["sample_uniques", "records_below_k3"]);
+  pick("sweep-utility", sweep.utility_figures, ["cells_changed_share"]);
+  $("sweep-result").hidden = false;
+  drawSweep();
+  notify(`Swept ${parameter.name} of ${method.name} over ${values.length} values; choose a point to make it a step.`);
+}
+
+function drawSweep() {
+  const sweep = studio.sweep;
+  if (!sweep) return;
+  const risk = $("sweep-risk").value;
+  const utility = $("sweep-utility").value;
+  const points = sweep.points.map((p) => ({ risk: p.figures[risk], utility: p.figures[utility], label: p.setting }));
+  $("sweep-map").replaceChildren(riskUtilityMap(points, { risk: measureLabel(risk), utility: measureLabel(utility) }, pickSweepPoint));
+  const figures = [...sweep.risk_figures, ...sweep.utility_figures];
+  $("sweep-table").replaceChildren(el("table", { class: "sweep-points" },
+    el("caption", { class: "hint", text: "Every setting of the sweep, with its figures" }),
+    el("thead", {}, el("tr", {}, el("th", { class: "text", scope: "col", text: "setting" }),
+      ...figures.map((f) => el("th", { scope: "col", text: measureLabel(f) })),
+      el("th", { scope: "col", text: "step" }))),
+    el("tbody", {}, ...sweep.points.map((p, i) => el("tr", { "data-point": i },
+      el("th", { class: "text", scope: "row", text: p.setting }),
+      ...figures.map((f) => el("td", { text: formatNumber(p.figures[f]) })),
+      el("td", {}, el("button", { type: "button", class: "small", "aria-label": `make ${p.setting} a step`, onclick: () => pickSweepPoint(i) }, "Make a step")))))));
 }
 
 async function pickSweepPoint(index) {
   showMessage("");
-  const { method, parameter, result } = studio.sweep;
-  const point = result.points[index];
-  const params = { ...(point.params || {}), [parameter]: point.value };
-  const job = await call("POST", "/api/apply", { method, params, seed: result.seed ?? null });
+  const sweep = studio.sweep;
+  const point = sweep.points[index];
+  const body = { method: sweep.method, params: point.params, seed: point.seed, parent: sweep.parent };
+  const job = await call("POST", "/api/apply", body);
   if (job === null) return;
-  if (await followJob(job, `Applying ${method} with ${parameter}=${formatNumber(point.value)}`)) {
-    notify(`Applied ${method} with ${parameter}=${formatNumber(point.value)}.`);
+  if (await followJob(job, `Applying ${sweep.method} with ${point.setting}`)) {
+    notify(`Applied ${sweep.method} with ${point.setting} to step #${sweep.parent}.`);
   }
   await refresh();
 }
@@ -682,7 +745,9 @@ async function start() {
     historyAction("/api/snapshot", { name }, `Snapshot ${name} saved.`);
   });
   $("export-form").addEventListener("submit", exportRelease);
-  $("sweep-method").addEventListener("change", renderSweepParams);
+  $("sweep-method").addEventListener("change", renderSweepForm);
+  $("sweep-risk").addEventListener("change", drawSweep);
+  $("sweep-utility").addEventListener("change", drawSweep);
   $("sweep-form").addEventListener("submit", runSweep);
   if (!studio.token) {
     showMessage("this page needs the token of the link `sdckit studio` printed; open that link");
