@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from studio_cases import ROLES, STEPS
 
 from sdckit.studio.app import UNAUTHORIZED, create_app
+from sdckit.studio.recipe import replay_step
 
 
 def _wait(client, job_id: str) -> dict:
@@ -156,3 +157,44 @@ def test_a_request_without_an_open_file_says_so(studio):
     with TestClient(create_app(studio), headers={"X-Studio-Token": studio.token}) as c:
         answer = c.get("/api/preview")
     assert answer.status_code == 409 and "open" in answer.json()["error"]
+
+
+def test_a_sweep_point_becomes_the_step_it_assessed(client, studio):
+    assert client.post("/api/roles", json={"by_role": ROLES}).status_code == 200
+    job = client.post(
+        "/api/sweep",
+        json={
+            "method": "pram",
+            "grid": {"min_diagonal": [0.6, 0.9]},
+            "params": {"columns": ["roof"]},
+            "seed": 5,
+        },
+    )
+    assert job.status_code == 202
+    done = _wait(client, job.json()["job"])
+    assert done["status"] == "done", done
+    sweep = done["result"]
+    assert [p["params"]["min_diagonal"] for p in sweep["points"]] == [0.6, 0.9]
+    assert sweep["parent"] == 0
+    point = sweep["points"][0]
+    assert point["figures"] and set(sweep["utility_figures"]) <= set(point["figures"])
+    applied = client.post(
+        "/api/apply",
+        json={"method": "pram", "params": point["params"], "seed": point["seed"], "parent": 0},
+    ).json()
+    step = _wait(client, applied["job"])["result"]["step"]
+    # The step reproduces the release the sweep assessed: the same seed and parameters.
+    kinds, roles = studio.project.schema_overrides()
+    expected = replay_step(
+        studio.project.original,
+        "pram",
+        point["params"],
+        seed=point["seed"],
+        kinds=kinds,
+        roles=roles,
+    ).data
+    assert studio.project.state(step).equals(expected)
+    bad = client.post("/api/sweep", json={"method": "pram", "grid": {"nosuch": [1]}})
+    assert bad.status_code == 202
+    failed = _wait(client, bad.json()["job"])
+    assert failed["status"] == "failed" and failed["error"]["parameter"] == "nosuch"

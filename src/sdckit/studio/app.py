@@ -34,6 +34,7 @@ from sdckit.studio.forms import method_forms
 from sdckit.studio.jobs import Job, JobRunner
 from sdckit.studio.project import Project
 from sdckit.studio.recipe import check_params, recipe_commands, recipe_script
+from sdckit.studio.sweeps import run_sweep
 
 __all__ = ["Studio", "create_app"]
 
@@ -184,6 +185,16 @@ class ApplyRequest(BaseModel):
     method: str
     params: dict[str, Any] = Field(default_factory=dict)
     seed: int | None = None
+    parent: int | None = None
+
+
+class SweepRequest(BaseModel):
+    """A method swept over a grid of parameter values on the current state."""
+
+    method: str
+    grid: dict[str, list[Any]]
+    params: dict[str, Any] = Field(default_factory=dict)
+    seed: int = 0
 
 
 class GotoRequest(BaseModel):
@@ -348,7 +359,9 @@ def create_app(studio: Studio) -> FastAPI:
         # Checked now, so a bad parameter is answered at once and no job is made.
         check_params(request.method, request.params)
         seed = request.seed if request.seed is not None else secrets.randbelow(2**31)
-        parent = project.current
+        parent = project.current if request.parent is None else request.parent
+        if parent not in project.steps:
+            raise ApiError(422, f"parent: no step {parent} in the history", parameter="parent")
 
         def work(job: Job) -> Any:
             return project.compute_step(
@@ -369,6 +382,23 @@ def create_app(studio: Studio) -> FastAPI:
 
         job = studio.jobs.submit("apply", work, commit)
         return {"job": job.id, "seed": seed}
+
+    @app.post("/api/sweep", status_code=202)
+    def post_sweep(request: SweepRequest) -> dict[str, Any]:
+        project = studio.need_project()
+        check_params(request.method, request.params)
+
+        def work(job: Job) -> dict[str, Any]:
+            return run_sweep(
+                project,
+                request.method,
+                request.grid,
+                params=request.params,
+                seed=request.seed,
+                progress=job.progress,
+            )
+
+        return {"job": studio.jobs.submit("sweep", work).id}
 
     def known(job: Job | None) -> dict[str, Any]:
         if job is None:

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 __all__ = ["state_metrics"]
 
 
-def _plain(value: Any) -> Any:
+def plain_number(value: Any) -> Any:
+    """A figure as JSON holds it: numpy scalars as Python numbers, NaN and infinities as None."""
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not np.isfinite(value):
@@ -105,17 +106,17 @@ def state_metrics(project: Project, data: pd.DataFrame) -> dict[str, Any]:
         for name, measure in (("moments", compare_moments), ("correlations", compare_correlations)):
             try:
                 result = measure(project.original, data, columns=numeric, schema=schema)
-                utility.update({k: _plain(v) for k, v in result.headline().items()})
+                utility.update({k: plain_number(v) for k, v in result.headline().items()})
             except SDCError as exc:
                 errors[name] = str(exc)
     columns = {
         str(col): {
-            key: _plain(row[key]) for key in ("changed_share", "mean_ratio", "variance_ratio")
+            key: plain_number(row[key]) for key in ("changed_share", "mean_ratio", "variance_ratio")
         }
         for col, row in table.iterrows()
     }
     return {
-        "risk": {k: _plain(v) for k, v in risk.items()},
+        "risk": {k: plain_number(v) for k, v in risk.items()},
         "utility": utility,
         "columns": columns,
         "errors": errors,
