@@ -23,12 +23,7 @@ from typing import Any
 import pytest
 
 from chromium import CHROMIUM, CHROMIUM_ARGS, chromium_or_skip
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from service_helpers import free_port, stop
 
 
 @contextmanager
@@ -155,12 +150,7 @@ def running_studio(
         assert base.endswith(f":{port}")
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 #: Where the session test writes its screenshots: ``docs/images`` regenerates the ones of
@@ -185,3 +175,19 @@ def screenshot(page: Any, name: str) -> Path:
         image.convert("RGB").quantize(colors=64).save(path, optimize=True)
     raw.unlink()
     return path
+
+
+@contextmanager
+def served_studio(studio: Any) -> Iterator[tuple[str, str]]:
+    """The real app over a studio session (the ``studio`` fixture), served in a thread:
+    ``(base URL, URL with the token)``."""
+    from sdckit.studio.app import create_app
+
+    with serve_asgi(create_app(studio)) as url:
+        yield url, f"{url}/?token={studio.token}"
+
+
+def open_page(page: Any, url: str) -> None:
+    """Go to the studio's URL and wait until the page has loaded the state and the forms."""
+    page.goto(url)
+    page.wait_for_selector("body[data-ready=true]")

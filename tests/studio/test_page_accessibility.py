@@ -12,19 +12,18 @@ session in document order.
 from __future__ import annotations
 
 import pytest
-from page_helpers import serve_asgi, studio_tab
+from page_helpers import open_page, served_studio, studio_tab
 
 pytestmark = pytest.mark.browser
-
-WCAG = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
 
 
 @pytest.fixture
 def studio_url(studio):
-    from sdckit.studio.app import create_app
+    with served_studio(studio) as urls:
+        yield urls
 
-    with serve_asgi(create_app(studio)) as url:
-        yield url, f"{url}/?token={studio.token}"
+
+WCAG = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
 
 
 def violations(axe, page, state: str) -> list[str]:
@@ -41,8 +40,7 @@ def test_axe_finds_no_wcag_violation_in_any_state(studio_url):
     base, url = studio_url
     problems: list[str] = []
     with studio_tab(base) as (page, log):
-        page.goto(url)
-        page.wait_for_selector("body[data-ready=true]")
+        open_page(page, url)
         problems += violations(axe, page, "data tab")
         page.select_option("select.role[data-column=sex]", "key")
         page.select_option("select.role[data-column=income]", "sensitive")
@@ -76,8 +74,7 @@ def test_axe_finds_no_wcag_violation_in_any_state(studio_url):
 def test_the_keyboard_alone_reaches_every_control_in_order(studio_url):
     base, url = studio_url
     with studio_tab(base) as (page, log):
-        page.goto(url)
-        page.wait_for_selector("body[data-ready=true]")
+        open_page(page, url)
         visited: list[str] = []
         for _ in range(200):
             page.keyboard.press("Tab")

@@ -9,17 +9,15 @@ column, next to the control at fault, with the state unchanged.
 from __future__ import annotations
 
 import pytest
-from page_helpers import serve_asgi, studio_tab
+from page_helpers import open_page, served_studio, studio_tab
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
 def studio_url(studio):
-    from sdckit.studio.app import create_app
-
-    with serve_asgi(create_app(studio)) as url:
-        yield url, f"{url}/?token={studio.token}"
+    with served_studio(studio) as urls:
+        yield urls
 
 
 def step_count(page) -> int:
@@ -29,8 +27,7 @@ def step_count(page) -> int:
 def test_keyboard_forms_and_bad_parameters(studio_url, studio):
     base, url = studio_url
     with studio_tab(base) as (page, log):
-        page.goto(url)
-        page.wait_for_selector("body[data-ready=true]")
+        open_page(page, url)
         # The token left the address bar (screenshots, history) but goes with every request.
         assert "token" not in page.url
         assert page.locator("#columns tbody tr").count() == 15
@@ -76,8 +73,7 @@ def test_keyboard_forms_and_bad_parameters(studio_url, studio):
 def test_role_conflict_names_the_column(studio_url, studio):
     base, url = studio_url
     with studio_tab(base) as (page, log):
-        page.goto(url)
-        page.wait_for_selector("body[data-ready=true]")
+        open_page(page, url)
         page.select_option("select.role[data-column=household_weights]", "weight")
         page.select_option("select.role[data-column=sampling_weight]", "weight")
         page.click("#save-roles")
@@ -98,8 +94,7 @@ def test_bad_upload_is_said_and_the_open_file_kept(studio_url, studio, tmp_path,
     bad = tmp_path / "bad.csv"
     bad.write_bytes(content)
     with studio_tab(base) as (page, log):
-        page.goto(url)
-        page.wait_for_selector("body[data-ready=true]")
+        open_page(page, url)
         page.set_input_files("#upload", str(bad))
         page.click("#upload-file")
         page.wait_for_selector("#message:not([hidden])")

@@ -9,44 +9,48 @@ sweep used, to the step swept: the new step's figures are the point's.
 from __future__ import annotations
 
 import pytest
-from page_helpers import screenshot, serve_asgi, studio_tab
+from page_helpers import open_page, screenshot, served_studio, studio_tab
 
 pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def studio_url(studio):
+    with served_studio(studio) as urls:
+        yield urls
+
 
 pytest.importorskip(
     "sdckit.studio.sweeps", reason="the studio's sweep (sdckit.studio.sweeps) is absent"
 )
 
 
-@pytest.fixture
-def studio_url(studio):
-    from sdckit.studio.app import create_app
-
-    with serve_asgi(create_app(studio)) as url:
-        yield url, f"{url}/?token={studio.token}"
+def sweep_group_sizes(page, values: str) -> None:
+    """Fill the Sweep tab: microaggregation of expend and savings over ``values`` of group_size."""
+    page.click("#tab-sweep")
+    page.select_option("#sweep-method", "microaggregation")
+    page.select_option("#sweep-param", "group_size")
+    page.fill("#sweep-values", values)
+    page.click("#sweep-fixed summary")
+    for column in ("expend", "savings"):
+        page.locator("#s-columns label", has_text=column).locator("input").check()
 
 
 def test_sweep_map_and_a_point_made_a_step(studio_url, studio):
     base, url = studio_url
     with studio_tab(base) as (page, log):
-        page.goto(url)
-        page.wait_for_selector("body[data-ready=true]")
-        page.click("#tab-sweep")
-        page.select_option("#sweep-method", "microaggregation")
-        page.select_option("#sweep-param", "group_size")
-        page.fill("#sweep-values", "2, 4, x")
+        open_page(page, url)
+        sweep_group_sizes(page, "2, 4, x")
         page.click("#sweep")
         assert page.inner_text("#message") == "values: 'x' is not a whole number"
         page.fill("#sweep-values", "2, 4, 8")
-        page.click("#sweep-fixed summary")
-        for column in ("expend", "savings"):
-            page.locator("#s-columns label", has_text=column).locator("input").check()
         page.fill("#sweep-seed", "7")
         page.click("#sweep")
         page.wait_for_selector("#sweep-map svg circle.point")
         assert page.locator("#sweep-map svg circle.point").count() == 3
         assert page.locator("#sweep-table tbody tr").count() == 3
         assert page.is_hidden("#message")
+        page.click("#sweep-fixed summary")  # folded, so the map is in view
         screenshot(page, "sweep")
 
         # The keyboard chooses the second point (group_size=4): a new step from step 0.
@@ -62,23 +66,16 @@ def test_sweep_map_and_a_point_made_a_step(studio_url, studio):
         # The sweep's point and the step are the same release: the studio recorded its seed.
         row = page.locator("#sweep-table tbody tr").nth(1)
         assert "group_size=4" in row.inner_text()
-        assert step.seed is not None
+        assert step.seed == int(row.locator("td.seed").inner_text())
     log.assert_clean()
 
 
 def test_cancel_stops_a_running_sweep_and_keeps_the_state(studio_url, studio):
     base, url = studio_url
     with studio_tab(base) as (page, log):
-        page.goto(url)
-        page.wait_for_selector("body[data-ready=true]")
-        page.click("#tab-sweep")
-        page.select_option("#sweep-method", "microaggregation")
-        page.select_option("#sweep-param", "group_size")
+        open_page(page, url)
         # Twenty settings, each a masking run and a full assessment: seconds of work at least.
-        page.fill("#sweep-values", ", ".join(str(k) for k in range(2, 22)))
-        page.click("#sweep-fixed summary")
-        for column in ("expend", "savings"):
-            page.locator("#s-columns label", has_text=column).locator("input").check()
+        sweep_group_sizes(page, ", ".join(str(k) for k in range(2, 22)))
         page.click("#sweep")
         page.wait_for_selector("#job-bar:not([hidden])")
         assert page.inner_text("#job-label") == "Sweeping group_size of microaggregation"

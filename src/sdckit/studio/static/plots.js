@@ -79,8 +79,12 @@ export function riskUtilityMap(points, axes, onPick) {
     width, height, viewBox: `0 0 ${width} ${height}`, role: "group", class: "ru-map",
     "aria-label": `Risk-utility map: ${axes.risk} against ${axes.utility}, one point per parameter value`,
   });
-  const [rlo, rhi] = extent(points.map((p) => p.risk));
-  const [ulo, uhi] = extent(points.map((p) => p.utility));
+  // Each axis runs a little past the extreme points, so no point sits on an axis.
+  const padded = ([lo, hi]) => [lo - 0.08 * (hi - lo), hi + 0.08 * (hi - lo)];
+  const riskRange = extent(points.map((p) => p.risk));
+  const utilityRange = extent(points.map((p) => p.utility));
+  const [rlo, rhi] = padded(riskRange);
+  const [ulo, uhi] = padded(utilityRange);
   const x = (u) => left + ((u - ulo) * (width - left - right)) / (uhi - ulo);
   const y = (r) => height - bottom - ((r - rlo) * (height - top - bottom)) / (rhi - rlo);
   svg.append(
@@ -89,12 +93,14 @@ export function riskUtilityMap(points, axes, onPick) {
     svgEl("text", { x: (left + width - right) / 2, y: height - 8, "text-anchor": "middle" }, `${axes.utility} (utility)`),
     svgEl("text", { x: 14, y: (top + height - bottom) / 2, "text-anchor": "middle", transform: `rotate(-90 14 ${(top + height - bottom) / 2})` }, `${axes.risk} (risk)`),
   );
-  for (const [value, anchor, xPos, yPos] of [
-    [ulo, "start", left, height - bottom + 16],
-    [uhi, "end", width - right, height - bottom + 16],
-  ]) svg.append(svgEl("text", { x: xPos, y: yPos, "text-anchor": anchor }, formatNumber(value)));
-  for (const [value, yPos] of [[rlo, height - bottom], [rhi, top + 10]]) {
-    svg.append(svgEl("text", { x: left - 6, y: yPos, "text-anchor": "end" }, formatNumber(value)));
+  // Ticks at the smallest and largest values drawn.
+  for (const value of utilityRange) {
+    svg.append(svgEl("line", { class: "axis", x1: x(value), y1: height - bottom, x2: x(value), y2: height - bottom + 4 }));
+    svg.append(svgEl("text", { x: x(value), y: height - bottom + 16, "text-anchor": "middle" }, formatNumber(value)));
+  }
+  for (const value of riskRange) {
+    svg.append(svgEl("line", { class: "axis", x1: left - 4, y1: y(value), x2: left, y2: y(value) }));
+    svg.append(svgEl("text", { x: left - 6, y: y(value) + 4, "text-anchor": "end" }, formatNumber(value)));
   }
   points.forEach((p, i) => {
     if (!Number.isFinite(p.risk) || !Number.isFinite(p.utility)) return;
@@ -112,7 +118,11 @@ export function riskUtilityMap(points, axes, onPick) {
       }
     });
     svg.append(dot);
-    svg.append(svgEl("text", { x: x(p.utility) + 9, y: y(p.risk) - 6, "aria-hidden": "true" }, p.label));
+    const leftOfPoint = x(p.utility) > 0.7 * width;
+    svg.append(svgEl("text", {
+      x: x(p.utility) + (leftOfPoint ? -9 : 9), y: y(p.risk) - 6,
+      "text-anchor": leftOfPoint ? "end" : "start", "aria-hidden": "true",
+    }, p.label));
   });
   return svg;
 }

@@ -697,10 +697,12 @@ function drawSweep() {
     el("caption", { class: "hint", text: "Every setting of the sweep, with its figures" }),
     el("thead", {}, el("tr", {}, el("th", { class: "text", scope: "col", text: "setting" }),
       ...figures.map((f) => el("th", { scope: "col", text: measureLabel(f) })),
+      el("th", { scope: "col", text: "seed" }),
       el("th", { scope: "col", text: "step" }))),
     el("tbody", {}, ...sweep.points.map((p, i) => el("tr", { "data-point": i },
       el("th", { class: "text", scope: "row", text: p.setting }),
       ...figures.map((f) => el("td", { text: formatNumber(p.figures[f]) })),
+      el("td", { class: "seed", text: String(p.seed) }),
       el("td", {}, el("button", { type: "button", class: "small", "aria-label": `make ${p.setting} a step`, onclick: () => pickSweepPoint(i) }, "Make a step")))))));
 }
 
