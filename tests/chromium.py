@@ -17,3 +17,17 @@ def chromium_or_skip() -> Path:
         print(f"skipping: {reason}")
         pytest.skip(reason)
     return CHROMIUM
+
+
+#: Flags of every headless browser test: no sandbox (containers), and nothing the browser
+#: would fetch by itself (updates, sync), so a test sees only the page's own requests.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]

@@ -14,21 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from chromium import CHROMIUM, chromium_or_skip
+from chromium import CHROMIUM, CHROMIUM_ARGS, chromium_or_skip
 from service_helpers import serving
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
