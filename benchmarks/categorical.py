@@ -85,7 +85,7 @@ def main() -> None:
     )
     print(
         f"{args.n} records; ratios to a pandas group-by size of the same keys, same run "
-        f"({'CPU' if args.cpu else 'wall-clock'} time)"
+        f"({'CPU' if args.cpu else 'wall-clock'} time; PRAM on {args.pram_n} records)\n"
     )
     print("| keys | measure | x group-by floor |")
     print("|---:|---|---:|")

@@ -446,7 +446,10 @@ class _Routes:
         self.full = self.sizes[:, None] * np.exp(self.fills @ log_cards)
         largest = np.where(self.fills, log_cards, -1.0)
         self.best = np.argmax(largest, axis=2)
-        self.marginal = self.full / np.exp(np.maximum(largest.max(axis=2), 0.0))
+        # (No marginal where x misses nothing y observes: it would drop a key both observe.)
+        self.marginal = np.where(
+            self.fills.any(axis=2), self.full / np.exp(largest.max(axis=2)), np.inf
+        )
 
     def run(self, a: np.ndarray, b: np.ndarray, acc: _Accumulator) -> None:
         """Choose every pair's route (the cheapest), then join or look up in batches."""
