@@ -89,3 +89,27 @@ def test_figures_updated_from_the_parent_equal_a_full_recomputation(project):
     for method, params, seed in STEPS:
         step = project.apply(method, params, seed=seed)
         assert step.metrics == project.metrics(project.state(step.id)), method
+
+
+def test_a_step_computed_before_a_role_change_is_recomputed_under_the_new_roles(project):
+    from sdckit.studio.recipe import replay_step
+
+    version = project.columns_version
+    result, figures = project.compute_step("microaggregation", {"group_size": 3}, seed=1)
+    project.set_columns(roles={"expend": "pass"})  # now passed through, not masked
+    step = project.add_step(
+        "microaggregation",
+        {"group_size": 3},
+        seed=1,
+        parent=0,
+        result=result,
+        metrics=figures,
+        columns_version=version,
+    )
+    kinds, roles = project.schema_overrides()
+    replayed = replay_step(
+        project.original, "microaggregation", {"group_size": 3}, seed=1, kinds=kinds, roles=roles
+    ).data
+    assert not result.data.equals(replayed)  # the role change matters to this method
+    assert project.state(step.id).equals(replayed)
+    assert project.metrics_of(step.id) == project.metrics(replayed)

@@ -375,6 +375,7 @@ def create_app(studio: Studio) -> FastAPI:
         check_params(request.method, request.params)
         seed = request.seed if request.seed is not None else secrets.randbelow(2**31)
         parent = project.current if request.parent is None else request.parent
+        version = project.columns_version
         if parent not in project.steps:
             raise ApiError(422, f"parent: no step {parent} in the history", parameter="parent")
 
@@ -392,6 +393,7 @@ def create_app(studio: Studio) -> FastAPI:
                 parent=parent,
                 result=result,
                 metrics=metrics,
+                columns_version=version,
             )
             return {"step": step.id, "seed": seed, "summary": step.summary}
 

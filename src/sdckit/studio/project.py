@@ -249,6 +249,8 @@ class Project:
         self._cache: OrderedDict[int, pd.DataFrame] = OrderedDict()
         self._cache_size = max(int(cache_size), 1)
         self._lock = threading.RLock()
+        #: Incremented whenever kinds or roles change (a step computed before is stale).
+        self.columns_version = 0
         self.steps[0] = Step(0, None, metrics=self.metrics(data))
 
     # ---- columns -------------------------------------------------------------------------
@@ -296,12 +298,12 @@ class Project:
                 )
             given[name] = role
         for name, role in given.items():
-            self._check_column(name)
+            self.check_column(name)
             if role not in ROLES:
                 raise ParameterError(f"role of column {name!r}: unknown role {role!r}; use {ROLES}")
             new_roles[name] = role
         for name, kind in (kinds or {}).items():
-            self._check_column(name)
+            self.check_column(name)
             if kind not in KINDS:
                 raise ParameterError(f"kind of column {name!r}: unknown kind {kind!r}; use {KINDS}")
             new_kinds[name] = kind
@@ -318,6 +320,7 @@ class Project:
             raise
         with self._lock:
             self.roles, self.kinds = new_roles, new_kinds
+            self.columns_version += 1
             self._cache.clear()
             self.steps[0] = Step(0, None, metrics=self.metrics(self.original))
             for step_id in sorted(self.steps):
@@ -327,7 +330,14 @@ class Project:
                         step.id, step.parent, step.method, step.params, step.seed, {}, step.summary
                     )
 
-    def _check_column(self, name: str) -> None:
+    def check_column(self, name: str) -> None:
+        """Raise :class:`~sdckit.errors.SchemaError`, naming it, unless ``name`` is a column.
+
+        Parameters
+        ----------
+        name : str
+            A column name.
+        """
         if name not in self.kinds:
             raise SchemaError(f"column {name!r} is not in the file; it has {list(self.kinds)}")
 
@@ -490,8 +500,14 @@ class Project:
         parent: int,
         result: MaskResult,
         metrics: Mapping[str, Any],
+        columns_version: int | None = None,
     ) -> Step:
         """Record a computed step as a child of ``parent`` and make it current.
+
+        When the kinds or roles changed while the step was computed
+        (``columns_version`` is not :attr:`columns_version`), its data and
+        figures are dropped and recomputed on demand under the new ones, as
+        a replay of the recipe would.
 
         Parameters
         ----------
@@ -507,6 +523,8 @@ class Project:
             What :meth:`compute_step` returned.
         metrics : mapping
             The figures :meth:`compute_step` returned.
+        columns_version : int, optional
+            :attr:`columns_version` when the computation started.
 
         Returns
         -------
@@ -515,6 +533,9 @@ class Project:
         from sdckit.studio.recipe import check_params
 
         with self._lock:
+            stale = columns_version is not None and columns_version != self.columns_version
+            if stale:
+                metrics = {}
             step = Step(
                 max(self.steps) + 1,
                 self._known(parent),
@@ -527,7 +548,8 @@ class Project:
             self.steps[step.id] = step
             self._redo[parent] = step.id
             self.current = step.id
-            self._remember(step.id, result.data)
+            if not stale:
+                self._remember(step.id, result.data)
         return step
 
     @shared_doc(_STEP_DOC)
