@@ -219,7 +219,7 @@ function renderColumns() {
       el("th", { class: "text", scope: "row", text: column.name }),
       el("td", { class: "text" }, kind),
       el("td", { class: "text" }, role),
-      el("td", { class: "text" }, flag)));
+      el("td", { class: "text suggested" }, flag)));
   });
   $("columns").replaceChildren(el("table", { class: "columns" },
     el("caption", { class: "hint", text: "One row per column of the file" }),
