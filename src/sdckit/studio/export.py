@@ -55,7 +55,7 @@ def publishable_columns(
     """
     forced = list(override)
     for name in forced:
-        project._check_column(name)
+        project.check_column(name)
     columns, warnings = [], []
     for name, role in project.roles.items():
         if role in CONFIDENTIAL_ROLES:

@@ -296,12 +296,12 @@ class Project:
                 )
             given[name] = role
         for name, role in given.items():
-            self._check_column(name)
+            self.check_column(name)
             if role not in ROLES:
                 raise ParameterError(f"role of column {name!r}: unknown role {role!r}; use {ROLES}")
             new_roles[name] = role
         for name, kind in (kinds or {}).items():
-            self._check_column(name)
+            self.check_column(name)
             if kind not in KINDS:
                 raise ParameterError(f"kind of column {name!r}: unknown kind {kind!r}; use {KINDS}")
             new_kinds[name] = kind
@@ -327,7 +327,14 @@ class Project:
                         step.id, step.parent, step.method, step.params, step.seed, {}, step.summary
                     )
 
-    def _check_column(self, name: str) -> None:
+    def check_column(self, name: str) -> None:
+        """Raise :class:`~sdckit.errors.SchemaError`, naming it, unless ``name`` is a column.
+
+        Parameters
+        ----------
+        name : str
+            A column name.
+        """
         if name not in self.kinds:
             raise SchemaError(f"column {name!r} is not in the file; it has {list(self.kinds)}")
 
