@@ -64,6 +64,7 @@ def test_axe_finds_no_wcag_violation_in_any_state(studio_url):
         page.check("#export-override-columns input[value=income]")
         page.click("#export")
         page.wait_for_selector("#export-result .warning")
+        assert "'income'" in page.inner_text("#export-result .warning")  # names the column
         problems += violations(axe, page, "export tab with a warning")
         page.click("#tab-sweep")
         problems += violations(axe, page, "sweep tab")

@@ -104,3 +104,26 @@ def test_bad_upload_is_said_and_the_open_file_kept(studio_url, studio, tmp_path,
         assert "testdata.csv" in page.inner_text("#file-line")
         assert studio.project.path.name == "testdata.csv"
     log.assert_clean()
+
+
+def test_an_upload_opens_and_its_columns_replace_the_forms(studio_url, studio, tmp_path):
+    small = tmp_path / "people.csv"
+    small.write_text("age,region,income\n34,north,1200.5\n51,south,800\n29,north,\n")
+    base, url = studio_url
+    with studio_tab(base) as (page, log):
+        open_page(page, url)
+        page.set_input_files("#upload", str(small))
+        page.click("#upload-file")
+        page.wait_for_selector("#file-line:has-text('people.csv')")
+        assert "3 rows × 3 columns" in page.inner_text("#file-line")
+        assert page.locator("#columns tbody tr").count() == 3
+        # The preview shows the values as written (a missing one blank), not rounded.
+        cells = page.locator("#preview tbody tr").first.locator("td").all_inner_texts()
+        assert cells == ["34", "north", "1200.5"]
+        # The generated forms now offer this file's columns.
+        page.click("#tab-methods")
+        page.select_option("#method", "microaggregation")
+        offered = page.eval_on_selector_all("#p-columns input", "xs => xs.map(x => x.value)")
+        assert offered == ["age", "region", "income"]
+        assert studio.project.path.name == "people.csv"
+    log.assert_clean()

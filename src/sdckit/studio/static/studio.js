@@ -219,7 +219,7 @@ function renderColumns() {
       el("th", { class: "text", scope: "row", text: column.name }),
       el("td", { class: "text" }, kind),
       el("td", { class: "text" }, role),
-      el("td", { class: "text" }, flag)));
+      el("td", { class: "text suggested" }, flag)));
   });
   $("columns").replaceChildren(el("table", { class: "columns" },
     el("caption", { class: "hint", text: "One row per column of the file" }),
@@ -297,15 +297,21 @@ async function openFile(event) {
   await opened(await call("POST", "/api/open", { file: name }), name);
 }
 
+/** The file chosen in file input ``id``, or null after saying ``missing`` and focusing it. */
+function chosenFile(id, missing) {
+  showMessage("");
+  const file = $(id).files[0];
+  if (!file) {
+    showMessage(missing);
+    $(id).focus();
+  }
+  return file || null;
+}
+
 async function uploadFile(event) {
   event.preventDefault();
-  showMessage("");
-  const file = $("upload").files[0];
-  if (!file) {
-    showMessage("file: choose a CSV or Parquet file to upload");
-    $("upload").focus();
-    return;
-  }
+  const file = chosenFile("upload", "file: choose a CSV or Parquet file to upload");
+  if (!file) return;
   await opened(await call("POST", `/api/upload?name=${encodeURIComponent(file.name)}`, file), file.name);
 }
 
@@ -541,6 +547,19 @@ async function historyAction(path, body, done) {
   await refresh();
 }
 
+async function loadRecipeFile(event) {
+  event.preventDefault();
+  const file = chosenFile("recipe-file", "recipe: choose a recipe file (.toml) to load");
+  if (!file) return;
+  const job = await call("POST", "/api/recipe", new Blob([await file.text()], { type: "text/plain" }));
+  if (job === null) return;
+  if (await followJob(job, `Replaying ${file.name}`)) {
+    const result = studio.lastJob.result || {};
+    notify(`Loaded ${file.name}: ${formatNumber(result.steps)} step(s) replayed, now at step #${result.step}.`);
+  }
+  await refresh();
+}
+
 function goTo(step) {
   return historyAction("/api/goto", { step }, `At step #${step}.`);
 }
@@ -747,6 +766,7 @@ async function start() {
     historyAction("/api/snapshot", { name }, `Snapshot ${name} saved.`);
   });
   $("export-form").addEventListener("submit", exportRelease);
+  $("recipe-form").addEventListener("submit", loadRecipeFile);
   $("sweep-method").addEventListener("change", renderSweepForm);
   $("sweep-risk").addEventListener("change", drawSweep);
   $("sweep-utility").addEventListener("change", drawSweep);
