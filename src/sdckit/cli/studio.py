@@ -88,8 +88,11 @@ def studio_command(
     from sdckit.studio.app import Studio, create_app, remove_uploads
 
     folder = (output_dir or Path.cwd()).resolve()
-    if not folder.is_dir():
+    if folder.exists() and not folder.is_dir():
         raise DataError(f"--output-dir {str(folder)!r} is not a folder")
+    if file is not None and not Path(file).is_file():
+        raise DataError(f"cannot read {str(file)!r}: no such file")
+    folder.mkdir(parents=True, exist_ok=True)  # a new folder of exports, as the docs' walk-through uses
     studio = Studio(output_dir=folder)
     if file is not None:
         studio.open(studio.allow(Path(file)))
