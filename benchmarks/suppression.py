@@ -26,7 +26,7 @@ every later line).
 
     .venv/bin/python benchmarks/suppression.py [--quick] [--time-limit 20] [--only N]
         [--methods hypercube,modular]
-    .venv/bin/python benchmarks/suppression.py --phases [--only 2]   # phase by phase
+    .venv/bin/python benchmarks/suppression.py --phases [--only 2] [--exact-audit]
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def lp_floor(table: pd.DataFrame) -> float:
     return (time.perf_counter() - start) / 2
 
 
-def phases(shape: tuple) -> None:
+def phases(shape: tuple, without: bool) -> None:
     """The hypercube method phase by phase: what each costs (CPU seconds, peak memory)."""
     name, extra, n, _ = shape
     print(f"# {platform.platform()}, {os.cpu_count()} cores; {' '.join(sys.argv)}", flush=True)
@@ -166,10 +166,20 @@ def phases(shape: tuple) -> None:
     internal, _ = pattern_frames(flagged, structure, "count", primary, hidden)
     audit = audit_suppression(internal, intervals="settle", deviations=cubes)
     report(
-        "settled audit",
+        "settled audit from the hypercubes",
         cpu,
         f"{audit.stats['exposed']} exposed, {audit.stats['lp_solves']} LPs",
     )
+    if without:
+        cpu = time.process_time()
+        plain = audit_suppression(internal, intervals="settle")
+        same = bool((plain.cells["exposed"] == audit.cells["exposed"]).all())
+        report(
+            "baseline: settled audit without them",
+            cpu,
+            f"{plain.stats['exposed']} exposed, {plain.stats['lp_solves']} LPs, "
+            f"same exposed cells: {same}",
+        )
 
 
 def main() -> None:
@@ -183,7 +193,8 @@ def main() -> None:
     parser.add_argument(
         "--exact-audit",
         action="store_true",
-        help="also time the exact audit (two LPs per suppressed cell) of each pattern",
+        help="also time the exact audit (two LPs per suppressed cell) of each pattern; with "
+        "--phases, the settled audit without the hypercubes",
     )
     parser.add_argument(
         "--phases",
@@ -193,7 +204,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.phases:
-        phases(SHAPES[2 if args.only is None else args.only])
+        phases(SHAPES[2 if args.only is None else args.only], args.exact_audit)
         return
     print(f"# {platform.platform()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
     print(f"# {' '.join(sys.argv)}; load average {os.getloadavg()[0]:.1f}")
