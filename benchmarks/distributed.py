@@ -15,7 +15,9 @@ Dask has workers) is the second floor, when DuckDB is installed.
 
 Every job is printed as a ratio to the I/O floor timed in the same run, the
 tables and key counts also as a ratio to DuckDB's, with the 2-worker/1-worker
-speed-up and each worker's peak resident memory. From the 1-worker run, the
+speed-up and each worker's peak resident memory; the CPU seconds of every job
+(this process and every worker) are printed beside the same jobs' DuckDB CPU
+seconds, the comparison a loaded shared machine disturbs least. From the 1-worker run, the
 compute time of every Dask task is summed (the work) and the rest of the wall
 time is the driver's (graph, reduce, scheduling); ``--project-records`` and
 ``--project-workers`` print driver + work x (records ratio) / workers, a
@@ -50,7 +52,7 @@ import dask.dataframe as dd  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from distributed import get_task_stream  # noqa: E402
+from distributed import Client, get_task_stream  # noqa: E402
 from sdckit.distributed import (  # noqa: E402
     cell_key_perturb_by_partition,
     dask_client,
@@ -88,19 +90,28 @@ def write_census(directory: Path, n: int, n_files: int, seed: int) -> None:
         ).to_parquet(directory / f"part-{i:04d}.parquet", index=False)
 
 
-def timed(job: Callable[[], object]) -> tuple[float, float]:
-    """Wall time of ``job`` and the summed compute time of its Dask tasks (the work)."""
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) used by this process and its threads so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(job: Callable[[], object], client: Client) -> tuple[float, float, float]:
+    """Wall time of ``job``, the summed compute time of its Dask tasks (the work), and the
+    CPU seconds it used in this process and in every worker (robust on a loaded machine)."""
+    before = cpu_seconds() + sum(client.run(cpu_seconds).values())
     started = time.perf_counter()
     with get_task_stream() as stream:
         job()
     wall = time.perf_counter() - started
+    cpu = cpu_seconds() + sum(client.run(cpu_seconds).values()) - before
     work = sum(
         part["stop"] - part["start"]
         for task in stream.data
         for part in task.get("startstops", ())
         if part.get("action") == "compute"
     )
-    return wall, float(work)
+    return wall, float(work), float(cpu)
 
 
 def peak_memory_mb() -> float:
@@ -144,8 +155,8 @@ def duckdb_jobs(directory: Path, threads: int) -> dict[str, Callable[[], object]
 
 def run(
     directory: Path, workers: int, memory_limit: str, args: argparse.Namespace
-) -> dict[str, tuple[float, float]]:
-    times: dict[str, tuple[float, float]] = {}
+) -> dict[str, tuple[float, float, float]]:
+    times: dict[str, tuple[float, float, float]] = {}
     ptable = design_ptable(D=3, V=2.01, js=2)
     subset = sorted(str(p) for p in (directory.parent / "rwn_subset").glob("*.parquet"))
     with dask_client(
@@ -184,14 +195,14 @@ def run(
                     random_state=1,
                 )
             for name, job in jobs.items():
-                times[name] = timed(job)
+                times[name] = timed(job, client)
                 print(
                     f"  {workers} worker(s): {name}: {times[name][0]:.1f} s "
-                    f"(tasks {times[name][1]:.1f} s)",
+                    f"(tasks {times[name][1]:.1f} s, CPU {times[name][2]:.2f} s)",
                     flush=True,
                 )
         peaks = client.run(peak_memory_mb)
-        times["peak MB per worker"] = (max(peaks.values()), 0.0)
+        times["peak MB per worker"] = (max(peaks.values()), 0.0, 0.0)
     return times
 
 
@@ -204,7 +215,9 @@ def _duckdb_floor(name: str) -> str | None:
     return None
 
 
-def report(results: dict[int, dict[str, tuple[float, float]]], args: argparse.Namespace) -> None:
+def report(
+    results: dict[int, dict[str, tuple[float, float, float]]], args: argparse.Namespace
+) -> None:
     """The markdown table of ratios, speed-up, memory, and the projection."""
     workers = sorted(results)
     floor = {w: results[w]["plain Dask read (I/O floor)"][0] for w in workers}
@@ -240,6 +253,25 @@ def report(results: dict[int, dict[str, tuple[float, float]]], args: argparse.Na
     peaks = " | ".join(f"{results[w]['peak MB per worker'][0]:.0f}" for w in workers)
     print(f"| peak resident memory per worker (MB) | {peaks} |")
     print(
+        "\nCPU seconds (this process and every worker, user + system), the measure that a "
+        "loaded machine disturbs least"
+    )
+    head = [f"{w} worker(s): CPU s" for w in workers] + [
+        f"{w} worker(s): x DuckDB CPU" for w in workers
+    ]
+    print("| job | " + " | ".join(head) + " |")
+    print("|---|" + "---:|" * len(head))
+    for name in results[workers[0]]:
+        if name == "peak MB per worker":
+            continue
+        cells = [f"{results[w][name][2]:.2f}" for w in workers]
+        duck = _duckdb_floor(name)
+        for w in workers:
+            ok = duck is not None and duck in results[w] and results[w][duck][2] > 0
+            cells.append(f"{results[w][name][2] / results[w][duck][2]:.1f}" if ok else "")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    print(f"| peak resident memory per worker (MB) | {peaks} |")
+    print(
         "I/O floor: "
         + ", ".join(f"{floor[w]:.1f} s with {w} worker(s)" for w in workers)
         + " (for scale only)"
@@ -253,7 +285,7 @@ def report(results: dict[int, dict[str, tuple[float, float]]], args: argparse.Na
     )
     print("| job | wall | work (task compute) | driver | projected wall |")
     print("|---|---:|---:|---:|---:|")
-    for name, (wall, work) in results[base_w].items():
+    for name, (wall, work, _) in results[base_w].items():
         if name == "peak MB per worker" or name.startswith(("DuckDB", "RWN subset: plain")):
             continue
         job_scale = scale * (args.records / rwn_records if name.startswith("RWN") else 1)

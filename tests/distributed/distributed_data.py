@@ -45,3 +45,11 @@ def digest(directory: Path) -> dict[str, str]:
         p.name: hashlib.sha256(p.read_bytes()).hexdigest() + str(p.stat().st_mtime_ns)
         for p in sorted(directory.iterdir())
     }
+
+
+def plant_text_in_age(frame: pd.DataFrame, directory: Path, rows: int, row: int) -> None:
+    """Add ``part-999.parquet``: ``rows`` records whose age is text, 'forty' in 1-based ``row``."""
+    bad = frame.iloc[:rows].copy()
+    bad["age"] = bad["age"].astype(str)
+    bad.loc[bad.index[row - 1], "age"] = "forty"
+    bad.to_parquet(directory / "part-999.parquet", index=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from distributed_data import digest
+from distributed_data import digest, plant_text_in_age
 
 from cli_words import sdckit
 from sdckit.tables import cell_key_perturb, design_ptable, tabulate
@@ -114,10 +114,7 @@ def test_directory_without_parquet_files_is_refused(tmp_path, capsys):
 
 def test_bad_partition_file_is_named_with_its_column(census, tmp_path, capsys):
     frame, directory = census
-    bad = frame.iloc[:5].copy()
-    bad["age"] = bad["age"].astype(str)
-    bad.loc[bad.index[2], "age"] = "forty"
-    bad.to_parquet(directory / "part-999.parquet", index=False)
+    plant_text_in_age(frame, directory, rows=5, row=3)
     assert sdckit(f"risk {{}} --keys region,age_group {LOCAL}", directory) == 0
     out = tmp_path / "masked"
     line = "rwn {} -o {} --partitions 2 --seed 1 --columns age,hours"

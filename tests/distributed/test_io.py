@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from distributed_data import digest as _digest
+from distributed_data import plant_text_in_age
 
 from sdckit.distributed import read_parquet, write_parquet
 from sdckit.errors import DataError, ParameterError
@@ -32,10 +33,7 @@ def test_glob_selects_files(census, client):
 
 def test_bad_partition_names_file_column_and_row(census, client, tmp_path):
     frame, directory = census
-    bad = frame.iloc[:10].copy()
-    bad["age"] = bad["age"].astype(str)
-    bad.loc[bad.index[6], "age"] = "forty"
-    bad.to_parquet(directory / "part-999.parquet", index=False)
+    plant_text_in_age(frame, directory, rows=10, row=7)
     source = read_parquet(directory)
     with pytest.raises(DataError) as info:
         source.frame.compute()

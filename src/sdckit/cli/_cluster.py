@@ -24,6 +24,14 @@ from sdckit.errors import DataError, ParameterError
 
 _FOR_DIRECTORIES = "Parquet directory input: "
 
+#: The input argument of a command that also accepts a set of Parquet files.
+MicrodataOrParquetDir = Annotated[
+    Path,
+    typer.Argument(
+        help="Microdata file (.csv or .parquet), or a directory (or glob) of Parquet files."
+    ),
+]
+
 
 @dataclass(frozen=True)
 class ClusterOptions:

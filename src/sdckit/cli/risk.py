@@ -7,7 +7,13 @@ from typing import Annotated
 
 import typer
 
-from sdckit.cli._cluster import ClusterOptions, distributed_lib, is_partitioned, on_cluster
+from sdckit.cli._cluster import (
+    ClusterOptions,
+    MicrodataOrParquetDir,
+    distributed_lib,
+    is_partitioned,
+    on_cluster,
+)
 from sdckit.cli._common import (
     HouseholdOption,
     KeysOption,
@@ -27,12 +33,7 @@ from sdckit.errors import ParameterError
 
 @with_option_groups
 def risk_command(
-    input: Annotated[
-        Path,
-        typer.Argument(
-            help="Microdata file (.csv or .parquet), or a directory (or glob) of Parquet files."
-        ),
-    ],
+    input: MicrodataOrParquetDir,
     keys: KeysOption,
     weight: SamplingWeightOption = None,
     household: HouseholdOption = None,

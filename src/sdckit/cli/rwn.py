@@ -11,7 +11,6 @@ import typer
 
 from sdckit.cli import _cluster
 from sdckit.cli._common import (
-    InputFile,
     NaValuesOption,
     PassThroughOptions,
     QuietOption,
@@ -43,7 +42,7 @@ def _is_temporal(series: pd.Series) -> bool:
 
 @with_option_groups
 def rwn_command(
-    input: InputFile,
+    input: _cluster.MicrodataOrParquetDir,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Masked output file (.csv or .parquet).")
     ],

@@ -11,6 +11,7 @@ import yaml
 
 from sdckit.cli._cluster import (
     ClusterOptions,
+    MicrodataOrParquetDir,
     check_output_directory,
     distributed_lib,
     is_partitioned,
@@ -60,13 +61,6 @@ from sdckit.tables.release import (
     internal_frame,
 )
 from sdckit.tables.tabulate import TableStructure
-
-_MicrodataOrParquet = Annotated[
-    Path,
-    typer.Argument(
-        help="Microdata file (.csv or .parquet), or a directory (or glob) of Parquet files."
-    ),
-]
 
 tables_app = typer.Typer(
     help="Protected frequency tables: cell key perturbation, additivity (CTA), SAFE (Giessing & Höhne 2011).",
@@ -236,7 +230,7 @@ def _write_protected(
 @tables_app.command("add-keys")
 @with_option_groups
 def add_keys_command(
-    input: _MicrodataOrParquet,
+    input: MicrodataOrParquetDir,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Microdata with a record-key column.")
     ],
@@ -285,7 +279,7 @@ def add_keys_command(
 @tables_app.command("tabulate")
 @with_option_groups
 def tabulate_command(
-    input: _MicrodataOrParquet,
+    input: MicrodataOrParquetDir,
     output: Annotated[Path, typer.Option("--output", "-o", help="Tidy table, one row per cell.")],
     dims: Annotated[str, typer.Option("--dims", help="Comma-separated classifying variables.")],
     weights: Annotated[

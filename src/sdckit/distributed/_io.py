@@ -88,6 +88,35 @@ class ParquetSource:
             _to_pandas(pa.Table.from_batches([batch])), self.dtypes, self.files[0]
         )
 
+    def coded(self) -> dd.DataFrame:
+        """The records with every text column read as categories (dictionary codes).
+
+        For the counting jobs (tables, key risk): the text of a column read from
+        Parquet dictionary pages is never decoded, each file keeps its own
+        categories, and the schema is enforced as for :attr:`frame` (a text
+        column that is not text in a file is converted or refused there).
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+            One partition per file; text columns of dtype ``category``.
+        """
+        meta = self.frame._meta.copy()
+        for name, dtype in self.dtypes.items():
+            if _is_text(dtype):
+                meta[name] = pd.Categorical([], categories=pd.Index([], dtype=dtype))
+        return dd.from_map(
+            _read_file,
+            list(self.files),
+            dtypes=self.dtypes,
+            columns=list(self.dtypes),
+            text_codes=True,
+            meta=meta,
+            divisions=[None] * (len(self.files) + 1),
+            enforce_metadata=False,
+            label="read-parquet-sdckit-coded",
+        )
+
     def summary(self) -> str:
         """Files, records and columns, for a person."""
         return (
@@ -237,7 +266,20 @@ def enforce_schema(frame: pd.DataFrame, dtypes: dict[str, Any], where: str) -> p
     return pd.DataFrame(out, index=frame.index)
 
 
-def _read_file(path: str, dtypes: dict[str, Any], columns: list[str] | None) -> pd.DataFrame:
+def _is_text(dtype: Any) -> bool:
+    return pd.api.types.is_string_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype)
+
+
+def _text_codes(column: pd.Series) -> bool:
+    """Whether a column read from a dictionary holds text (its categories are strings)."""
+    if not isinstance(column.dtype, pd.CategoricalDtype):
+        return False
+    return pd.api.types.infer_dtype(column.dtype.categories, skipna=True) in ("string", "empty")
+
+
+def _read_file(
+    path: str, dtypes: dict[str, Any], columns: list[str] | None, text_codes: bool = False
+) -> pd.DataFrame:
     # Dask passes the columns a computation needs (projection: ``columns`` in the signature)
     wanted = {c: dtypes[c] for c in columns} if columns is not None else dtypes
     names = _parquet_file(path).schema_arrow.names
@@ -246,8 +288,21 @@ def _read_file(path: str, dtypes: dict[str, Any], columns: list[str] | None) -> 
         raise DataError(
             f"partition file {path!r} does not have the sample's columns: missing {missing}"
         )
-    table = pq.read_table(path, columns=list(wanted))
-    return enforce_schema(_to_pandas(table), wanted, path)
+    coded = [c for c, dtype in wanted.items() if text_codes and _is_text(dtype)]
+    table = pq.read_table(path, columns=list(wanted), read_dictionary=coded or None)
+    if not coded:
+        return enforce_schema(_to_pandas(table), wanted, path)
+    # text read from the Parquet dictionary pages as categories: no string is decoded
+    raw = table.to_pandas()
+    kept = {c: raw.pop(c) for c in coded if _text_codes(raw[c])}
+    rest = enforce_schema(
+        _to_pandas(pa.Table.from_pandas(raw, preserve_index=False))
+        if len(kept) < len(coded)
+        else raw,
+        {c: d for c, d in wanted.items() if c not in kept},
+        path,
+    )
+    return pd.DataFrame({c: kept[c] if c in kept else rest[c] for c in wanted}, index=rest.index)
 
 
 def read_parquet(

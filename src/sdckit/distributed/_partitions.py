@@ -37,6 +37,11 @@ def frame_of(source: ParquetSource | dd.DataFrame) -> dd.DataFrame:
     return source.frame if isinstance(source, ParquetSource) else source
 
 
+def counting_frame(source: ParquetSource | dd.DataFrame) -> dd.DataFrame:
+    """The frame the counting jobs map over: text read as dictionary codes from Parquet."""
+    return source.coded() if isinstance(source, ParquetSource) else source
+
+
 def first_records(source: ParquetSource | dd.DataFrame, n: int = 1000) -> pd.DataFrame:
     """The first ``n`` records, read from the first file only (for schema inference)."""
     if isinstance(source, ParquetSource):
@@ -136,5 +141,8 @@ def count_combinations(
     for name, values in (exact or {}).items():
         frame[name] = _exact_sums(group, values, size)[keep]
     for name in columns:
-        frame[name] = frame[name].astype(part[name].dtype)
+        dtype = part[name].dtype
+        if isinstance(dtype, pd.CategoricalDtype):  # codes of text: back to the text's dtype
+            dtype = dtype.categories.dtype
+        frame[name] = frame[name].astype(dtype)
     return frame

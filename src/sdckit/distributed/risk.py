@@ -26,6 +26,7 @@ from sdckit.distributed._io import ParquetSource
 from sdckit.distributed._partitions import (
     as_source,
     count_combinations,
+    counting_frame,
     first_records,
     frame_of,
 )
@@ -177,7 +178,9 @@ def key_risk_by_partition(
     if sensitive is not None and sensitive in keys:
         raise ParameterError(f"sensitive variable {sensitive!r} is also a key")
     meta = _partition_keys(frame._meta[wanted], keys, sensitive)
-    per_partition = frame[wanted].map_partitions(_partition_keys, keys, sensitive, meta=meta)
+    per_partition = counting_frame(source)[wanted].map_partitions(
+        _partition_keys, keys, sensitive, meta=meta
+    )
     (parts,) = compute(per_partition, progress=progress)
     if not len(parts):
         raise DataError("the data have no records")

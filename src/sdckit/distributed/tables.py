@@ -30,6 +30,7 @@ from sdckit.distributed._partitions import (
     as_source,
     check_seed,
     count_combinations,
+    counting_frame,
     frame_of,
     partition_names,
     stream,
@@ -171,7 +172,7 @@ def combined_cells(
     meta = _partition_cells(
         frame._meta[wanted], list(dims), weights, record_key, key_modulus, ["meta"]
     )
-    per_partition = frame[wanted].map_partitions(
+    per_partition = counting_frame(source)[wanted].map_partitions(
         _partition_cells,
         list(dims),
         weights,
