@@ -40,3 +40,12 @@ def test_same_seed_same_output(mixed_data):
 def test_k_at_least_n_is_refused(mixed_data):
     with pytest.raises(ParameterError, match="k=200"):
         rwn(mixed_data, k=200)
+
+
+def test_summary_labels_the_cell_count_in_words(mixed_data):
+    """The summary line of ``stats["cells_masked_columns"]`` reads as English (issue 29)."""
+    result = rwn(mixed_data, k=3, random_state=0)
+    n_cells = len(mixed_data) * len(result.params["columns"])
+    assert result.stats["cells_masked_columns"] == n_cells
+    assert f"  cells in the masked columns: {n_cells}" in result.summary().splitlines()
+    assert "cells masked columns" not in result.summary()

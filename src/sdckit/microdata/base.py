@@ -107,14 +107,20 @@ class MaskResult(MicrodataResult):
             shown = ", ".join(f"{k}={_short(v)}" for k, v in self.params.items() if k != "schema")
             lines.append(f"  parameters: {shown}")
         for key, value in self.stats.items():
+            label = _STAT_LABELS.get(key, key.replace("_", " "))
             if isinstance(value, float):
-                lines.append(f"  {key.replace('_', ' ')}: {value:.4g}")
+                lines.append(f"  {label}: {value:.4g}")
             else:
-                lines.append(f"  {key.replace('_', ' ')}: {value}")
+                lines.append(f"  {label}: {value}")
         if self.column_changes is not None and len(self.column_changes):
             lines.append(_format_column_changes(self.column_changes))
             lines.extend(f"  WARNING: {w}" for w in self.warnings)
         return "\n".join(lines)
+
+
+# Summary labels for stats keys whose name, with its underscores read as spaces, is not
+# English ("cells masked columns: 57294" read as a count of masked cells; issue 29).
+_STAT_LABELS = {"cells_masked_columns": "cells in the masked columns"}
 
 
 def _short(value: Any, limit: int = 4) -> str:
