@@ -9,7 +9,8 @@ processes on the same data in one run, and prints the median of each and
 their ratio, wall-clock and CPU time (CPU time is the steadier figure on a
 shared machine). It also checks both give the same figures.
 
-    git archive 7841812 | tar -x -C /tmp/before     # the code before the move
+    .venv/bin/python benchmarks/assess_search_before_after.py --before-commit 7841812
+    git archive 7841812 | tar -x -C /tmp/before     # or: the code before the move by hand
     .venv/bin/python benchmarks/assess_search_before_after.py --before /tmp/before/src
     .venv/bin/python benchmarks/assess_search_before_after.py --before /tmp/before/src \\
         --n 100000 --reps 5 --n-jobs 2
@@ -23,6 +24,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 AFTER = Path(__file__).resolve().parents[1] / "src"
@@ -48,12 +50,32 @@ print(t1 - t0, t2 - t1, c1 - c0, c2 - c1, repr(float(d.within_original.median())
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", required=True, help="src/ folder of the code before the move")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--before", help="src/ folder of the code before the move")
+    where.add_argument(
+        "--before-commit", help="git commit of the code before the move (extracted to a temp dir)"
+    )
     parser.add_argument("--n", type=int, default=50_000, help="records (5 normal columns)")
     parser.add_argument("--reps", type=int, default=7, help="runs of each version, alternated")
     parser.add_argument("--n-jobs", type=int, default=1, help="search threads")
     args = parser.parse_args()
-    trees = {"before": str(Path(args.before).resolve()), "after": str(AFTER)}
+    if args.before_commit:
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = subprocess.run(
+                ["git", "-C", str(AFTER.parent), "archive", args.before_commit, "src"],
+                check=True,
+                capture_output=True,
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+            print(f"code before the move: commit {args.before_commit}")
+            compare(str(Path(tmp) / "src"), args)
+        return
+    compare(str(Path(args.before).resolve()), args)
+
+
+def compare(before: str, args: argparse.Namespace) -> None:
+    """Time both trees alternately and print the medians and ratios."""
+    trees = {"before": before, "after": str(AFTER)}
     times: dict[str, list[list[float]]] = {name: [[], [], [], []] for name in trees}
     figures: dict[str, list[str]] = {}
     for _ in range(args.reps):
@@ -80,11 +102,9 @@ def main() -> None:
         "record_linkage, CPU",
     )
     for i, label in enumerate(labels):
-        before = statistics.median(times["before"][i])
-        after = statistics.median(times["after"][i])
-        print(
-            f"{label:<27} before {before:8.3f} s  after {after:8.3f} s  after/before {after / before:.3f}"
-        )
+        old = statistics.median(times["before"][i])
+        new = statistics.median(times["after"][i])
+        print(f"{label:<27} before {old:8.3f} s  after {new:8.3f} s  after/before {new / old:.3f}")
     same = figures["before"] == figures["after"]
     print(f"same figures before and after: {same} ({figures['after']})")
 

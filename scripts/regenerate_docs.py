@@ -20,6 +20,7 @@ timing was measured.
 
     .venv/bin/python scripts/regenerate_docs.py docs/benchmarks.md          # every block (make bench)
     .venv/bin/python scripts/regenerate_docs.py docs/validation.md --only tables_invariant
+    .venv/bin/python scripts/regenerate_docs.py docs/benchmarks.md --command "benchmarks/noise.py"
     .venv/bin/python scripts/regenerate_docs.py docs/*.md --list             # what would run
     .venv/bin/python scripts/regenerate_docs.py docs/benchmarks.md --unreferenced benchmarks
 
@@ -63,6 +64,7 @@ class Block:
     path: Path
     command: str
     markdown: bool
+    occurrence: int = 0
 
     @property
     def argv(self) -> list[str]:
@@ -78,10 +80,13 @@ class Block:
 def blocks(path: Path) -> list[Block]:
     """Every generated block of ``path``, in order."""
     text = path.read_text(encoding="utf-8")
-    return [
-        Block(path, m.group("command").strip(), bool(m.group("markdown")))
-        for m in BLOCK.finditer(text)
-    ]
+    seen: dict[str, int] = {}
+    out = []
+    for m in BLOCK.finditer(text):
+        command = m.group("command").strip()
+        out.append(Block(path, command, bool(m.group("markdown")), seen.get(command, 0)))
+        seen[command] = seen.get(command, 0) + 1
+    return out
 
 
 def _versions() -> str:
@@ -143,9 +148,17 @@ def regenerate(block: Block, index: int) -> bool:
             file=sys.stderr,
         )
         return False
+    # Find the block again by its command (the document may have been edited while the
+    # command ran): the same occurrence of the same command as when the run started.
     text = block.path.read_text(encoding="utf-8")
-    matches = list(BLOCK.finditer(text))
-    m = matches[index]
+    same = [m for m in BLOCK.finditer(text) if m.group("command").strip() == block.command]
+    occurrence = block.occurrence
+    if occurrence >= len(same):
+        print(
+            f"{block.path.name}: block {block.command!r} is gone; output dropped", file=sys.stderr
+        )
+        return False
+    m = same[occurrence]
     new = m.group("open") + _body(block, done.stdout, seconds) + m.group("close")
     _write(block.path, text[: m.start()] + new + text[m.end() :])
     return True
@@ -156,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("docs", nargs="+", type=Path)
     parser.add_argument("--only", help="Only blocks whose command contains this text.")
+    parser.add_argument("--command", help="Only blocks whose command is exactly this.")
     parser.add_argument("--list", action="store_true", help="List the blocks; run nothing.")
     parser.add_argument(
         "--unreferenced", type=Path, help="Also run the scripts of this folder no block names."
@@ -167,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         for index, block in enumerate(blocks(path)):
             named.add(block.script.resolve())
             if args.only and args.only not in block.command:
+                continue
+            if args.command and args.command != block.command:
                 continue
             if args.list:
                 print(f"{path}: {block.command}")

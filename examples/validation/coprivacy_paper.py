@@ -40,7 +40,7 @@ LOG = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "aol_quer
 
 def example_2() -> None:
     game = disclosure_game(2)
-    print("## Example 2\n\n| profile | u1 | u2 |\n|---|---|---|")
+    print("### Example 2 (§5)\n\n| profile | u1 | u2 |\n|---|---|---|")
     for profile in (("H", "H"), ("H", "P"), ("P", "H"), ("P", "P")):
         u = game.utility(game.profile_index(profile))
         print(f"| ({', '.join(profile)}) | {u[0]:g} | {u[1]:g} |")
@@ -51,7 +51,7 @@ def example_2() -> None:
 
 
 def collapse(largest: int) -> None:
-    print("## N-player disclosure game (Pollution Game)\n")
+    print("### N-player disclosure game (Pollution Game)\n")
     print(
         "| N | dominant solution | pure equilibria | with 2+ publishers | u all hide | u all publish |"
     )
@@ -74,7 +74,7 @@ def p2p(peers: int | None) -> None:
     frame = pd.read_csv(LOG, dtype=str, keep_default_na=False)
     if peers is not None:
         frame = frame[frame["AnonID"].isin(frame["AnonID"].value_counts().index[:peers])]
-    print("## P2P anonymous keyword search on the AOL users (§4), seed 1\n")
+    print("### P2P anonymous keyword search on the AOL users (§4), seed 1\n")
     print(
         "| topics | peers | queries | forwarded | δ | H vs engine without | H vs engine with | "
         "max share learned by one peer (mean, worst) | requests accepted |"
@@ -96,7 +96,7 @@ def p2p(peers: int | None) -> None:
 def protocols(rounds: int) -> None:
     graph = nx.watts_strogatz_graph(200, 6, 0.1, seed=1)
     print(
-        f"## Tit-for-tat and reputation, 200 users (Watts-Strogatz k=6, p=0.1), {rounds} rounds, seed 1\n"
+        f"### Tit-for-tat and reputation (§5), 200 users (Watts-Strogatz k=6, p=0.1), {rounds} rounds, seed 1\n"
     )
     print("| protocol | noise | share disclosing | mean utility | stage-game ε | repeated-game ε |")
     print("|---|---|---|---|---|---|")

@@ -72,13 +72,35 @@ def main() -> None:
             "Drop q apparent-wrong | lower (6) | upper (6) |"
         )
         print("|---|---|---|---|---|---|---|---|")
+        gaps_sim, gaps_real, outside, at_k5 = [], [], 0, None
         for k in range(3, 8):
             sim = simulate_differencing(counts, TARGET, k, trials=sim_trials, random_state=100 + k)
             real_correct, real_wrong = attack_real_dropq(counts, k, real_trials, seed=200 + k)
             low, high = xi_bounds(counts.size, k)
+            value = xi(pi, k)
             print(
-                f"| {k} | {xi(pi, k):.4f} | {sim.correct_rate:.4f} | {sim.apparent_wrong_rate:.4f} "
+                f"| {k} | {value:.4f} | {sim.correct_rate:.4f} | {sim.apparent_wrong_rate:.4f} "
                 f"| {real_correct:.4f} | {real_wrong:.4f} | {low:.4f} | {high:.4f} |"
+            )
+            gaps_sim.append(abs(value - sim.correct_rate))
+            # binomial standard error of the real attack's correct rate
+            se = max(np.sqrt(value * (1 - value) / real_trials), 1e-12)
+            gaps_real.append(abs(value - real_correct) / se)
+            outside += not (low - 1e-12 <= value <= high + 1e-12)
+            if k == 5:
+                at_k5 = (real_correct, real_wrong)
+        print(
+            f"\nEquation (5) against the simulator: largest gap {max(gaps_sim):.4f}; against the "
+            f"keyed-hash Drop q: largest gap {max(gaps_real):.1f} standard errors; values outside "
+            f"the bounds (6): {outside}."
+        )
+        if at_k5 is not None:
+            right, wrong = at_k5
+            share = right / (right + wrong) if right + wrong else float("nan")
+            print(
+                f"At k = 5 (the server's default) the attack on the real Drop q is right "
+                f"{right:.1%} of the time and clean-looking but wrong {wrong:.1%}: a clean "
+                f"difference is right {share:.0%} of the time."
             )
 
 

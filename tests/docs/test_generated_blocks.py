@@ -53,3 +53,24 @@ def test_a_block_is_rewritten_with_the_output_and_a_failure_keeps_it(tmp_path):
     assert "load average" in text and "sdckit" in text
     assert "kept" in text  # the failed block is left as it was
     assert text.startswith("text\n") and text.endswith("end\n")
+
+
+def test_a_block_edited_above_while_its_command_runs_gets_the_output(tmp_path):
+    tool = _regenerate_docs()
+    doc = tmp_path / "doc.md"
+    slow = tmp_path / "slow.py"
+    # The script adds a new block above its own, as a person editing the page would.
+    slow.write_text(
+        "from pathlib import Path\n"
+        f"doc = Path({str(doc)!r})\n"
+        "text = doc.read_text()\n"
+        f"new = '<!-- generated: {tmp_path / 'other.py'} -->\\nplaceholder\\n<!-- end generated -->\\n'\n"
+        "doc.write_text(new + text)\n"
+        "print('figure 7')\n"
+    )
+    (tmp_path / "other.py").write_text("print('other')\n")
+    doc.write_text(f"<!-- generated: {slow} -->\nstale\n<!-- end generated -->\n")
+    assert tool.main([str(doc)]) == 0
+    text = doc.read_text()
+    assert "placeholder" in text  # the block added meanwhile is untouched
+    assert "```\nfigure 7\n```" in text and "stale" not in text
