@@ -92,7 +92,8 @@ def studio_command(
         raise DataError(f"--output-dir {str(folder)!r} is not a folder")
     if file is not None and not Path(file).is_file():
         raise DataError(f"cannot read {str(file)!r}: no such file")
-    folder.mkdir(parents=True, exist_ok=True)  # a new folder of exports, as the docs' walk-through uses
+    # a new folder of exports is made, as the docs' walk-through expects
+    folder.mkdir(parents=True, exist_ok=True)
     studio = Studio(output_dir=folder)
     if file is not None:
         studio.open(studio.allow(Path(file)))
