@@ -69,6 +69,10 @@ def test_uploads_take_a_plain_name(client):
     assert good.status_code == 200 and good.json()["file"] == "small.csv"
     empty = client.post("/api/upload", params={"name": "empty.csv"}, content=b"")
     assert empty.status_code == 422 and "empty.csv" in empty.json()["error"]
+    junk = client.post("/api/upload", params={"name": "junk.csv"}, content=b"\x00\x01 not a table")
+    for refused in (empty, junk):  # the file is named, its folder never shown
+        assert refused.status_code == 422 and "/" not in refused.json()["error"]
+    assert "junk.csv" in junk.json()["error"]
     assert (
         client.get("/api/state").json()["file"] == "small.csv"
     )  # the failed upload changed nothing

@@ -124,7 +124,13 @@ class Studio:
         path = self.files.get(name)
         if path is None:
             raise ApiError(404, "no such file: open a file given on the command line or uploaded")
-        project = Project(path)
+        try:
+            project = Project(path)
+        except SDCError as error:
+            # The page names files, never a path: an upload's temporary folder, or where on
+            # disk a file given on the command line lives, is none of the page's business.
+            message = str(error).replace(str(path), name).replace(str(path.parent), ".")
+            raise ApiError(422, message) from None
         with self.lock:
             self.project = project
         return project
