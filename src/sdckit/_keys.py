@@ -190,22 +190,24 @@ class KeyGroups:
 
         Under ``"category"`` a group matches itself only; under ``"any"`` it
         matches every group that agrees with it on each key both observe.
+        Several columns of values (counts and sums of weights) are summed in
+        one pass: the matching groups are found once.
 
         Parameters
         ----------
-        group_values : ndarray, shape (G,)
-            One number per group (a count, a sum of weights).
+        group_values : ndarray, shape (G,) or (G, m)
+            One number per group (a count, a sum of weights), or m numbers.
 
         Returns
         -------
-        ndarray of float, shape (G,)
+        ndarray of float, the shape of ``group_values``
         """
         values = np.asarray(group_values, dtype=np.float64)
         if self.missing == "category" or not (self.table < 0).any():
             return values.copy()
-        sums = _Sums(values)
+        sums = _Sums(values.reshape(len(values), -1))
         _match_patterns(self.table, sums)
-        return sums.result()
+        return sums.result().reshape(values.shape)
 
     def matched_histogram(
         self, record_values: np.ndarray, weights: np.ndarray | None = None
@@ -282,10 +284,10 @@ class _Accumulator(Protocol):
 
 
 class _Sums:
-    """:meth:`KeyGroups.matched`: per group, a value summed over the groups it matches."""
+    """:meth:`KeyGroups.matched`: per group, values summed over the groups it matches."""
 
     def __init__(self, values: np.ndarray) -> None:
-        self.out = values.copy()  # every group matches itself
+        self.out = values.copy()  # every group matches itself; shape (G, m)
         self.values = values
         self.at: list[np.ndarray] = []
         self.add: list[np.ndarray] = []
@@ -298,8 +300,8 @@ class _Sums:
         v = self.values
         self.at += [rows_a, rows_b]
         self.add += [
-            np.bincount(ids_b, weights=v[rows_b], minlength=n_ids)[ids_a],
-            np.bincount(ids_a, weights=v[rows_a], minlength=n_ids)[ids_b],
+            _sum_by(ids_b, v[rows_b], n_ids)[ids_a],
+            _sum_by(ids_a, v[rows_a], n_ids)[ids_b],
         ]
         self.pending += len(rows_a) + len(rows_b)
         if self.pending > _FLUSH_AT:
@@ -307,16 +309,19 @@ class _Sums:
 
     def _flush(self) -> None:
         if self.at:
-            self.out += np.bincount(
-                np.concatenate(self.at),
-                weights=np.concatenate(self.add),
-                minlength=len(self.out),
-            )
+            self.out += _sum_by(np.concatenate(self.at), np.concatenate(self.add), len(self.out))
         self.at, self.add, self.pending = [], [], 0
 
     def result(self) -> np.ndarray:
         self._flush()
         return self.out
+
+
+def _sum_by(ids: np.ndarray, values: np.ndarray, n_ids: int) -> np.ndarray:
+    """Rows of ``values`` (k, m) summed by ``ids`` (k,) into an (n_ids, m) array."""
+    return np.stack(
+        [np.bincount(ids, weights=column, minlength=n_ids) for column in values.T], axis=1
+    )
 
 
 class _Histograms:
