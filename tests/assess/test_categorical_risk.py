@@ -6,6 +6,7 @@ brute-force count (every pair of records compared) on small random files.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -267,6 +268,9 @@ def test_weighted_counts_matched_in_one_pass(route, monkeypatch):
     counts = groups.size.astype(np.float64)
     summed = groups.sum_by_group(weights)
     separately = np.column_stack([groups.matched(counts), groups.matched(summed)])
+    # The grouping's packed codes reused, or recomputed by the matching: one answer.
+    unpacked = dataclasses.replace(groups, packed=None)
+    np.testing.assert_allclose(unpacked.matched(np.column_stack([counts, summed])), separately)
     calls = []
     matching = _keys._match_patterns
     monkeypatch.setattr(_keys, "_match_patterns", lambda *args: calls.append(1) or matching(*args))
