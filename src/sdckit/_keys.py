@@ -317,41 +317,37 @@ class _Sums:
     """:meth:`KeyGroups.matched`: per group, values summed over the groups it matches."""
 
     def __init__(self, values: np.ndarray) -> None:
-        self.out = values.copy()  # every group matches itself; shape (G, m)
-        self.values = values
+        # One contiguous array per column of values (a count, a sum of weights).
+        self.values = [np.ascontiguousarray(values[:, c]) for c in range(values.shape[1])]
+        self.out = [column.copy() for column in self.values]  # every group matches itself
         self.at: list[np.ndarray] = []
-        self.add: list[np.ndarray] = []
+        self.add: list[list[np.ndarray]] = [[] for _ in self.values]
         self.pending = 0
 
     def join(
         self, rows_a: np.ndarray, ids_a: np.ndarray, rows_b: np.ndarray, ids_b: np.ndarray
     ) -> None:
         n_ids = int(max(ids_a.max(initial=-1), ids_b.max(initial=-1))) + 1
-        v = self.values
         self.at += [rows_a, rows_b]
-        self.add += [
-            _sum_by(ids_b, v[rows_b], n_ids)[ids_a],
-            _sum_by(ids_a, v[rows_a], n_ids)[ids_b],
-        ]
+        for v, add in zip(self.values, self.add, strict=True):
+            add += [
+                np.bincount(ids_b, weights=v[rows_b], minlength=n_ids)[ids_a],
+                np.bincount(ids_a, weights=v[rows_a], minlength=n_ids)[ids_b],
+            ]
         self.pending += len(rows_a) + len(rows_b)
         if self.pending > _FLUSH_AT:
             self._flush()
 
     def _flush(self) -> None:
         if self.at:
-            self.out += _sum_by(np.concatenate(self.at), np.concatenate(self.add), len(self.out))
-        self.at, self.add, self.pending = [], [], 0
+            at = np.concatenate(self.at)
+            for out, add in zip(self.out, self.add, strict=True):
+                out += np.bincount(at, weights=np.concatenate(add), minlength=len(out))
+        self.at, self.add, self.pending = [], [[] for _ in self.values], 0
 
     def result(self) -> np.ndarray:
         self._flush()
-        return self.out
-
-
-def _sum_by(ids: np.ndarray, values: np.ndarray, n_ids: int) -> np.ndarray:
-    """Rows of ``values`` (k, m) summed by ``ids`` (k,) into an (n_ids, m) array."""
-    return np.stack(
-        [np.bincount(ids, weights=column, minlength=n_ids) for column in values.T], axis=1
-    )
+        return np.stack(self.out, axis=1)
 
 
 class _Histograms:
@@ -576,32 +572,35 @@ class _Routes:
         kept = self.masks[b].copy()
         if j >= 0:
             kept[j] = False
-        own = self._projection(self.members[b], ~kept)
-        if j >= 0:
-            ids, distinct = pd.factorize(own)
-            ids = ids.astype(np.int64)
-        else:  # the groups of one pattern are distinct on the keys it observes
-            distinct = own
-        fills = []
-        for a in sources:
-            fill = np.zeros(1, dtype=np.int64)
-            for key in np.flatnonzero(kept & ~self.masks[a]):
-                fill = (fill[:, None] + (np.arange(self.cards[key]) + 1) * self.radix[key]).ravel()
-            fills.append(fill)
-        source_rows = np.concatenate([self.members[a] for a in sources])
+        # The keys each source enumerates; each distinct set's digits enumerated once.
+        fill_sets, which = np.unique(kept & ~self.masks[sources], axis=0, return_inverse=True)
+        fills = [self._enumerated(np.flatnonzero(keys)) for keys in fill_sets]
         fill_lengths = np.array([len(fill) for fill in fills])
-        source_of = np.repeat(np.arange(len(sources)), [len(self.members[a]) for a in sources])
-        lengths = fill_lengths[source_of]
-        fill_at = _ranges((np.cumsum(fill_lengths) - fill_lengths)[source_of], lengths)
+        source_rows = np.concatenate([self.members[a] for a in sources])
+        fill_of = np.repeat(which.reshape(-1), [len(self.members[a]) for a in sources])
+        lengths = fill_lengths[fill_of]
+        fill_at = _ranges((np.cumsum(fill_lengths) - fill_lengths)[fill_of], lengths)
         wanted = np.repeat(self._projection(source_rows, ~kept), lengths)
         wanted += np.concatenate(fills)[fill_at]
-        at, position = _find(distinct, wanted)
-        found = np.repeat(source_rows, lengths)[at]
-        if j >= 0:
-            acc.join(found, position, self.members[b], ids)
-        else:  # each pair found once: one id per pair
-            pair = np.arange(len(at), dtype=np.int64)
+        own = self._projection(self.members[b], ~kept)
+        if j >= 0:  # B's marginal and the wanted values numbered in one factorisation
+            codes = pd.factorize(np.concatenate([own, wanted]))[0].astype(np.int64)
+            ids, wanted_ids = codes[: len(own)], codes[len(own) :]
+            at = np.flatnonzero(wanted_ids <= ids.max())
+            found = np.repeat(source_rows, lengths)[at]
+            acc.join(found, wanted_ids[at], self.members[b], ids)
+        else:  # the groups of one pattern are distinct on the keys it observes
+            at, position = _find(own, wanted)
+            found = np.repeat(source_rows, lengths)[at]
+            pair = np.arange(len(at), dtype=np.int64)  # each pair found once: one id per pair
             acc.join(found, pair, self.members[b][position], pair)
+
+    def _enumerated(self, keys: np.ndarray) -> np.ndarray:
+        """The digits of every combination of values of ``keys``, summed."""
+        fill = np.zeros(1, dtype=np.int64)
+        for key in keys:
+            fill = (fill[:, None] + (np.arange(self.cards[key]) + 1) * self.radix[key]).ravel()
+        return fill
 
 
 def _find(values: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
