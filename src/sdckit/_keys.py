@@ -22,11 +22,15 @@ the keys both observe; enumerating the values one side misses and looking them
 up among the other side's groups (the few records with a missing value against
 the many complete ones); the same against a marginal of a large pattern (its
 groups summed over one key); or, for the patterns of few groups, one packed
-comparison with every other small pattern. Look-ups into one pattern are
-batched, so the cost is a few passes over the complete groups plus work in
-proportion to the records with a missing value (issue 16's benchmark). Both
-the per-group sums (:meth:`KeyGroups.matched`) and the per-group histograms of
-a sensitive variable (:meth:`KeyGroups.matched_histogram`) take these routes.
+comparison with every other small pattern. A group's id on any set of keys is
+read off the integer the grouping factorised (a missing value is digit 0 of
+it), so the matching recomputes no codes; look-ups into one pattern are
+batched into one hash look-up, so the cost is a few passes over the complete
+groups plus work in proportion to the records with a missing value (issue
+16's benchmark). Both the per-group sums (:meth:`KeyGroups.matched`, several
+columns such as counts and weights in one pass) and the per-group histograms
+of a sensitive variable (:meth:`KeyGroups.matched_histogram`) take these
+routes.
 """
 
 from __future__ import annotations

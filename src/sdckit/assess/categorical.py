@@ -80,8 +80,10 @@ def check_keys(
     if not keys:
         raise ParameterError("keys: give at least one key variable")
     for key in keys:
+        if schema[key].kind is not Kind.NUMERIC:
+            continue
         distinct = int(data[key].nunique())
-        if schema[key].kind is Kind.NUMERIC and distinct > max_numeric_key_levels(len(data)):
+        if distinct > max_numeric_key_levels(len(data)):
             raise SchemaError(
                 f"key {key!r} is numeric with {distinct} distinct values in {len(data)} records "
                 f"(more than {max_numeric_key_levels(len(data))}): nearly every value points at "
