@@ -22,11 +22,15 @@ the keys both observe; enumerating the values one side misses and looking them
 up among the other side's groups (the few records with a missing value against
 the many complete ones); the same against a marginal of a large pattern (its
 groups summed over one key); or, for the patterns of few groups, one packed
-comparison with every other small pattern. Look-ups into one pattern are
-batched, so the cost is a few passes over the complete groups plus work in
-proportion to the records with a missing value (issue 16's benchmark). Both
-the per-group sums (:meth:`KeyGroups.matched`) and the per-group histograms of
-a sensitive variable (:meth:`KeyGroups.matched_histogram`) take these routes.
+comparison with every other small pattern. A group's id on any set of keys is
+read off the integer the grouping factorised (a missing value is digit 0 of
+it), so the matching recomputes no codes; look-ups into one pattern are
+batched into one hash look-up, so the cost is a few passes over the complete
+groups plus work in proportion to the records with a missing value (issue
+16's benchmark). Both the per-group sums (:meth:`KeyGroups.matched`, several
+columns such as counts and weights in one pass) and the per-group histograms
+of a sensitive variable (:meth:`KeyGroups.matched_histogram`) take these
+routes.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 import numpy as np
@@ -59,13 +63,12 @@ _INT64_LIMIT = np.iinfo(np.int64).max
 # pattern of at most _SMALL_PATTERN groups (a Python loop over such pairs costs more).
 _TINY_PATTERN = 64
 _SMALL_PATTERN = 1_000
-_PAIRS_PER_CHUNK = 1_000_000
+_PAIRS_PER_CHUNK = 100_000  # small enough for the temporaries to stay in cache
 # A marginal of a large pattern (cost: one pass over its groups) is built when the look-ups
 # it saves exceed this many per group of the pattern.
 _MARGINAL_PAYBACK = 2.0
 # Matches gathered before they are added up.
 _FLUSH_AT = 4_000_000
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def check_missing(missing: object) -> Missing:
@@ -102,8 +105,9 @@ def key_codes(data: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
     Returns
     -------
     ndarray of int64, shape (n, len(keys))
+        Column-major (each key's codes contiguous, as the grouping reads them).
     """
-    out = np.empty((len(data), len(keys)), dtype=np.int64)
+    out = np.empty((len(data), len(keys)), dtype=np.int64, order="F")
     for j, key in enumerate(keys):
         out[:, j] = pd.factorize(data[key], use_na_sentinel=True)[0]
     return out
@@ -127,22 +131,42 @@ def combine_codes(codes: np.ndarray) -> tuple[np.ndarray, int]:
     n_groups : int
         G.
     """
+    ids, n_groups, _ = _combined(codes, offset=0)
+    return ids, n_groups
+
+
+def _combined(codes: np.ndarray, offset: int) -> tuple[np.ndarray, int, np.ndarray | None]:
+    """:func:`combine_codes` of ``codes + offset``, and each group's mixed-radix value.
+
+    The value (``None`` when a re-factorisation was needed) is
+    ``sum_j (codes[:, j] + offset) * radix_j`` with ``radix_j`` the product
+    of ``max(codes[:, i]) + offset + 1`` over the columns i after j.
+    """
     n, p = codes.shape
     if p == 0 or n == 0:
-        return np.zeros(n, dtype=np.int64), int(n > 0)
-    combined = codes[:, 0].astype(np.int64)
+        return np.zeros(n, dtype=np.int64), int(n > 0), None
+    combined = codes[:, 0].astype(np.int64)  # a copy, folded in place below
+    if offset:
+        combined += offset
     size = int(combined.max()) + 1
+    exact = True
     for j in range(1, p):
-        column = codes[:, j].astype(np.int64)
-        card = int(column.max()) + 1
+        column = codes[:, j]
+        card = int(column.max()) + offset + 1
         if size * card >= _INT64_LIMIT:
             combined, uniques = pd.factorize(combined)
             combined = combined.astype(np.int64)
-            size = len(uniques)
-        combined = combined * card + column
+            size, exact = len(uniques), False
+        combined *= card
+        combined += column
+        if offset:
+            combined += offset
         size = size * card
     ids, uniques = pd.factorize(combined)
-    return ids.astype(np.int64), len(uniques)
+    ids = ids.astype(np.int64)
+    if not exact:
+        return ids, len(uniques), None
+    return ids, len(uniques), np.asarray(uniques, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -159,12 +183,18 @@ class KeyGroups:
         Records in each group.
     missing : str
         The convention :meth:`matched` applies.
+    packed : ndarray of int64, shape (G,), or None
+        Each group's codes plus one (a missing value 0) in one integer, by
+        mixed radix, the first key most significant: the value the grouping
+        factorised, reused by the matching of missingness patterns (None
+        where the codes do not fit in one integer).
     """
 
     group: np.ndarray
     table: np.ndarray
     size: np.ndarray
     missing: Missing
+    packed: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_groups(self) -> int:
@@ -190,22 +220,24 @@ class KeyGroups:
 
         Under ``"category"`` a group matches itself only; under ``"any"`` it
         matches every group that agrees with it on each key both observe.
+        Several columns of values (counts and sums of weights) are summed in
+        one pass: the matching groups are found once.
 
         Parameters
         ----------
-        group_values : ndarray, shape (G,)
-            One number per group (a count, a sum of weights).
+        group_values : ndarray, shape (G,) or (G, m)
+            One number per group (a count, a sum of weights), or m numbers.
 
         Returns
         -------
-        ndarray of float, shape (G,)
+        ndarray of float, the shape of ``group_values``
         """
         values = np.asarray(group_values, dtype=np.float64)
         if self.missing == "category" or not (self.table < 0).any():
             return values.copy()
-        sums = _Sums(values)
-        _match_patterns(self.table, sums)
-        return sums.result()
+        sums = _Sums(values.reshape(len(values), -1))
+        _match_patterns(self.table, sums, self.packed)
+        return sums.result().reshape(values.shape)
 
     def matched_histogram(
         self, record_values: np.ndarray, weights: np.ndarray | None = None
@@ -237,7 +269,7 @@ class KeyGroups:
         if self.missing == "category" or not (self.table < 0).any():
             return own
         histograms = _Histograms(*own, n_groups=self.n_groups, n_values=n_values)
-        _match_patterns(self.table, histograms)
+        _match_patterns(self.table, histograms, self.packed)
         return histograms.result()
 
 
@@ -255,15 +287,19 @@ def group_keys(codes: np.ndarray, missing: Missing = "category") -> KeyGroups:
     -------
     KeyGroups
     """
-    group, n_groups = combine_codes(codes + 1)
+    group, n_groups, packed = _combined(codes, offset=1)
     first = np.empty(n_groups, dtype=np.int64)
     # Assigned back to front, so each group keeps its first record (the last write wins).
     first[group[::-1]] = np.arange(len(group) - 1, -1, -1)
+    table = np.empty((n_groups, codes.shape[1]), dtype=np.int64, order="F")
+    for j in range(codes.shape[1]):
+        table[:, j] = codes[:, j][first]
     return KeyGroups(
         group=group,
-        table=codes[first] if len(group) else codes[:0],
+        table=table,
         size=np.bincount(group, minlength=n_groups).astype(np.int64),
         missing=check_missing(missing),
+        packed=packed,
     )
 
 
@@ -282,41 +318,40 @@ class _Accumulator(Protocol):
 
 
 class _Sums:
-    """:meth:`KeyGroups.matched`: per group, a value summed over the groups it matches."""
+    """:meth:`KeyGroups.matched`: per group, values summed over the groups it matches."""
 
     def __init__(self, values: np.ndarray) -> None:
-        self.out = values.copy()  # every group matches itself
-        self.values = values
+        # One contiguous array per column of values (a count, a sum of weights).
+        self.values = [np.ascontiguousarray(values[:, c]) for c in range(values.shape[1])]
+        self.out = [column.copy() for column in self.values]  # every group matches itself
         self.at: list[np.ndarray] = []
-        self.add: list[np.ndarray] = []
+        self.add: list[list[np.ndarray]] = [[] for _ in self.values]
         self.pending = 0
 
     def join(
         self, rows_a: np.ndarray, ids_a: np.ndarray, rows_b: np.ndarray, ids_b: np.ndarray
     ) -> None:
         n_ids = int(max(ids_a.max(initial=-1), ids_b.max(initial=-1))) + 1
-        v = self.values
         self.at += [rows_a, rows_b]
-        self.add += [
-            np.bincount(ids_b, weights=v[rows_b], minlength=n_ids)[ids_a],
-            np.bincount(ids_a, weights=v[rows_a], minlength=n_ids)[ids_b],
-        ]
+        for v, add in zip(self.values, self.add, strict=True):
+            add += [
+                np.bincount(ids_b, weights=v[rows_b], minlength=n_ids)[ids_a],
+                np.bincount(ids_a, weights=v[rows_a], minlength=n_ids)[ids_b],
+            ]
         self.pending += len(rows_a) + len(rows_b)
         if self.pending > _FLUSH_AT:
             self._flush()
 
     def _flush(self) -> None:
         if self.at:
-            self.out += np.bincount(
-                np.concatenate(self.at),
-                weights=np.concatenate(self.add),
-                minlength=len(self.out),
-            )
-        self.at, self.add, self.pending = [], [], 0
+            at = np.concatenate(self.at)
+            for out, add in zip(self.out, self.add, strict=True):
+                out += np.bincount(at, weights=np.concatenate(add), minlength=len(out))
+        self.at, self.add, self.pending = [], [[] for _ in self.values], 0
 
     def result(self) -> np.ndarray:
         self._flush()
-        return self.out
+        return np.stack(self.out, axis=1)
 
 
 class _Histograms:
@@ -372,7 +407,7 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - (ends - lengths), lengths) + np.arange(ends[-1] if len(ends) else 0)
 
 
-def _match_patterns(table: np.ndarray, acc: _Accumulator) -> None:
+def _match_patterns(table: np.ndarray, acc: _Accumulator, packed: np.ndarray | None = None) -> None:
     """Report every matching pair of groups of different missingness patterns to ``acc``.
 
     Two groups of one pattern never match (groups are distinct on the keys
@@ -390,18 +425,30 @@ def _match_patterns(table: np.ndarray, acc: _Accumulator) -> None:
     * for the patterns of few groups, comparing them with every group of the
       other small patterns at once, all keys packed in one 64-bit word.
 
-    Look-ups into one pattern (or one marginal) are gathered and resolved by
-    one hash look-up.
+    Every group's id on a set of keys is read off ``packed`` (the grouping's
+    mixed-radix value of the codes plus one, computed when not given) by
+    taking out the digits of the other keys, a missing value's digit being
+    0. Look-ups into one pattern (or one marginal) are gathered and resolved
+    by one hash look-up.
     """
     p = table.shape[1]
-    cards = np.maximum(table.max(axis=0) + 1, 1).astype(np.int64)
-    if p > 62 or math.prod(int(c) for c in cards) >= _INT64_LIMIT:
+    top = table.max(axis=0)
+    cards = np.maximum(top + 1, 1).astype(np.int64)
+    spans = [int(t) + 2 for t in top]  # digits: 0 for a missing value, code + 1 otherwise
+    if p > 62 or math.prod(spans) >= _INT64_LIMIT:
         _match_by_joins(table, acc)
         return
     radix = np.ones(p, dtype=np.int64)
-    radix[1:] = np.cumprod(cards[:-1])
-    observed = table >= 0
-    pattern_of = observed.astype(np.int64) @ (np.int64(1) << np.arange(p, dtype=np.int64))
+    for j in range(p - 2, -1, -1):
+        radix[j] = radix[j + 1] * spans[j + 1]
+    columns = [np.ascontiguousarray(table[:, j]) for j in range(p)]
+    if packed is None:
+        packed = np.zeros(len(table), dtype=np.int64)
+        for column, weight in zip(columns, radix, strict=True):
+            packed += (column + 1) * weight
+    pattern_of = np.zeros(len(table), dtype=np.int64)
+    for j, column in enumerate(columns):
+        pattern_of |= (column >= 0).astype(np.int64) << j
     pattern_rows, patterns = pd.factorize(pattern_of)
     narrow = pattern_rows.astype(np.int16) if len(patterns) < 2**15 else pattern_rows
     order = np.argsort(narrow, kind="stable")  # a radix sort on 16 bits
@@ -411,14 +458,16 @@ def _match_patterns(table: np.ndarray, acc: _Accumulator) -> None:
     small = sizes <= _SMALL_PATTERN
     tiny = sizes <= _TINY_PATTERN
     if tiny.any():
-        packed = _Packed(table, cards, np.concatenate([members[b] for b in np.flatnonzero(small)]))
-        if packed.fits:
-            packed.compare(members, tiny, small, acc)
+        packed_words = _Packed(
+            table, cards, np.concatenate([members[b] for b in np.flatnonzero(small)])
+        )
+        if packed_words.fits:
+            packed_words.compare(members, tiny, small, acc)
         else:
             tiny[:] = False
     a, b = np.triu_indices(len(patterns), 1)
     left = ~((tiny[a] & small[b]) | (small[a] & tiny[b]))
-    _Routes(table, cards, radix, members, masks).run(a[left], b[left], acc)
+    _Routes(table, columns, packed, cards, radix, members, masks).run(a[left], b[left], acc)
 
 
 class _Routes:
@@ -427,17 +476,16 @@ class _Routes:
     def __init__(
         self,
         table: np.ndarray,
+        columns: list[np.ndarray],
+        packed: np.ndarray,
         cards: np.ndarray,
         radix: np.ndarray,
         members: list[np.ndarray],
         masks: np.ndarray,
     ) -> None:
+        self.columns, self.packed = columns, packed
+        self.table = table
         self.cards, self.radix, self.members, self.masks = cards, radix, members, masks
-        self.columns = [np.ascontiguousarray(table[:, j]) for j in range(table.shape[1])]
-        # Each group's id on the keys it observes (mixed radix, a missing value counting 0).
-        self.observed_id = np.zeros(len(table), dtype=np.int64)
-        for column, weight in zip(self.columns, radix, strict=True):
-            self.observed_id += np.maximum(column, 0) * weight
         self.sizes = np.array([len(rows) for rows in members], dtype=np.float64)
         # fills[x, y, j]: key j is one pattern x misses and pattern y observes.
         self.fills = ~masks[:, None, :] & masks[None, :, :]
@@ -483,33 +531,42 @@ class _Routes:
         for (y, j), where in _grouped(keys):
             self._look_up(source[looks][where], int(y), int(j), acc)
 
-    def _projected(self, a: int, keys: np.ndarray) -> np.ndarray:
-        """The ids of pattern a's groups on ``keys`` (a subset of the keys it observes)."""
-        rows = self.members[a]
-        out = self.observed_id[rows]
-        for j in np.flatnonzero(self.masks[a] & ~keys):
-            out = out - self.columns[j][rows] * self.radix[j]
+    def _projection(self, rows: np.ndarray, dropped: np.ndarray) -> np.ndarray:
+        """The groups' ids on the keys not ``dropped`` (a boolean per key).
+
+        The digits of the dropped keys are taken out of the packed value (a
+        missing value's digit is 0 already).
+        """
+        out = self.packed[rows]
+        for j in np.flatnonzero(dropped):
+            out -= (self.columns[j][rows] + 1) * self.radix[j]
         return out
 
     def _joins(self, a: np.ndarray, b: np.ndarray, acc: _Accumulator) -> None:
         """Pairs (A, B) joined on the keys both observe, all in one factorisation."""
         if not len(a):
             return
-        ids, rows = [], []
-        for x, y in zip(a, b, strict=True):
-            shared = self.masks[x] & self.masks[y]
-            for side in (x, y):
-                ids.append(self._projected(side, shared))
-                rows.append(self.members[side])
-        lengths = np.array([len(r) for r in rows])
-        pair = np.repeat(np.arange(len(rows)) // 2, lengths)
-        key = np.concatenate(ids)
-        if int(self.radix[-1]) * int(self.cards[-1]) * len(a) >= _INT64_LIMIT:
+        sides = np.stack([a, b], axis=1).ravel()  # A0, B0, A1, B1, ...
+        others = np.stack([b, a], axis=1).ravel()
+        lengths = np.array([len(self.members[x]) for x in sides])
+        rows = np.concatenate([self.members[x] for x in sides])
+        entry_side = np.repeat(np.arange(len(sides)), lengths)
+        # Each side drops the keys it observes and the other side misses.
+        dropped = self.masks[sides] & ~self.masks[others]
+        key = self.packed[rows]
+        for rank in range(int(dropped.sum(axis=1).max())):
+            nth = np.argmax(np.cumsum(dropped, axis=1) > rank, axis=1)  # its rank-th such key
+            has = dropped.sum(axis=1) > rank
+            key -= np.where(
+                has[entry_side],
+                (self.table[rows, nth[entry_side]] + 1) * self.radix[nth[entry_side]],
+                0,
+            )
+        if int(self.radix[0]) * (int(self.cards[0]) + 1) * len(a) >= _INT64_LIMIT:
             key = pd.factorize(key)[0].astype(np.int64)
-        ids_all = pd.factorize(key * len(a) + pair)[0].astype(np.int64)
-        side_a = np.repeat(np.arange(len(rows)) % 2 == 0, lengths)
-        rows_all = np.concatenate(rows)
-        acc.join(rows_all[side_a], ids_all[side_a], rows_all[~side_a], ids_all[~side_a])
+        ids_all = pd.factorize(key * len(a) + entry_side // 2)[0].astype(np.int64)
+        side_a = entry_side % 2 == 0
+        acc.join(rows[side_a], ids_all[side_a], rows[~side_a], ids_all[~side_a])
 
     def _look_up(self, sources: np.ndarray, b: int, j: int, acc: _Accumulator) -> None:
         """The groups of each source pattern, with the values they miss, among B's groups.
@@ -519,51 +576,45 @@ class _Routes:
         kept = self.masks[b].copy()
         if j >= 0:
             kept[j] = False
-        own = self._projected(b, kept)
-        if j >= 0:
-            ids, uniques = pd.factorize(own)
-            ids, index = ids.astype(np.int64), _Index(np.asarray(uniques, dtype=np.int64))
+        # The keys each source enumerates; each distinct set's digits enumerated once.
+        fill_sets, which = np.unique(kept & ~self.masks[sources], axis=0, return_inverse=True)
+        fills = [self._enumerated(np.flatnonzero(keys)) for keys in fill_sets]
+        fill_lengths = np.array([len(fill) for fill in fills])
+        source_rows = np.concatenate([self.members[a] for a in sources])
+        fill_of = np.repeat(which.reshape(-1), [len(self.members[a]) for a in sources])
+        lengths = fill_lengths[fill_of]
+        fill_at = _ranges((np.cumsum(fill_lengths) - fill_lengths)[fill_of], lengths)
+        wanted = np.repeat(self._projection(source_rows, ~kept), lengths)
+        wanted += np.concatenate(fills)[fill_at]
+        own = self._projection(self.members[b], ~kept)
+        if j >= 0:  # B's marginal and the wanted values numbered in one factorisation
+            codes = pd.factorize(np.concatenate([own, wanted]))[0].astype(np.int64)
+            ids, wanted_ids = codes[: len(own)], codes[len(own) :]
+            at = np.flatnonzero(wanted_ids <= ids.max())
+            found = np.repeat(source_rows, lengths)[at]
+            acc.join(found, wanted_ids[at], self.members[b], ids)
         else:  # the groups of one pattern are distinct on the keys it observes
-            ids, index = np.arange(len(own), dtype=np.int64), _Index(own)
-        rows, wanted = [], []
-        for a in sources:
-            fill = np.zeros(1, dtype=np.int64)
-            for key in np.flatnonzero(kept & ~self.masks[a]):
-                fill = (fill[:, None] + np.arange(self.cards[key]) * self.radix[key]).ravel()
-            base = self._projected(a, kept & self.masks[a])
-            wanted.append((base[:, None] + fill[None, :]).ravel())
-            rows.append(np.repeat(self.members[a], len(fill)))
-        at, position = index.find(np.concatenate(wanted))
-        acc.join(np.concatenate(rows)[at], position, self.members[b], ids)
+            at, position = _find(own, wanted)
+            found = np.repeat(source_rows, lengths)[at]
+            pair = np.arange(len(at), dtype=np.int64)  # each pair found once: one id per pair
+            acc.join(found, pair, self.members[b][position], pair)
+
+    def _enumerated(self, keys: np.ndarray) -> np.ndarray:
+        """The digits of every combination of values of ``keys``, summed."""
+        fill = np.zeros(1, dtype=np.int64)
+        for key in keys:
+            fill = (fill[:, None] + (np.arange(self.cards[key]) + 1) * self.radix[key]).ravel()
+        return fill
 
 
-class _Index:
-    """Distinct non-negative integers, looked up by a hashed bit filter, then a binary search.
+def _find(values: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions in ``wanted`` of the values present among ``values`` (distinct), and where.
 
-    Most values enumerated against a pattern are absent from it; the filter
-    (one byte per slot, 16 slots per value) turns almost all of them away
-    with one read, and only the rest are searched.
+    One hash look-up per wanted value (``pandas.Index.get_indexer``).
     """
-
-    def __init__(self, values: np.ndarray) -> None:
-        self.order = np.argsort(values)
-        self.sorted = values[self.order]
-        bits = max(10, int(np.ceil(np.log2(16 * max(len(values), 1)))))
-        self.shift = np.uint64(64 - bits)
-        self.seen = np.zeros(1 << bits, dtype=bool)
-        self.seen[self._slot(values)] = True
-
-    def _slot(self, values: np.ndarray) -> np.ndarray:
-        # Fibonacci hashing: the top bits of the value times 2**64 / golden ratio.
-        return (values.view(np.uint64) * _GOLDEN) >> self.shift
-
-    def find(self, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Positions in ``wanted`` of the values present, and their positions among the values."""
-        maybe = np.flatnonzero(self.seen[self._slot(wanted)])
-        pos = np.searchsorted(self.sorted, wanted[maybe])
-        pos[pos == len(self.sorted)] = 0
-        ok = self.sorted[pos] == wanted[maybe] if len(self.sorted) else np.zeros(0, dtype=bool)
-        return maybe[ok], self.order[pos[ok]]
+    position = pd.Index(values).get_indexer(wanted)
+    at = np.flatnonzero(position >= 0)
+    return at, position[at]
 
 
 def _grouped(keys: np.ndarray):

@@ -6,6 +6,7 @@ brute-force count (every pair of records compared) on small random files.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -257,3 +258,28 @@ def test_matched_histogram_every_route_equals_brute_force(route):
     match = _brute_force_matches(codes)
     expected = (match * weights) @ np.eye(6)[sensitive]
     np.testing.assert_allclose(dense[groups.group], expected)
+
+
+def test_weighted_counts_matched_in_one_pass(route, monkeypatch):
+    """Counts and sums of weights: one matching of the patterns, the answers of two."""
+    codes, frame = _holes_file(seed=21, n=1200)
+    weights = np.random.default_rng(22).uniform(1, 5, len(codes))
+    groups = _keys.group_keys(codes, "any")
+    counts = groups.size.astype(np.float64)
+    summed = groups.sum_by_group(weights)
+    separately = np.column_stack([groups.matched(counts), groups.matched(summed)])
+    # The grouping's packed codes reused, or recomputed by the matching: one answer.
+    unpacked = dataclasses.replace(groups, packed=None)
+    np.testing.assert_allclose(unpacked.matched(np.column_stack([counts, summed])), separately)
+    calls = []
+    matching = _keys._match_patterns
+    monkeypatch.setattr(_keys, "_match_patterns", lambda *args: calls.append(1) or matching(*args))
+    together = groups.matched(np.column_stack([counts, summed]))
+    np.testing.assert_allclose(together, separately)
+    result = key_risk(frame.assign(w=weights), ["k0", "k1", "k2", "k3"], missing="any", weight="w")
+    assert len(calls) == 2  # one for the matched columns above, one for key_risk
+    match = _brute_force_matches(codes)
+    np.testing.assert_array_equal(together[groups.group, 0], match.sum(axis=1))
+    np.testing.assert_allclose(together[groups.group, 1], match @ weights)
+    np.testing.assert_array_equal(result.frequencies, match.sum(axis=1))
+    np.testing.assert_allclose(result.population_frequencies, match @ weights)

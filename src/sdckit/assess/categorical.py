@@ -80,8 +80,10 @@ def check_keys(
     if not keys:
         raise ParameterError("keys: give at least one key variable")
     for key in keys:
+        if schema[key].kind is not Kind.NUMERIC:
+            continue
         distinct = int(data[key].nunique())
-        if schema[key].kind is Kind.NUMERIC and distinct > max_numeric_key_levels(len(data)):
+        if distinct > max_numeric_key_levels(len(data)):
             raise SchemaError(
                 f"key {key!r} is numeric with {distinct} distinct values in {len(data)} records "
                 f"(more than {max_numeric_key_levels(len(data))}): nearly every value points at "
@@ -374,14 +376,16 @@ def frequencies(
     missing: str = "category",
     weights: np.ndarray | None = None,
 ) -> tuple[KeyGroups, np.ndarray, np.ndarray]:
-    """The key groups, f_k and F_k of every record under a missing-value convention."""
+    """The key groups, f_k and F_k of every record under a missing-value convention.
+
+    With weights, the counts and the sums of weights are matched in one pass.
+    """
     groups = group_keys(key_codes(data, keys), check_missing(missing))
-    fk_group = groups.matched(groups.size.astype(np.float64))
-    fk = fk_group[groups.group]
     if weights is None:
+        fk = groups.matched(groups.size.astype(np.float64))[groups.group]
         return groups, fk, fk.copy()
-    big_f = groups.matched(groups.sum_by_group(weights))[groups.group]
-    return groups, fk, big_f
+    both = groups.matched(np.column_stack([groups.size, groups.sum_by_group(weights)]))
+    return groups, both[groups.group, 0], both[groups.group, 1]
 
 
 def individual_risk(
