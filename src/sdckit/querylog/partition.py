@@ -31,11 +31,12 @@ whole log is one block (the exact method, for small logs).
 Blocks. A block must hold the users the exact method would group together:
 a user's best partners are those sharing most of her categories, counts
 included (the incidence is a sum of minima of counts). Blocks keyed by a
-user's dominant category missed most of them (on an AOL-like log of 10^4
-users only 31% of the exact method's groups fell in one such block: users
-mix topics, and two users who share most categories often differ in the
-one they have most of). Users are therefore described by their whole
-profile, ``log(1 + count)`` of each category of the deepest level in use
+user's dominant category split most of the exact method's groups on an
+AOL-like log of 10^4 users: users mix topics, and two users who share most
+categories often differ in the one they have most of
+(``docs/benchmarks.md``, "Search logs: blocks by profile bisection"). Users
+are therefore described by their whole profile, ``log(1 + count)`` of each
+category of the deepest level in use
 (a level-2 category fixes its level-1 parent; the logarithm keeps a heavy
 searcher from outweighing the rest of a split), and the log is cut by
 recursive balanced bisection: the principal direction of the profiles
