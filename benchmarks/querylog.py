@@ -12,7 +12,8 @@ Baseline (the floor every method pays): reading the log and classifying it in
 the ODP239 taxonomy (``read_log`` + ``classification_matrices``), timed in
 the same run. Printed: protect's wall time (reading included) over the
 floor's, peak memory, the peak when each stage ends, and the SRP of blocked
-mode beside the exact mode (one block) on ``--exact-users`` users.
+mode beside the exact mode (one block) on ``--exact-users`` users, for each
+k of ``--k`` (the first k is that of the timed runs), with the relative gap.
 
     nice -n 10 .venv/bin/python benchmarks/querylog.py --sizes 10000,100000,1000000
 
@@ -26,6 +27,7 @@ same file), so a 10^6-user log (about 8 GB) is drawn once.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import operator
 import os
@@ -125,7 +127,7 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run_one(path: str, mode: str, n_users: int) -> None:
+def run_one(path: str, mode: str, n_users: int, k: int, block_size: int) -> None:
     """Child process: time one stage and print a JSON line."""
     from sdckit.io import write_table
     from sdckit.querylog import (
@@ -168,10 +170,10 @@ def run_one(path: str, mode: str, n_users: int) -> None:
 
         result = protect(
             path,
-            k=5,
+            k=k,
             taxonomy=taxonomy,
             levels=2,
-            block_size=None if mode == "exact" else 1000,
+            block_size=None if mode == "exact" else block_size,
             random_state=0,
             progress=progress,
         )
@@ -202,9 +204,18 @@ def run_one(path: str, mode: str, n_users: int) -> None:
     print(json.dumps(out))
 
 
-def child(path: Path, mode: str, n_users: int) -> dict[str, Any]:
+def child(path: Path, mode: str, n_users: int, k: int, block_size: int) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, __file__, "--child", str(path), mode, str(n_users)],
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            str(path),
+            mode,
+            str(n_users),
+            str(k),
+            str(block_size),
+        ],
         check=True,
         stdout=subprocess.PIPE,
         text=True,
@@ -228,11 +239,21 @@ def main() -> None:
     parser.add_argument(
         "--logs", type=Path, help="keep the generated logs here and reuse those already there"
     )
-    parser.add_argument("--child", nargs=3)
+    parser.add_argument("--k", default="5", help="k of the runs; several (5,10) for the SRP check")
+    parser.add_argument(
+        "--block-size", type=int, help="largest block of blocked mode (default: protect's)"
+    )
+    parser.add_argument("--child", nargs=5)
     args = parser.parse_args()
     if args.child:
-        run_one(args.child[0], args.child[1], int(args.child[2]))
+        path, mode, n_users, k, block_size = args.child
+        run_one(path, mode, int(n_users), int(k), int(block_size))
         return
+    ks = [int(v) for v in args.k.split(",")]
+    if args.block_size is None:
+        from sdckit.querylog import protect
+
+        args.block_size = inspect.signature(protect).parameters["block_size"].default
     if not SAMPLE.exists() or not ODP.exists():
         sys.exit(f"needs {SAMPLE} and {ODP}")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
@@ -244,7 +265,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     stages = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for n_users in [int(s) for s in args.sizes.split(",")]:
+        for n_users in [int(s) for s in args.sizes.split(",") if s]:
             kept = args.logs is not None
             path = (args.logs if kept else Path(tmp)) / f"log_{n_users}.csv"
             if kept and path.exists():
@@ -257,8 +278,8 @@ def main() -> None:
                 lines = synthetic_log_batched(n_users, path)
             load = _load()
             # protect first: on a long run its time and memory are the aims' figures.
-            blocked = child(path, "blocked", n_users)
-            floor = child(path, "floor", n_users)
+            blocked = child(path, "blocked", n_users, ks[0], args.block_size)
+            floor = child(path, "floor", n_users, ks[0], args.block_size)
             if not kept:
                 path.unlink()
             ratio = float(blocked["seconds"]) / float(floor["seconds"])
@@ -282,18 +303,27 @@ def main() -> None:
             return
         subset = Path(tmp) / f"log_{args.exact_users}.csv"
         synthetic_log_batched(args.exact_users, subset, seed=1)
-        exact = child(subset, "exact", args.exact_users)
-        blocked = child(subset, "blocked+srp", args.exact_users)
-        print()
-        print(f"{args.exact_users:,} users, k = 5: SRP level 1, level 2")
-        print(
-            f"  exact   (1 block):   {exact['srp'][0]:.3f}, {exact['srp'][1]:.3f}; "
-            f"{exact['seconds']:.1f} s, peak {exact['peak_mb']:.0f} MB"
-        )
-        print(
-            f"  blocked ({blocked['blocks']} blocks): {blocked['srp'][0]:.3f}, "
-            f"{blocked['srp'][1]:.3f}; {blocked['seconds']:.1f} s, peak {blocked['peak_mb']:.0f} MB"
-        )
+        for k in ks:
+            exact = child(subset, "exact", args.exact_users, k, args.block_size)
+            blocked = child(subset, "blocked+srp", args.exact_users, k, args.block_size)
+            gaps = ", ".join(
+                f"{b / e - 1:+.1%}" for b, e in zip(blocked["srp"], exact["srp"], strict=True)
+            )
+            print()
+            print(
+                f"{args.exact_users:,} users, k = {k}, blocks of at most {args.block_size:,}: "
+                "SRP level 1, level 2"
+            )
+            print(
+                f"  exact   (1 block):   {exact['srp'][0]:.3f}, {exact['srp'][1]:.3f}; "
+                f"{exact['seconds']:.1f} s, peak {exact['peak_mb']:.0f} MB"
+            )
+            print(
+                f"  blocked ({blocked['blocks']} blocks): {blocked['srp'][0]:.3f}, "
+                f"{blocked['srp'][1]:.3f}; {blocked['seconds']:.1f} s, "
+                f"peak {blocked['peak_mb']:.0f} MB"
+            )
+            print(f"  blocked against exact: {gaps}")
         print(f"load average at the end: {_load()}")
 
 

@@ -197,7 +197,7 @@ def protect_command(
             "--block-size",
             help="Largest block of users grouped together (memory grows as its square).",
         ),
-    ] = 1000,
+    ] = 2000,
     exact: Annotated[
         bool,
         typer.Option(

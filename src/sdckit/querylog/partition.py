@@ -24,9 +24,29 @@ those of recomputing every such row at once, at a fraction of the work when
 many users' best match is the same heavy searcher.
 
 For large logs the quadratic incidence matrix cannot be held, so users are
-first put into blocks by their top-level category profile (:func:`user_blocks`)
-and the paper's algorithm runs inside each block; with ``block_size=None``
-the whole log is one block (the exact method, for small logs).
+first put into blocks of similar category profiles (:func:`user_blocks`) and
+the paper's algorithm runs inside each block; with ``block_size=None`` the
+whole log is one block (the exact method, for small logs).
+
+Blocks. A block must hold the users the exact method would group together:
+a user's best partners are those sharing most of her categories, counts
+included (the incidence is a sum of minima of counts). Blocks keyed by a
+user's dominant category split most of the exact method's groups on an
+AOL-like log of 10^4 users: users mix topics, and two users who share most
+categories often differ in the one they have most of
+(``docs/benchmarks.md``, "Search logs: blocks by profile bisection"). Users
+are therefore described by their whole profile, ``log(1 + count)`` of each
+category of the deepest level in use
+(a level-2 category fixes its level-1 parent; the logarithm keeps a heavy
+searcher from outweighing the rest of a split), and the log is cut by
+recursive balanced bisection: the principal direction of the profiles
+gives a first split, balanced 2-means (Lloyd's step with both sides kept at
+their sizes) refines it, and each side is cut again. The sizes are fixed in
+advance so that the ``b = ceil(n / block_size)`` blocks are near-equal, at
+least ``block_size / 2 >= k`` users each; the work is a few sparse
+products per level of the tree, ``log2(b)`` levels. The deterministic start
+of the power iteration and stable sorts make the blocks a function of the
+matrices alone.
 """
 
 from __future__ import annotations
@@ -159,98 +179,131 @@ def semantic_clusters(incidence: np.ndarray, *, k: int) -> list[np.ndarray]:
 
 
 def user_blocks(
-    level_one: sp.spmatrix,
+    matrices: Sequence[sp.spmatrix],
     *,
     k: int,
     block_size: int,
-    level_two: sp.spmatrix | None = None,
+    levels: Sequence[int] | None = None,
 ) -> list[np.ndarray]:
-    """Blocks of users with the same top-level category profile.
+    """Blocks of users with similar category profiles, by recursive balanced bisection.
 
-    Users are keyed by their dominant level-1 category (the one most of their
-    terms fall in; users with no classified term form their own key) and
-    sorted by it, then by their dominant level-2 category, then by their
-    order in the log. A key with more than ``block_size`` users is cut into
-    near-equal consecutive pieces of at most ``block_size``; consecutive keys
-    (or pieces) are then packed, in sort order, into blocks of at most
-    ``block_size`` users, a block under k users taking the next key too (the
-    last joins the previous block). Every block thus has at least k users
-    and at most ``block_size + k - 1``.
+    Each user is described by the log-counts ``log(1 + M_l(i, c))`` of the
+    deepest level l in ``levels`` at which she has a category (a user with
+    no category at all is a zero vector). The users are split in two along
+    the principal direction of these vectors, the split is refined by a few
+    steps of balanced 2-means (Lloyd's step with the sizes of the two sides
+    kept), and each side is split again until the pieces hold at most
+    ``block_size`` users (see the module notes, "Blocks"). The sizes are
+    fixed in advance: the ``b = ceil(n / block_size)`` blocks hold
+    ``floor(n / b)`` or ``ceil(n / b)`` users each, so every block has at
+    least ``block_size / 2 >= k`` users.
 
     Parameters
     ----------
-    level_one : scipy.sparse matrix
-        The level-1 classification matrix (users x top categories).
+    matrices : sequence of scipy.sparse matrices
+        The classification matrices M_{U x C_l}, l = 1..L.
     k : int
         The minimum group size.
     block_size : int
         The largest block (at least 2k).
-    level_two : scipy.sparse matrix, optional
-        The level-2 classification matrix, to order users inside a key.
+    levels : sequence of int, optional
+        The 1-based levels the similarity uses (default: all).
 
     Returns
     -------
     list of numpy.ndarray
-        Row positions of the users of each block.
+        Row positions of the users of each block, in increasing order.
     """
-    n = level_one.shape[0]
+    n = matrices[0].shape[0]
     check_k(k, n)
-    if not isinstance(block_size, int) or block_size < 2 * k:
+    if not isinstance(block_size, int) or isinstance(block_size, bool) or block_size < 2 * k:
         raise ParameterError(
             f"block_size must be an integer of at least 2k = {2 * k}, got {block_size!r}"
         )
-    key_one = _dominant(level_one)
-    key_two = _dominant(level_two) if level_two is not None else np.zeros(n, dtype=np.int64)
-    # Unclassified users (key -1) sort last, after every category.
-    key_one = np.where(key_one < 0, np.iinfo(np.int64).max, key_one)
-    order = np.lexsort((np.arange(n), key_two, key_one))
-    sorted_keys = key_one[order]
-    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-    ends = np.r_[starts[1:], n]
-    pieces: list[np.ndarray] = []
-    for start, end in zip(starts, ends, strict=True):
-        members = order[start:end]
-        if len(members) > block_size:
-            n_pieces = -(-len(members) // block_size)
-            pieces.extend(np.array_split(members, n_pieces))
-        else:
-            pieces.append(members)
-    # Consecutive keys are packed into blocks of up to block_size users, so
-    # a block is as large as memory allows and holds neighbouring profiles.
+    features = _block_features(matrices, levels)
+    n_blocks = -(-n // block_size)
+    sizes = np.full(n_blocks, n // n_blocks, dtype=np.int64)
+    sizes[: n % n_blocks] += 1
     blocks: list[np.ndarray] = []
-    pending: list[np.ndarray] = []
-    size = 0
-    for piece in pieces:
-        if pending and size >= k and size + len(piece) > block_size:
-            blocks.append(np.concatenate(pending))
-            pending, size = [], 0
-        pending.append(piece)
-        size += len(piece)
-    if pending:
-        if size >= k or not blocks:
-            blocks.append(np.concatenate(pending))
-        else:
-            blocks[-1] = np.concatenate([blocks[-1], *pending])
+    pending: list[tuple[np.ndarray, np.ndarray]] = [(np.arange(n), sizes)]
+    while pending:
+        users, leaves = pending.pop()
+        if len(leaves) == 1:
+            blocks.append(users)
+            continue
+        half = (len(leaves) + 1) // 2
+        n_left = int(leaves[:half].sum())
+        order = _bisect(sp.csr_matrix(features[users]), n_left)
+        # Right side pushed first: blocks come out left to right.
+        pending.append((np.sort(users[order[n_left:]]), leaves[half:]))
+        pending.append((np.sort(users[order[:n_left]]), leaves[:half]))
     return blocks
 
 
-def _dominant(matrix: sp.spmatrix) -> np.ndarray:
-    """Per row, the column with the largest count (first on ties); -1 for an empty row."""
-    csr = sp.csr_matrix(matrix)
-    csr.sum_duplicates()  # canonical: sorted columns, no duplicates
-    lengths = np.diff(csr.indptr)
-    row = np.repeat(np.arange(csr.shape[0]), lengths)
-    # Within each row, the largest count first, then the smallest column.
-    order = np.lexsort((csr.indices, -csr.data, row))
-    out = np.full(csr.shape[0], -1, dtype=np.int64)
-    nonempty = lengths > 0
-    out[nonempty] = csr.indices[order[csr.indptr[:-1][nonempty]]]
-    return out
+def _block_features(matrices: Sequence[sp.spmatrix], levels: Sequence[int] | None) -> sp.csr_matrix:
+    """Per user, log(1 + counts) at the deepest level of ``levels`` where she has a category."""
+    chosen = sorted(range(1, len(matrices) + 1) if levels is None else levels, reverse=True)
+    n = matrices[0].shape[0]
+    placed = np.zeros(n, dtype=bool)
+    parts = []
+    for level in chosen:
+        matrix = sp.csr_matrix(matrices[level - 1], dtype=np.float64)
+        matrix.eliminate_zeros()
+        take = (np.diff(matrix.indptr) > 0) & ~placed
+        matrix = sp.csr_matrix(sp.diags(take.astype(np.float64)) @ matrix)
+        matrix.eliminate_zeros()
+        matrix.data = np.log1p(matrix.data)
+        parts.append(matrix)
+        placed |= take
+    return sp.csr_matrix(sp.hstack(parts, format="csr"))
+
+
+#: Steps of the power iteration for the principal direction, and the most
+#: steps of balanced 2-means after it (it stops earlier when no user moves).
+_POWER_STEPS = 20
+_REFINE_STEPS = 10
+
+
+def _bisect(features: sp.csr_matrix, n_left: int) -> np.ndarray:
+    """An order of the rows whose first ``n_left`` form one side of a balanced 2-means split."""
+    n = features.shape[0]
+    mean = np.asarray(features.mean(axis=0)).ravel()
+    # Principal direction of the centred rows, by power iteration from a fixed start.
+    direction = np.full(features.shape[1], 1.0 / np.sqrt(max(features.shape[1], 1)))
+    for _ in range(_POWER_STEPS):
+        scores = features @ direction - mean @ direction
+        step = features.T @ scores  # the scores sum to 0: no centring term
+        norm = float(np.linalg.norm(step))
+        if norm == 0.0:
+            break
+        step /= norm
+        converged = float(np.abs(step - direction).max()) < 1e-9
+        direction = step
+        if converged:
+            break
+    order = np.argsort(features @ direction, kind="stable")
+    left = np.zeros(n, dtype=bool)
+    left[order[:n_left]] = True
+    for _ in range(_REFINE_STEPS):
+        # |x - c_left|^2 - |x - c_right|^2 = 2 x.(c_right - c_left) + const:
+        # the n_left users with the smallest x.(c_right - c_left) go left.
+        weights = np.where(left, -1.0 / n_left, 1.0 / (n - n_left))
+        order = np.argsort(features @ (features.T @ weights), kind="stable")
+        moved = np.zeros(n, dtype=bool)
+        moved[order[:n_left]] = True
+        if np.array_equal(moved, left):
+            break
+        left = moved
+    return order
 
 
 @_groups_doc
 def partition_blocks(
-    matrices: Sequence[sp.spmatrix], *, k: int, block_size: int | None
+    matrices: Sequence[sp.spmatrix],
+    *,
+    k: int,
+    block_size: int | None,
+    levels: Sequence[int] | None = None,
 ) -> list[np.ndarray]:
     """The blocks the semantic partition runs in (one block for a small log or ``None``).
 
@@ -259,6 +312,9 @@ def partition_blocks(
     {{groups}}
     block_size : int or None
         The largest block; None: one block (the exact method).
+    levels : sequence of int, optional
+        The 1-based levels the similarity uses (default: all); the blocks
+        are formed on the deepest of them (:func:`user_blocks`).
 
     Returns
     -------
@@ -269,12 +325,7 @@ def partition_blocks(
     check_k(k, n)
     if block_size is None or n <= block_size:
         return [np.arange(n)]
-    return user_blocks(
-        matrices[0],
-        k=k,
-        block_size=block_size,
-        level_two=matrices[1] if len(matrices) > 1 else None,
-    )
+    return user_blocks(matrices, k=k, block_size=block_size, levels=levels)
 
 
 @_groups_doc
@@ -282,7 +333,7 @@ def semantic_partition(
     matrices: Sequence[sp.spmatrix],
     *,
     k: int,
-    block_size: int | None = 1000,
+    block_size: int | None = 2000,
     levels: Sequence[int] | None = None,
     progress: Callable[[int, int], None] | None = None,
     blocks: Sequence[np.ndarray] | None = None,
@@ -302,7 +353,8 @@ def semantic_partition(
         ``progress(done, total)`` in users grouped.
     blocks : sequence of numpy.ndarray, optional
         The blocks, when the caller has them already (from
-        :func:`partition_blocks` with the same ``k`` and ``block_size``);
+        :func:`partition_blocks` with the same ``k``, ``block_size`` and
+        ``levels``);
         default: computed here.
 
     Returns
@@ -311,7 +363,7 @@ def semantic_partition(
         For each user (row of the matrices), the number of its group, 0..g-1.
     """
     if blocks is None:
-        blocks = partition_blocks(matrices, k=k, block_size=block_size)
+        blocks = partition_blocks(matrices, k=k, block_size=block_size, levels=levels)
     n = matrices[0].shape[0]
     labels = np.full(n, -1, dtype=np.int64)
     next_label = 0

@@ -149,7 +149,7 @@ def protect(
     levels: int = 2,
     categories_per_term: int = 1,
     min_level_share: float = 0.5,
-    block_size: int | None = 1000,
+    block_size: int | None = 2000,
     user_column: str = "AnonID",
     query_column: str = "Query",
     times: str | None = None,
@@ -178,7 +178,8 @@ def protect(
         A level l > 1 enters the similarity only when at least this share of
         the classified terms is classified that deep (the paper: 0.5).
     block_size : int or None
-        Users are blocked by top-level category profile and the paper's
+        Users are cut into blocks of similar category profiles
+        (:func:`sdckit.querylog.partition.user_blocks`) and the paper's
         algorithm runs inside blocks of at most this many users; None runs
         it exactly on the whole log (memory grows as users squared).
     user_column, query_column : str
@@ -245,7 +246,7 @@ def protect(
         log, classifier=classifier, progress=stage("classifying")
     )
     used = levels_in_use(classification, min_level_share)
-    blocks = partition_blocks(classification.matrices, k=k, block_size=block_size)
+    blocks = partition_blocks(classification.matrices, k=k, block_size=block_size, levels=used)
     labels = semantic_partition(
         classification.matrices,
         k=k,
