@@ -306,12 +306,12 @@ def column_changes(
     for col in columns:
         before = original[col]
         after = masked[col]
-        codes_before = pd.factorize(before, use_na_sentinel=True)[0]
         n = len(before)
         changed = _changed_share(before, after) if n else 0.0
         if selection_share is None:
             expected = np.nan
         else:
+            codes_before = pd.factorize(before, use_na_sentinel=True)[0]
             counts = np.bincount(codes_before + 1)  # missing values form one value of their own
             shares = counts / max(n, 1)
             expected = float(selection_share) * float(1.0 - np.sum(shares**2))
