@@ -175,6 +175,7 @@ def state_metrics(
     *,
     parent: pd.DataFrame | None = None,
     parent_metrics: Mapping[str, Any] | None = None,
+    known_columns: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Risk of ``data`` and its utility against the project's original.
 
@@ -182,7 +183,9 @@ def state_metrics(
     recomputed: the key risk when a key, sensitive, weight or household column changed,
     the moments and correlations when a numeric column did, and the
     per-column figures of the changed columns; the rest is the parent's,
-    which are the same numbers.
+    which are the same numbers. Moments and correlations are given once a
+    numeric column differs from the original (against itself there is
+    nothing to compare).
 
     Parameters
     ----------
@@ -194,6 +197,9 @@ def state_metrics(
         The state the step was applied to.
     parent_metrics : mapping, optional
         Its figures (from this function, under the same roles).
+    known_columns : mapping, optional
+        The ``"columns"`` figures of this same ``data`` computed before,
+        under other roles (they depend on the values only): reused.
 
     Returns
     -------
@@ -229,7 +235,16 @@ def state_metrics(
             household=household[0] if household else None,
         )
         errors.update(risk_errors)
-    redo = [c for c in published if c in changed or c not in parent_metrics.get("columns", {})]
+    same_data = dict(known_columns or {})  # figures of these very values
+    known = {**parent_metrics.get("columns", {}), **same_data}
+    redo = [c for c in published if c not in same_data and (c in changed or c not in known)]
+    columns: dict[str, dict[str, Any]] = {}
+    if data is project.original:
+        # The original against itself: no cell changed, and a text column has no mean to
+        # compare (column_changes says NaN); only the numbers' ratios need their pass.
+        for c in [c for c in redo if not pd.api.types.is_numeric_dtype(data[c].dtype)]:
+            columns[str(c)] = {"changed_share": 0.0, "mean_ratio": None, "variance_ratio": None}
+        redo = [c for c in redo if str(c) not in columns]
     with warnings.catch_warnings():
         # A recoded numeric column holds labels: its mean is undefined, and said so by NaN.
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -237,17 +252,15 @@ def state_metrics(
             project.original,
             data,
             redo,
+            selection_share=None,  # the panel shows no expected share: not computed
             categorical=[c for c in redo if not pd.api.types.is_numeric_dtype(data[c].dtype)],
         )
-    columns = {
-        str(col): {
+    for col, row in table.iterrows():
+        columns[str(col)] = {
             key: plain_number(row[key]) for key in ("changed_share", "mean_ratio", "variance_ratio")
         }
-        for col, row in table.iterrows()
-    }
     columns = {
-        str(c): columns[str(c)] if str(c) in columns else dict(parent_metrics["columns"][str(c)])
-        for c in published
+        str(c): columns[str(c)] if str(c) in columns else dict(known[str(c)]) for c in published
     }
     shares = [v["changed_share"] for v in columns.values()]
     utility["cells_changed_share"] = float(np.mean(shares)) if shares else 0.0
@@ -259,13 +272,17 @@ def state_metrics(
         and pd.api.types.is_numeric_dtype(project.original[c].dtype)
         and pd.api.types.is_numeric_dtype(data[c].dtype)
     ]
-    if parent is not None and not changed & set(numeric):
+    # Moments and correlations compare the numbers with the original's: while no numeric
+    # column differs from the original (the original itself, a step on the keys only) there
+    # is nothing to compare, and the two passes over every number are not made.
+    moved = any(columns[str(c)]["changed_share"] for c in numeric)
+    if moved and parent is not None and not changed & set(numeric):
         kept = {
             k: v for k, v in parent_metrics.get("utility", {}).items() if k != "cells_changed_share"
         }
         utility.update(kept)
         errors.update({k: v for k, v in old_errors.items() if k in ("moments", "correlations")})
-    elif len(numeric) >= 2:
+    elif moved and len(numeric) >= 2:
         for name, measure in (("moments", compare_moments), ("correlations", compare_correlations)):
             try:
                 result = measure(project.original, data, columns=numeric, schema=schema)

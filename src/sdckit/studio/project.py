@@ -22,6 +22,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -261,11 +262,15 @@ class Project:
 
     def __init__(self, path: str | os.PathLike, *, cache_size: int = 4) -> None:
         self.path = Path(path).resolve()
-        data = read_table(self.path)
+        # The fingerprint hashes the file's bytes while the reader parses them (both let go
+        # of the interpreter lock), so opening a large file costs about one read, not two.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            fingerprint = pool.submit(file_fingerprint, self.path)
+            data = read_table(self.path)
+            self.fingerprint = fingerprint.result()
         if data.shape[1] == 0 or len(data) == 0:
             raise DataError(f"input file {str(self.path)!r} holds no records")
         self.original = data
-        self.fingerprint = file_fingerprint(self.path)
         self.kinds: dict[str, str] = {str(c): _inferred_kind(data[c]) for c in data.columns}
         self.roles: dict[str, str] = dict.fromkeys(self.kinds, "other")
         self.suggestions: dict[str, str] = {}
@@ -374,7 +379,10 @@ class Project:
             self.roles, self.kinds = new_roles, new_kinds
             self.columns_version += 1
             self._cache.clear()
-            self.steps[0] = Step(0, None, metrics=self.metrics(self.original))
+            # The original's per-column figures depend on its values only: kept.
+            before = self.steps[0].metrics.get("columns", {})
+            figures = state_metrics(self, self.original, known_columns=before)
+            self.steps[0] = Step(0, None, metrics=figures)
             for step_id in sorted(self.steps):
                 step = self.steps[step_id]
                 if step.parent is not None:
