@@ -48,6 +48,7 @@ from sdckit.errors import ParameterError
 
 __all__ = [
     "MISSING_CONVENTIONS",
+    "SUPPRESSED_MISSING",
     "KeyGroups",
     "check_missing",
     "combine_codes",
@@ -57,6 +58,11 @@ __all__ = [
 
 Missing = Literal["category", "any"]
 MISSING_CONVENTIONS: tuple[str, ...] = ("category", "any")
+#: How a blank key value counts where key values are blanked to lower risk: it matches any
+#: value (sdcMicro's and mu-Argus' convention, Hundepool et al. 2012, §3.4.2). The default of
+#: the methods that blank keys (local suppression, k-anonymity) and the convention of the
+#: studio's risk panel, so a file made k-anonymous by them is shown k-anonymous.
+SUPPRESSED_MISSING: Missing = "any"
 
 _INT64_LIMIT = np.iinfo(np.int64).max
 # Missingness patterns of at most _TINY_PATTERN groups are compared pairwise with every

@@ -75,15 +75,19 @@ def _looks_like(series: pd.Series, max_levels: int) -> tuple[str, str] | None:
         return None
     if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
         return None
-    distinct = int(present.nunique())
     if not pd.api.types.is_numeric_dtype(dtype):
         if _ID_NAME.search(name):
             return "identifier", "named like an identifier"
-        if n > max_levels and distinct == n:
+        if n > max_levels and int(present.nunique()) == n:
             return "identifier", f"text with every one of its {n} values distinct"
         return None
     values = present.to_numpy(dtype=np.float64)
     whole = _whole_numbers(values)
+    if not whole and len(np.unique(values[: 4 * max_levels])) > max_levels:
+        # Fractions are no identifier, and more than max_levels values are no code: no need
+        # to count the distinct values of a million measurements.
+        return None
+    distinct = int(present.nunique())
     if whole and _ID_NAME.search(name):
         return "identifier", "whole numbers named like an identifier"
     if whole and distinct > max_levels:

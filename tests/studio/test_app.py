@@ -14,11 +14,10 @@ from sdckit.studio.recipe import replay_step
 
 
 def _wait(client, job_id: str) -> dict:
-    for _ in range(600):
-        job = client.get(f"/api/jobs/{job_id}").json()
+    for _ in range(60):  # a long poll answers as soon as the job ends
+        job = client.get(f"/api/jobs/{job_id}", params={"wait": 5}).json()
         if job["status"] in ("done", "failed", "cancelled"):
             return job
-        time.sleep(0.05)
     raise AssertionError(f"job {job_id} did not finish")
 
 
@@ -228,3 +227,59 @@ def test_a_recipe_posted_to_the_studio_is_replayed(client, studio):
     assert studio.project.state().equals(state)
     bad = client.post("/api/recipe", content=text.replace("sha256:", "sha256:0").encode())
     assert bad.status_code == 422 and "another file" in bad.json()["error"]
+
+
+def test_a_long_poll_answers_when_the_job_ends_and_is_bounded(client, studio, monkeypatch):
+    release = threading.Event()
+
+    def held(method, params, *, seed=None, parent=None, progress=None):
+        release.wait(10)
+        raise AssertionError("stop here")
+
+    monkeypatch.setattr(studio.project, "compute_step", held)
+    job = client.post("/api/apply", json={"method": "pram", "params": {}, "seed": 1}).json()
+    # The job is held: a short poll comes back with it still running.
+    assert client.get(f"/api/jobs/{job['job']}", params={"wait": 0.2}).json()["status"] in (
+        "queued",
+        "running",
+    )
+    threading.Timer(0.3, release.set).start()
+    ended = client.get(f"/api/jobs/{job['job']}", params={"wait": 20}).json()
+    assert ended["status"] == "failed"  # woken by the end, not by the 20 s bound
+    assert client.get(f"/api/jobs/{job['job']}", params={"wait": 31}).status_code == 422
+
+
+def test_exporting_the_untouched_original_needs_a_confirmation(client, studio):
+    assert client.post("/api/roles", json={"by_role": ROLES}).status_code == 200
+    refused = client.post("/api/export", json={"name": "plain", "report": False})
+    assert refused.status_code == 422
+    assert refused.json()["parameter"] == "confirm_unmasked"
+    assert "no method was applied" in refused.json()["error"]
+    assert list(studio.output_dir.iterdir()) == []  # nothing written
+    confirmed = client.post(
+        "/api/export", json={"name": "plain", "report": False, "confirm_unmasked": True}
+    )
+    assert confirmed.status_code == 200
+    assert confirmed.json()["warnings"][0].startswith("nothing was masked: no method was applied")
+
+
+def test_a_direct_identifier_is_never_released(client, studio):
+    assert client.post("/api/roles", json={"by_role": ROLES}).status_code == 200
+    assert client.post("/api/roles", json={"roles": {"ori_hid": "id"}}).status_code == 200
+    method, params, seed = STEPS[1]
+    studio.project.apply(method, params, seed=seed)
+    state = {c["name"]: c for c in client.get("/api/state").json()["columns"]}
+    assert state["ori_hid"]["release"] == "never" and state["income"]["release"] == "confidential"
+    answer = client.post("/api/export", json={"name": "x", "override": ["ori_hid"]})
+    assert answer.status_code == 422 and answer.json()["column"] == "ori_hid"
+    assert list(studio.output_dir.iterdir()) == []
+
+
+def test_suda_runs_as_a_job_and_lands_in_the_panel(client):
+    assert client.post("/api/roles", json={"by_role": ROLES}).status_code == 200
+    job = client.post("/api/risk/suda")
+    assert job.status_code == 202
+    done = _wait(client, job.json()["job"])
+    assert done["status"] == "done", done
+    risk = client.get("/api/state").json()["metrics"]["risk"]
+    assert risk["suda_special_uniques"] == done["result"]["figures"]["suda_special_uniques"]

@@ -45,3 +45,22 @@ def test_defaults_work_or_name_a_parameter(name, project):
         assert (dict(project.steps), project.current) == before
     else:
         assert step.method == name and project.current == step.id
+
+
+@pytest.mark.parametrize(
+    ("method", "parameter"),
+    [("local_suppression", "columns"), ("kanon", "columns"), ("pram", "columns")],
+)
+def test_a_parameter_the_method_cannot_run_without_is_required_in_its_form(
+    method, parameter, project
+):
+    spec = {p["name"]: p for p in FORMS[method]["parameters"]}[parameter]
+    assert spec["required"] and not spec["nullable"]
+    # The form is right: without it, the method refuses, naming it.
+    with pytest.raises(SDCError, match=parameter):
+        project.apply(method, {}, seed=1)
+
+
+def test_an_optional_columns_parameter_stays_optional():
+    spec = {p["name"]: p for p in FORMS["microaggregation"]["parameters"]}["columns"]
+    assert not spec["required"] and spec["nullable"]

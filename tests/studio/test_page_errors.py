@@ -127,3 +127,28 @@ def test_an_upload_opens_and_its_columns_replace_the_forms(studio_url, studio, t
         assert offered == ["age", "region", "income"]
         assert studio.project.path.name == "people.csv"
     log.assert_clean()
+
+
+def test_an_unmasked_export_and_a_required_column_list_are_refused_in_the_page(studio_url, studio):
+    base, url = studio_url
+    with studio_tab(base) as (page, log):
+        open_page(page, url)
+        # local_suppression cannot run without its key columns: the form says so at once.
+        page.click("#tab-methods")
+        page.select_option("#method", "local_suppression")
+        steps = step_count(page)
+        page.click("#apply")
+        page.wait_for_selector("#message:not([hidden])")
+        assert "columns" in page.inner_text("#message") and step_count(page) == steps
+        assert page.get_attribute("#p-columns", "aria-invalid") == "true"
+        # Nothing applied: the export is refused until the steward confirms, in the page.
+        page.click("#tab-export")
+        page.click("#export")
+        page.wait_for_selector("#export-unmasked:not([hidden])")
+        assert "no method was applied" in page.inner_text("#export-unmasked")
+        assert not list(studio.output_dir.iterdir())
+        page.check("#export-confirm-unmasked")
+        page.click("#export")
+        page.wait_for_selector("#export-result .warning")
+        assert "nothing was masked" in page.inner_text("#export-result .warning")
+    log.assert_clean()

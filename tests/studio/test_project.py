@@ -16,9 +16,98 @@ def test_roles_are_suggested_from_the_data(testdata):
     project = Project(testdata)
     assert project.roles["ori_hid"] == "id"
     assert "identifier" in project.suggestions["ori_hid"]
+    assert project.describe()["columns"][0]["release"] == "published"
     assert project.kinds["sex"] == "categorical"  # 1/2 codes are categories
     assert project.kinds["income"] == "numeric"
     assert project.fingerprint.startswith("sha256:") and len(project.fingerprint) == 71
+
+
+def test_weights_are_suggested_as_weights_never_as_categorical_codes(testdata):
+    from sdckit.studio import Project
+
+    project = Project(testdata)
+    described = {c["name"]: c for c in project.describe()["columns"]}
+    # Both weights of testdata.csv take few values, which the code rule flags.
+    for name in ("sampling_weight", "household_weights"):
+        assert project.kinds[name] == "numeric", name
+        assert described[name]["suggested_kind"] is None, name
+        assert described[name]["suggestion"].startswith("weight:"), name
+        assert project.roles[name] == "other"  # suggested, not set: "weight" may be a body weight
+    assert described["sampling_weight"]["suggested_role"] == "weight"
+    assert described["household_weights"]["suggested_role"] == "pass"  # one weight per project
+    assert described["sex"]["suggested_kind"] == "categorical"  # codes are still codes
+    assert described["ori_hid"]["suggested_role"] == "id"
+
+
+def test_the_risk_panel_counts_a_blank_key_as_local_suppression_does(project):
+    from sdckit._keys import SUPPRESSED_MISSING
+    from sdckit.assess import key_risk
+
+    keys = ["urbrur", "roof", "sex", "age"]
+    assert project.metrics_of(0)["risk"]["k_anonymity"] < 3
+    step = project.apply("local_suppression", {"columns": keys, "k_anonymity": 3}, seed=1)
+    state = project.state()
+    assert state[keys].isna().any().any()  # blanks were made
+    risk = step.metrics["risk"]
+    # What the method guarantees, the panel shows: no record below k = 3.
+    assert (
+        risk["k_anonymity"] >= 3 and risk["records_below_k3"] == 0 and risk["sample_uniques"] == 0
+    )
+    found = key_risk(state, keys, weight="sampling_weight", missing=SUPPRESSED_MISSING)
+    assert risk["key_combinations"] == found.n_combinations
+
+
+def test_every_method_that_blanks_keys_counts_blanks_as_the_panel_does():
+    from sdckit._keys import MISSING_CONVENTIONS, SUPPRESSED_MISSING
+    from sdckit.studio import method_forms
+
+    takers = []
+    for form in method_forms():
+        for spec in form["parameters"]:
+            # A "missing" parameter choosing how a blank key value counts (not rwn's policy).
+            if spec["name"] == "missing" and set(spec.get("choices") or ()) == {
+                *MISSING_CONVENTIONS
+            }:
+                takers.append(form["name"])
+                assert spec["default"] == SUPPRESSED_MISSING, form["name"]
+    assert {"local_suppression", "kanon"} <= set(takers)
+
+
+def test_household_risk_is_in_the_panel_once_a_household_column_is_declared(testdata):
+    from sdckit.assess import individual_risk
+    from sdckit.studio import Project
+
+    project = Project(testdata)
+    keys = ["urbrur", "roof", "sex"]
+    project.set_columns(by_role={"key": keys, "weight": ["sampling_weight"]})
+    assert "household_risk" not in project.metrics_of(0)["risk"]
+    project.set_columns(roles={"ori_hid": "household"})
+    risk = project.metrics_of(0)["risk"]
+    direct = individual_risk(
+        project.original, keys, weight="sampling_weight", household="ori_hid", missing="any"
+    )
+    assert risk["household_risk"] == pytest.approx(direct.household_global_risk)
+    assert risk["global_risk"] == pytest.approx(direct.global_risk)
+    assert risk["household_risk"] > risk["global_risk"]  # a household is at risk if any member is
+
+
+def test_suda_is_computed_on_request_with_progress_and_kept_by_the_step(project):
+    from sdckit.assess import suda
+
+    keys = ["urbrur", "roof", "sex", "age"]
+    assert "suda_special_uniques" not in project.metrics_of(0)["risk"]
+    seen: list[tuple[int, int]] = []
+    figures = project.suda(progress=lambda done, total: seen.append((done, total)))
+    direct = suda(project.original, keys)
+    assert figures["suda_special_uniques"] == direct.special_uniques
+    assert figures["suda_records_at_risk"] == int((direct.scores > 0).sum())
+    assert seen and seen[-1][0] == seen[-1][1] == 2**4 - 1  # every subset of the four keys
+    assert project.describe()["metrics"]["risk"]["suda_special_uniques"] == direct.special_uniques
+    project.set_columns(roles={"age": "other"})  # other keys: the old figures are gone
+    assert "suda_special_uniques" not in project.metrics_of(0)["risk"]
+    project.set_columns(roles={"urbrur": "other", "roof": "other", "sex": "other"})
+    with pytest.raises(ParameterError, match="key"):
+        project.suda()
 
 
 def test_a_column_with_two_roles_is_refused_by_name(project):

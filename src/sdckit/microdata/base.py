@@ -306,12 +306,12 @@ def column_changes(
     for col in columns:
         before = original[col]
         after = masked[col]
-        codes_before = pd.factorize(before, use_na_sentinel=True)[0]
         n = len(before)
         changed = _changed_share(before, after) if n else 0.0
         if selection_share is None:
             expected = np.nan
         else:
+            codes_before = pd.factorize(before, use_na_sentinel=True)[0]
             counts = np.bincount(codes_before + 1)  # missing values form one value of their own
             shares = counts / max(n, 1)
             expected = float(selection_share) * float(1.0 - np.sum(shares**2))
@@ -323,11 +323,17 @@ def column_changes(
         mean_ratio = variance_ratio = shift = np.nan
         if numeric:
             x = pd.to_numeric(before, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-            y = pd.to_numeric(after, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
             with np.errstate(all="ignore"):
-                mx, my = np.nanmean(x), np.nanmean(y)
+                mx = np.nanmean(x)
                 vx = np.nanvar(x, ddof=1) if np.isfinite(x).sum() > 1 else np.nan
-                vy = np.nanvar(y, ddof=1) if np.isfinite(y).sum() > 1 else np.nan
+                if masked is original:  # a file against itself: one pass, not two
+                    my, vy = mx, vx
+                else:
+                    y = pd.to_numeric(after, errors="coerce").to_numpy(
+                        dtype=np.float64, na_value=np.nan
+                    )
+                    my = np.nanmean(y)
+                    vy = np.nanvar(y, ddof=1) if np.isfinite(y).sum() > 1 else np.nan
                 mean_ratio = my / mx if mx != 0 else np.nan
                 variance_ratio = vy / vx if vx and vx > 0 else np.nan
                 shift = (my - mx) / np.sqrt(vx) if vx and vx > 0 else np.nan

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sdckit._keys import combine_codes, key_codes
+from sdckit._keys import SUPPRESSED_MISSING, combine_codes, key_codes
 from sdckit._validation import RandomState, check_fraction
 from sdckit.errors import ParameterError
 from sdckit.microdata.base import MaskResult, column_changes, register_masker
@@ -261,7 +261,7 @@ def kanon(
     max_suppression: float = 0.05,
     combinations: int | Iterable[Iterable[str]] | None = None,
     importance: Sequence[str] | None = None,
-    missing: str = "any",
+    missing: str = SUPPRESSED_MISSING,
 ) -> KAnonResult:
     """Make the key variables k-anonymous: optimal generalisation, then local suppression.
 

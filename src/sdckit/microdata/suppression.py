@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sdckit._keys import check_missing, group_keys, key_codes
+from sdckit._keys import SUPPRESSED_MISSING, check_missing, group_keys, key_codes
 from sdckit._validation import RandomState, check_columns, check_dataframe, check_int
 from sdckit.errors import ParameterError
 from sdckit.microdata.base import MaskResult, register_masker
@@ -113,7 +113,7 @@ def suppress_keys(
     k: int,
     *,
     priority: Sequence[int],
-    missing: str = "any",
+    missing: str = SUPPRESSED_MISSING,
     progress: Callable[[int, int], None] | None = None,
 ) -> np.ndarray:
     """Blank codes (set them to -1) until every combination's classes hold at least k records.
@@ -258,7 +258,7 @@ def local_suppression(
     k_anonymity: int = 3,
     combinations: int | Iterable[Iterable[str]] | None = None,
     importance: Sequence[str] | None = None,
-    missing: str = "any",
+    missing: str = SUPPRESSED_MISSING,
 ) -> SuppressionResult:
     """Blank key values until every requested combination of keys is k-anonymous.
 

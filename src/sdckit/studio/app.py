@@ -43,6 +43,8 @@ STATIC = Path(__file__).with_name("static")
 #: The body of every 401: the same whatever was wrong with the token.
 UNAUTHORIZED = {"error": "unauthorized"}
 MAX_PREVIEW_ROWS = 500
+#: The longest a ``GET /api/jobs/{id}?wait=`` long poll holds a request, in seconds.
+MAX_JOB_WAIT = 30.0
 _QUOTED = re.compile(r"'([^']+)'")
 
 
@@ -186,7 +188,18 @@ class Studio:
 @functools.cache
 def _parameter_names() -> frozenset[str]:
     """Every name an error may start with to blame a parameter: the methods' and the API's."""
-    names = {"method", "seed", "parent", "step", "name", "grid", "override", "format", "file"}
+    names = {
+        "method",
+        "seed",
+        "parent",
+        "step",
+        "name",
+        "grid",
+        "override",
+        "format",
+        "file",
+        "confirm_unmasked",
+    }
     for form in method_forms():
         names.update(p["name"] for p in form["parameters"])
     return frozenset(names)
@@ -238,6 +251,7 @@ class ExportRequest(BaseModel):
     override: list[str] = Field(default_factory=list)
     format: str = "csv"
     report: bool = True
+    confirm_unmasked: bool = False
 
 
 class OpenRequest(BaseModel):
@@ -423,14 +437,26 @@ def create_app(studio: Studio) -> FastAPI:
 
         return {"job": studio.jobs.submit("sweep", work).id}
 
+    @app.post("/api/risk/suda", status_code=202)
+    def post_suda() -> dict[str, Any]:
+        project = studio.need_project()
+        step = project.current
+
+        def work(job: Job) -> dict[str, Any]:
+            return {"step": step, "figures": project.suda(step, progress=job.progress)}
+
+        return {"job": studio.jobs.submit("suda", work).id, "step": step}
+
     def known(job: Job | None) -> dict[str, Any]:
         if job is None:
             raise ApiError(404, "no such job")
         return job.as_dict()
 
     @app.get("/api/jobs/{job_id}")
-    def get_job(job_id: str) -> dict[str, Any]:
-        return known(studio.jobs.get(job_id))
+    def get_job(
+        job_id: str, wait: Annotated[float, Query(ge=0, le=MAX_JOB_WAIT)] = 0
+    ) -> dict[str, Any]:
+        return known(studio.jobs.wait(job_id, wait))
 
     @app.post("/api/jobs/{job_id}/cancel")
     def post_cancel(job_id: str) -> dict[str, Any]:
@@ -501,6 +527,7 @@ def create_app(studio: Studio) -> FastAPI:
             override=request.override,
             file_format=request.format,
             with_report=request.report,
+            confirm_unmasked=request.confirm_unmasked,
         )
         for path in done.files.values():
             studio.exported[path.name] = path

@@ -16,10 +16,10 @@ from pathlib import Path
 import pandas as pd
 
 from sdckit.assess import Assessment, assess, report
-from sdckit.errors import DataError, ParameterError, SDCError
+from sdckit.errors import DataError, ParameterError, SchemaError, SDCError
 from sdckit.io import atomic_write, write_table
 from sdckit.schema import Schema
-from sdckit.studio.project import CONFIDENTIAL_ROLES, Project
+from sdckit.studio.project import CONFIDENTIAL_ROLES, NEVER_RELEASED, Project
 from sdckit.studio.recipe import (
     Recipe,
     recipe_commands,
@@ -36,6 +36,10 @@ def publishable_columns(
 ) -> tuple[list[str], list[str]]:
     """The columns a release holds, and a warning per confidential column let through.
 
+    A column whose role is ``sensitive``, ``household`` or ``drop`` is left
+    out unless overridden; one whose role is ``id`` (a direct identifier) is
+    never released, override or not.
+
     Parameters
     ----------
     project : Project
@@ -51,11 +55,16 @@ def publishable_columns(
     Raises
     ------
     SchemaError
-        An override names a column that is not in the file.
+        An override names a column that is not in the file, or a direct identifier.
     """
     forced = list(override)
     for name in forced:
         project.check_column(name)
+        if project.roles[name] in NEVER_RELEASED:
+            raise SchemaError(
+                f"column {name!r} has the role {project.roles[name]!r} (a direct identifier) and "
+                "is never released; give it another role if it does not identify anyone"
+            )
     columns, warnings = [], []
     for name, role in project.roles.items():
         if role in CONFIDENTIAL_ROLES:
@@ -153,6 +162,7 @@ def export_release(
     override: Iterable[str] = (),
     file_format: str = "csv",
     with_report: bool = True,
+    confirm_unmasked: bool = False,
 ) -> Export:
     """Write the release, its HTML assessment, the recipe, the script and the commands.
 
@@ -172,10 +182,20 @@ def export_release(
     with_report : bool, default True
         Write the HTML assessment (:func:`sdckit.assess.assess` and
         :func:`sdckit.assess.report`).
+    confirm_unmasked : bool, default False
+        Export even when the released values are the original file's (no
+        method applied, or none that changed a released value); the export
+        then warns that nothing was masked.
 
     Returns
     -------
     Export
+
+    Raises
+    ------
+    ParameterError
+        The release would be the original values and ``confirm_unmasked``
+        is False (naming ``confirm_unmasked``); nothing is written.
     """
     stem = check_basename(name)
     if file_format not in ("csv", "parquet"):
@@ -197,7 +217,18 @@ def export_release(
         if path.resolve() == project.path:
             raise DataError(f"{str(path)!r} is the input file; export elsewhere or by another name")
     state = project.state()
-    write_table(release_columns(state, columns), files["release"])
+    released = release_columns(state, columns)
+    untouched = _unmasked(project, released, columns)
+    if untouched and not confirm_unmasked:
+        raise ParameterError(
+            f"confirm_unmasked: {untouched}, so the release would publish the original file's "
+            "values; apply a method, or confirm that the original may be published"
+        )
+    if untouched:
+        warnings.insert(
+            0, f"nothing was masked: {untouched}; the release holds the original values"
+        )
+    write_table(released, files["release"])
     _write_text(files["recipe"], recipe.to_toml())
     _write_text(files["script"], recipe_script(recipe))
     commands = recipe_commands(recipe, project.path.name, files["release"].name)
@@ -214,6 +245,16 @@ def export_release(
             del files["report"]
             warnings.append(f"the assessment report could not be made: {exc}")
     return Export(files, columns, warnings)
+
+
+def _unmasked(project: Project, released: pd.DataFrame, columns: list[str]) -> str:
+    """Why the release is the original's values ("no method was applied"), or "" when it is not."""
+    steps = project.path_to()
+    if not steps:
+        return "no method was applied"
+    if released.equals(project.original.loc[:, columns]):
+        return f"the {len(steps)} step(s) applied changed no released value"
+    return ""
 
 
 def _assessment(project: Project, state: pd.DataFrame, columns: list[str]) -> Assessment:

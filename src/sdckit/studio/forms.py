@@ -14,6 +14,11 @@ Each parameter gets one widget type:
 * ``choice``: one of ``choices`` (a ``Literal`` or a ``{...}`` set in the docstring);
 * ``integer``, ``number``, ``boolean``, ``string``;
 * ``json``: anything else (mappings, lists of numbers), typed as JSON text.
+
+A parameter is ``required`` when it has no default, or when its help says
+so ("The key variables (required).", "Required: the data swap rate"): a
+method whose ``columns`` defaults to None but refuses to run without them
+(local suppression, PRAM) gets a form that asks for them.
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ from sdckit.studio.recipe import RESERVED
 __all__ = ["method_form", "method_forms"]
 
 _SECTION = re.compile(r"^\s*([A-Z][A-Za-z ]+)\n\s*-{3,}\s*$", re.M)
+#: A parameter whose help says "(required)" or has a sentence starting "Required" must be given, even
+#: when its signature default is None (the method then refuses to run without it).
+_REQUIRED = re.compile(r"\(required\b|(^|[.:;]\s+)required\b", re.I)
 
 
 def _parameter_docs(func: Callable[..., Any]) -> dict[str, tuple[str, str]]:
@@ -169,14 +177,17 @@ def method_form(name: str) -> dict[str, Any]:
         if param.annotation is inspect.Parameter.empty:
             annotation = "Any"
         type_line, help_text = docs.get(param.name, ("", ""))
+        required = param.default is inspect.Parameter.empty or bool(_REQUIRED.search(help_text))
         entry: dict[str, Any] = {
             "name": param.name,
             "annotation": annotation,
             "default": _plain_default(param.default),
-            "required": param.default is inspect.Parameter.empty,
+            "required": required,
             "help": help_text,
             **_widget(param.name, annotation, type_line, help_text),
         }
+        if required:
+            entry["nullable"] = False
         if param.name in ranges:
             low, high = ranges[param.name]
             entry["minimum"], entry["maximum"] = low, high

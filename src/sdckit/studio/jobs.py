@@ -49,6 +49,19 @@ class Job:
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     cancel_event: threading.Event = field(default_factory=threading.Event, repr=False)
+    #: Set when the job has ended (done, failed or cancelled): what a long poll waits on.
+    ended: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def finish(self, status: str) -> None:
+        """Record the job's final status and wake whoever waits on it.
+
+        Parameters
+        ----------
+        status : str
+            ``"done"``, ``"failed"`` or ``"cancelled"``.
+        """
+        self.status = status
+        self.ended.set()
 
     def as_dict(self) -> dict[str, Any]:
         """The job as JSON-ready values.
@@ -131,21 +144,21 @@ class JobRunner:
 
         def run() -> None:
             if job.cancel_event.is_set():
-                job.status = "cancelled"
+                job.finish("cancelled")
                 return
             job.status = "running"
             try:
                 value = work(job)
                 if job.cancel_event.is_set():
-                    job.status = "cancelled"
+                    job.finish("cancelled")
                     return
                 job.result = commit(job, value) if commit is not None else value
-                job.status = "done"
+                job.finish("done")
             except Cancelled:
-                job.status = "cancelled"
+                job.finish("cancelled")
             except Exception as exc:  # reported to the page as the job's error, never lost
                 job.error = self._describe_error(exc)
-                job.status = "failed"
+                job.finish("failed")
 
         self._executor.submit(run)
         return job
@@ -183,7 +196,30 @@ class JobRunner:
         if job is not None and job.status in ("queued", "running"):
             job.cancel_event.set()
             if job.status == "queued":
-                job.status = "cancelled"
+                job.finish("cancelled")
+        return job
+
+    def wait(self, job_id: str, timeout: float) -> Job | None:
+        """The job once it has ended, or as it is after ``timeout`` seconds (a long poll).
+
+        A client waiting here is woken when the job ends rather than asking
+        again and again, so it takes no time from the worker.
+
+        Parameters
+        ----------
+        job_id : str
+            From :meth:`submit`.
+        timeout : float
+            Seconds to wait at most (0: answer at once).
+
+        Returns
+        -------
+        Job or None
+            None when the id is unknown.
+        """
+        job = self.get(job_id)
+        if job is not None and timeout > 0:
+            job.ended.wait(timeout)
         return job
 
     def shutdown(self) -> None:

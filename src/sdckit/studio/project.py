@@ -22,7 +22,8 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,7 @@ from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.io import read_table
 from sdckit.microdata.base import MaskResult, get_masker
 from sdckit.schema import Role, Schema
-from sdckit.studio.metrics import state_metrics
+from sdckit.studio.metrics import state_metrics, suda_figures
 
 if TYPE_CHECKING:
     from sdckit.studio.recipe import Recipe
@@ -56,6 +57,8 @@ KINDS = ("numeric", "categorical", "ordinal", "date")
 ROLES = ("key", "sensitive", "weight", "id", "household", "other", "pass", "drop")
 #: Roles whose columns a release leaves out unless the steward overrides it.
 CONFIDENTIAL_ROLES = ("sensitive", "id", "household", "drop")
+#: Roles whose columns no release holds, override or not: direct identifiers.
+NEVER_RELEASED = ("id",)
 
 # How each studio role reads in a sdckit Schema: the maskers see these.
 _SCHEMA_ROLE = {
@@ -68,6 +71,8 @@ _SCHEMA_ROLE = {
     "pass": Role.IGNORE,
     "drop": Role.IGNORE,
 }
+#: A name that says "weight": sampling_weight, household_weights, WGT, pw, fexp.
+_WEIGHT_NAME = re.compile(r"weight|wgt|wght|(^|[^a-z])(wt|pw|fexp)([^a-z]|$)", re.I)
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$")
 
 
@@ -89,6 +94,36 @@ def file_fingerprint(path: str | os.PathLike) -> str:
         while block := fh.read(1 << 20):
             digest.update(block)
     return f"sha256:{digest.hexdigest()}"
+
+
+def weight_columns(data: pd.DataFrame) -> list[str]:
+    """The columns that look like survey weights: named like one, numbers >= 0, not all 0.
+
+    Such a column is suggested the role ``weight`` (the first) or ``pass``
+    (any other; a project has one weight column), never a categorical kind,
+    even when it takes few values (a constant design weight of 100).
+
+    Parameters
+    ----------
+    data : DataFrame
+        The original data.
+
+    Returns
+    -------
+    list of str
+        In column order.
+    """
+    out = []
+    for name in data.columns:
+        series = data[name]
+        if not _WEIGHT_NAME.search(str(name)) or not pd.api.types.is_numeric_dtype(series.dtype):
+            continue
+        if pd.api.types.is_bool_dtype(series.dtype):
+            continue
+        values = series.dropna()
+        if len(values) and bool((values >= 0).all()) and bool((values > 0).any()):
+            out.append(str(name))
+    return out
 
 
 def _inferred_kind(series: pd.Series) -> str:
@@ -227,21 +262,43 @@ class Project:
 
     def __init__(self, path: str | os.PathLike, *, cache_size: int = 4) -> None:
         self.path = Path(path).resolve()
-        data = read_table(self.path)
+        # The fingerprint hashes the file's bytes while the reader parses them (both let go
+        # of the interpreter lock), so opening a large file costs about one read, not two.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            fingerprint = pool.submit(file_fingerprint, self.path)
+            data = read_table(self.path)
+            self.fingerprint = fingerprint.result()
         if data.shape[1] == 0 or len(data) == 0:
             raise DataError(f"input file {str(self.path)!r} holds no records")
         self.original = data
-        self.fingerprint = file_fingerprint(self.path)
         self.kinds: dict[str, str] = {str(c): _inferred_kind(data[c]) for c in data.columns}
         self.roles: dict[str, str] = dict.fromkeys(self.kinds, "other")
         self.suggestions: dict[str, str] = {}
+        #: ``{column: {"role": ..., "kind": ...}}``: what each suggestion proposes.
+        self.suggested: dict[str, dict[str, str]] = {}
+        weights = weight_columns(data)
         for suspect in suspect_columns(data):
+            if suspect.name in weights:
+                continue  # a weight with few values is a weight, not a code
             self.suggestions[suspect.name] = f"{suspect.kind}: {suspect.reason}"
             if suspect.kind == "identifier":
                 self.roles[suspect.name] = "id"
+                self.suggested[suspect.name] = {"role": "id"}
             elif pd.api.types.is_numeric_dtype(data[suspect.name].dtype):
                 # A code stored as numbers (1/2 for sex): its values are categories.
                 self.kinds[suspect.name] = "categorical"
+                self.suggested[suspect.name] = {"kind": "categorical"}
+        for i, name in enumerate(weights):
+            # Only suggested, never set: "weight" may also be a person's body weight.
+            if i == 0:
+                self.suggestions[name] = "weight: named like a sampling weight (numbers >= 0)"
+                self.suggested[name] = {"role": "weight"}
+            else:
+                self.suggestions[name] = (
+                    f"weight: named like a weight; the studio uses one ({weights[0]!r}), "
+                    "so this one passes through untouched"
+                )
+                self.suggested[name] = {"role": "pass"}
         self.steps: dict[int, Step] = {0: Step(0, None)}
         self.current = 0
         self.snapshots: dict[str, int] = {}
@@ -322,7 +379,10 @@ class Project:
             self.roles, self.kinds = new_roles, new_kinds
             self.columns_version += 1
             self._cache.clear()
-            self.steps[0] = Step(0, None, metrics=self.metrics(self.original))
+            # The original's per-column figures depend on its values only: kept.
+            before = self.steps[0].metrics.get("columns", {})
+            figures = state_metrics(self, self.original, known_columns=before)
+            self.steps[0] = Step(0, None, metrics=figures)
             for step_id in sorted(self.steps):
                 step = self.steps[step_id]
                 if step.parent is not None:
@@ -704,6 +764,53 @@ class Project:
         """
         return state_metrics(self, data)
 
+    def suda(
+        self, step_id: int | None = None, *, progress: ProgressFn | None = None
+    ) -> dict[str, Any]:
+        """SUDA figures of a step's state, added to its risk figures (see :func:`suda_figures`).
+
+        Elliot, Manning & Ford (2002) over the ``key`` columns; it counts every
+        subset of the keys, so it runs only when asked for (with progress).
+        A step whose keys a later step leaves alone carries the figures on.
+
+        Parameters
+        ----------
+        step_id : int, optional
+            A step of the tree (default the current one).
+        progress : callable, optional
+            ``progress(done, total)`` over the subsets of keys.
+
+        Returns
+        -------
+        dict
+            The SUDA figures (also in the step's ``metrics["risk"]``).
+
+        Raises
+        ------
+        ParameterError
+            No column has the role ``key``.
+        """
+        from sdckit.studio.recipe import state_schema
+
+        target = self.current if step_id is None else self._known(step_id)
+        keys = self.columns_with("key")
+        if not keys:
+            raise ParameterError("key: SUDA needs key columns; give some columns the role 'key'")
+        version = self.columns_version
+        data = self.state(target)
+        kinds, roles = self.schema_overrides()
+        figures = suda_figures(
+            data, keys, schema=state_schema(data, kinds, roles), progress=progress
+        )
+        figures_now = self.metrics_of(target)
+        with self._lock:
+            if version == self.columns_version:  # roles changed meanwhile: figures of old keys
+                risk = {**figures_now.get("risk", {}), **figures}
+                self.steps[target] = replace(
+                    self.steps[target], metrics={**figures_now, "risk": risk}
+                )
+        return figures
+
     def load_recipe(self, recipe: Recipe, *, progress: ProgressFn | None = None) -> Step:
         """Set the roles and kinds of a recipe and replay its steps as a branch from the original.
 
@@ -779,6 +886,9 @@ class Project:
                         "kind": self.kinds[c],
                         "role": self.roles[c],
                         "suggestion": self.suggestions.get(c),
+                        "suggested_role": self.suggested.get(c, {}).get("role"),
+                        "suggested_kind": self.suggested.get(c, {}).get("kind"),
+                        "release": _release_rule(self.roles[c]),
                         "dtype": str(self.original[c].dtype),
                     }
                     for c in self.kinds
@@ -795,6 +905,13 @@ class Project:
                 "metrics": figures,
                 "change": _change(figures, before),
             }
+
+
+def _release_rule(role: str) -> str:
+    """How a release treats a column of ``role``: ``published``, ``confidential`` or ``never``."""
+    if role in NEVER_RELEASED:
+        return "never"
+    return "confidential" if role in CONFIDENTIAL_ROLES else "published"
 
 
 def _change(after: Mapping[str, Any], before: Mapping[str, Any] | None) -> dict[str, Any]:

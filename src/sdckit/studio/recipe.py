@@ -436,9 +436,17 @@ def run_recipe(
     Raises
     ------
     DataError
-        The input is not the recipe's file, or a file cannot be read or written.
+        The input is not the recipe's file, the recipe releases a column whose
+        role is ``id`` (edited by hand: the studio never writes one), or a
+        file cannot be read or written.
     """
     found = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+    identifiers = [c for c in found.columns if found.studio_roles.get(c) == "id"]
+    if identifiers:
+        raise DataError(
+            f"column {identifiers[0]!r} of the release has the role 'id' (a direct identifier) "
+            "in the recipe and is never released; nothing was done"
+        )
     check_fingerprint(input_path, found.fingerprint)
     out = _check_not_input(output, input_path)
     data = read_table(input_path)
@@ -528,7 +536,8 @@ def recipe_commands(recipe: Recipe, input_path: str = "", output: str = "release
     input stops before anything is written. Intermediate states go to
     ``step1.parquet``, ``step2.parquet``... (Parquet keeps every dtype, so the
     next step reads what the studio held in memory); ``sdckit recipe release``
-    keeps the released columns.
+    keeps the released columns, and a last ``rm -f`` removes the intermediate
+    states, which hold every column, confidential ones included.
 
     Parameters
     ----------
@@ -568,4 +577,10 @@ def recipe_commands(recipe: Recipe, input_path: str = "", output: str = "release
         words.append(f"--fingerprint={recipe.fingerprint}")
     words += [f"--column={c}" for c in recipe.columns]
     commands.append(" ".join(shlex.quote(w) for w in words))
+    if recipe.steps:
+        # The intermediate states hold every column, confidential ones included: not left
+        # beside the release, where they could be published with it.
+        commands.append(
+            "rm -f " + " ".join(f"step{i}.parquet" for i in range(1, len(recipe.steps) + 1))
+        )
     return commands

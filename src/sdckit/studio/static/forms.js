@@ -31,6 +31,8 @@ function describe(spec) {
     parts.push(`Default: ${Array.isArray(spec.default) ? spec.default.join(", ") : spec.default}.`);
   } else if (!spec.required && typeOf(spec) !== "bool") {
     parts.push("Optional.");
+  } else if (spec.required && !/\brequired\b/i.test(spec.help || "")) {
+    parts.push("Required.");
   }
   return parts.join(" ");
 }
@@ -136,7 +138,8 @@ export function readForm(method, box, prefix) {
     const type = typeOf(spec);
     if (isColumnList(spec)) {
       const picked = [...box.querySelectorAll(`#${CSS.escape(id)} input:checked`)].map((i) => i.value);
-      if (picked.length || spec.required) given[spec.name] = picked;
+      if (picked.length) given[spec.name] = picked;
+      else if (spec.required) problems.push([spec.name, `${spec.name}: choose at least one column (required)`]);
       continue;
     }
     const control = box.querySelector(`#${CSS.escape(id)}`);

@@ -7,7 +7,9 @@ import { buildForm, clearErrors, markError, readForm } from "./forms.js";
 import { formatNumber, riskUtilityMap, sparkline } from "./plots.js";
 
 const PAGE_ROWS = 20;
-const POLL_MS = 150;
+// A job is followed by long polls: the studio answers when the job ends, or after this many
+// seconds with its progress, so the page neither waits longer than needed nor keeps asking.
+const JOB_WAIT_S = 0.5;
 
 const studio = {
   token: null,
@@ -186,14 +188,17 @@ const ROLE_LABELS = {
   key: "key (quasi-identifier)", household: "household id", pass: "pass through", other: "other (analysis variable)",
 };
 
-/** What a suggestion ("identifier: reason", "code: reason") proposes: a role or a kind. */
+/** What a suggestion proposes (a role or a kind, decided by the back end) and why. */
 function suggestionOf(column) {
   if (!column.suggestion) return null;
   const [what, ...rest] = column.suggestion.split(":");
   const reason = rest.join(":").trim();
-  if (what === "identifier") return { role: "id", text: `looks like an identifier (${reason})` };
-  if (what === "code") return { kind: "categorical", text: `looks like a code (${reason})` };
-  return { text: column.suggestion };
+  const looks = { identifier: "an identifier", code: "a code", weight: "a weight" }[what];
+  return {
+    role: column.suggested_role || null,
+    kind: column.suggested_kind || null,
+    text: looks ? `looks like ${looks} (${reason})` : column.suggestion,
+  };
 }
 
 function renderColumns() {
@@ -446,7 +451,7 @@ async function followJob(job, label, form) {
   $("job-cancel").disabled = false;
   try {
     for (;;) {
-      const answer = await api("GET", `/api/jobs/${encodeURIComponent(id)}`);
+      const answer = await api("GET", `/api/jobs/${encodeURIComponent(id)}?wait=${JOB_WAIT_S}`);
       if (!answer.ok) {
         showProblem(answer, form);
         return false;
@@ -468,12 +473,19 @@ async function followJob(job, label, form) {
         notify(`${label}: cancelled; the state is as it was.`);
         return false;
       }
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   } finally {
     studio.job = null;
     $("job-bar").hidden = true;
   }
+}
+
+async function computeSuda() {
+  showMessage("");
+  const job = await call("POST", "/api/risk/suda");
+  if (job === null) return;
+  if (await followJob(job, "Computing SUDA")) notify("SUDA computed for this step.");
+  await refresh();
 }
 
 async function cancelJob() {
@@ -579,10 +591,12 @@ async function loadRecipe() {
   }
 }
 
-const CONFIDENTIAL_ROLES = new Set(["sensitive", "id", "household", "drop"]);
-
 function renderOverrides() {
-  const confidential = (studio.state.columns || []).filter((c) => CONFIDENTIAL_ROLES.has(c.role));
+  // The back end says how a release treats each column: published, confidential (left out
+  // unless ticked here) or never (a direct identifier: no tick can release it).
+  const confidential = (studio.state.columns || []).filter((c) => c.release === "confidential");
+  $("export-confirm-unmasked").checked = false;
+  $("export-unmasked").hidden = true;
   $("export-override").hidden = confidential.length === 0;
   $("export-override-columns").replaceChildren(...confidential.map((c, i) => el("label", { for: `override-${i}` },
     el("input", { type: "checkbox", id: `override-${i}`, value: c.name }), ` ${c.name} (${ROLE_LABELS[c.role] || c.role})`)));
@@ -611,6 +625,7 @@ async function exportRelease(event) {
     format: $("export-format").value,
     report: $("export-report").checked,
     override,
+    confirm_unmasked: $("export-confirm-unmasked").checked,
   };
   $("export-result").replaceChildren();
   showMessage("");
@@ -619,6 +634,12 @@ async function exportRelease(event) {
   if (!answer.ok) {
     const problem = showProblem(answer);
     if (problem.parameter === "name") $("export-name").setAttribute("aria-invalid", "true");
+    if (problem.parameter === "confirm_unmasked") {
+      // Nothing was masked: the steward must say, in so many words, that the original may go out.
+      $("export-unmasked").hidden = false;
+      $("export-unmasked-reason").textContent = problem.message;
+      $("export-confirm-unmasked").focus();
+    }
     return;
   }
   const done = answer.body;
@@ -766,6 +787,7 @@ async function start() {
     historyAction("/api/snapshot", { name }, `Snapshot ${name} saved.`);
   });
   $("export-form").addEventListener("submit", exportRelease);
+  $("compute-suda").addEventListener("click", computeSuda);
   $("recipe-form").addEventListener("submit", loadRecipeFile);
   $("sweep-method").addEventListener("change", renderSweepForm);
   $("sweep-risk").addEventListener("change", drawSweep);
