@@ -64,6 +64,7 @@ def solve_highs(
     time_limit: float | None,
     info: dict | None,
     start: np.ndarray | None = None,
+    lp_solver: str = "choose",
 ) -> tuple[np.ndarray | None, str]:
     """Solve one (mixed integer) linear programme with highspy; the best table within the limit.
 
@@ -90,6 +91,10 @@ def solve_highs(
     start : ndarray, optional
         A feasible point, handed to HiGHS as its first incumbent (a warm
         start, which scipy's interface does not accept).
+    lp_solver : {"choose", "simplex", "ipm"}, default "choose"
+        HiGHS's ``solver`` option for a linear programme (``"ipm"``: the
+        interior point method with crossover, far faster than the simplex on
+        the large, degenerate relaxations of controlled tabular adjustment).
 
     Returns
     -------
@@ -120,6 +125,8 @@ def solve_highs(
     h.setOptionValue("output_flag", False)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
+    if integer is None:
+        h.setOptionValue("solver", lp_solver)
     h.passModel(lp)
     if start is not None:
         solution = highspy.HighsSolution()

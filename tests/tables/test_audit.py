@@ -129,11 +129,22 @@ def test_published_table_from_another_tool_is_read() -> None:
         audit_suppression(truth, published, protection=-1.0)
 
 
+@pytest.fixture(params=[False, True], ids=["simplex", "afresh"])
+def afresh(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Both ways the settled audit solves its LPs: from the previous basis, or each afresh
+    (presolve and interior point, as for a large component), here forced on small tables."""
+    if request.param:
+        monkeypatch.setattr("sdckit.tables.audit.LARGE_COMPONENT", 0)
+    return bool(request.param)
+
+
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("protection", [None, 0.3, 0.9])
-def test_settled_audit_gives_the_exact_audit_verdict(seed: int, protection: float | None) -> None:
+def test_settled_audit_gives_the_exact_audit_verdict(
+    seed: int, protection: float | None, afresh: bool
+) -> None:
     # intervals="settle" solves fewer LPs; each of its intervals lies inside the exact one,
-    # and which cells are exposed is the same
+    # and which cells are exposed is the same (whichever way its LPs are solved)
     structure, values = small_table(seed, (4, 3), {"v0": {"g": ["c0", "c1"]}})
     hidden = random_hidden(structure, seed, n_inner=5)
     frame = tidy(structure, values, hidden)
@@ -185,7 +196,7 @@ def test_deviations_that_break_a_relation_settle_nothing() -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_hypercube_deviations_give_the_verdict_of_the_lps(seed: int) -> None:
+def test_hypercube_deviations_give_the_verdict_of_the_lps(seed: int, afresh: bool) -> None:
     from sdckit.tables import suppress
 
     structure, values = small_table(seed, (5, 4, 3), {"v0": {"g": ["c0", "c1"]}})

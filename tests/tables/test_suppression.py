@@ -39,11 +39,21 @@ def count_table(seed: int, dims: int, hierarchical: bool) -> pd.DataFrame:
         (2, True, "hypercube"),
         (3, False, "hypercube"),
         (2, True, "modular"),
+        (2, True, "modular-hypercube"),
+        (3, True, "modular-hypercube"),
     ],
 )
-def test_no_primary_cell_is_left_exposed(seed: int, dims: int, hierarchical: bool, method: str):
+def test_no_primary_cell_is_left_exposed(
+    seed: int, dims: int, hierarchical: bool, method: str, monkeypatch: pytest.MonkeyPatch
+):
     table = count_table(seed, dims, hierarchical)
+    forced = method == "modular-hypercube"
+    if forced:  # every sub-table too large for the optimal model: hypercubes within it
+        monkeypatch.setattr("sdckit.tables.suppression.MODULAR_OPTIMAL_SIZE", 0)
+        method = "modular"
     result = suppress(table, rules=["freq>=3"], method=method)
+    if method == "modular" and result.stats["primary"]:
+        assert (result.stats["hypercube_subtables"] > 0) == forced
     audit = result.audit
     assert audit is not None and result.stats["exposed"] == 0
     primary = result.internal["status"] == "primary"

@@ -179,6 +179,7 @@ def solve_cta(
         None if relax else integer,
         time_limit,
         info,
+        lp_solver="ipm" if relax else "choose",
     )
     if x is None:
         return None, status
@@ -411,6 +412,7 @@ def _solve_elementary(
         time_limit,
         info,
         start=np.concatenate(warm) if feasible_start and not relax else None,
+        lp_solver="ipm" if relax else "choose",
     )
     if x is None:
         return None

@@ -202,11 +202,11 @@ def attacker_intervals(
     _, labels = connected_components(graph, directed=False)
     component = labels[n_rows:]
     seed = None
-    if need is not None and truth is not None and deviations:
+    if need is not None and truth is not None:
         full_ub = np.full(len(hidden), np.inf)
         if upper_bounds is not None:
             full_ub = np.asarray(upper_bounds, dtype=np.float64)
-        low, high = _deviation_witnesses(matrix, hidden, values, truth, full_ub, deviations)
+        low, high = _deviation_witnesses(matrix, hidden, values, truth, full_ub, deviations or [])
         seed = (low[columns], high[columns])
     local = np.searchsorted(columns, wanted)
     lower = np.zeros(len(wanted))
@@ -286,6 +286,8 @@ def _deviation_witnesses(
         or np.abs(truth - published)[~hidden].max(initial=0.0) > EXACT_TOLERANCE
     ):
         return low, high  # the true table is not one the attacker sees as possible
+    if not deviations:  # the true table alone
+        return truth.copy(), truth.copy()
     sizes = np.array([len(p) for p, _ in deviations], dtype=np.int64)
     cert = np.repeat(np.arange(len(deviations)), sizes)
     pos = np.concatenate([np.asarray(p, dtype=np.int64) for p, _ in deviations])
@@ -492,6 +494,24 @@ class _Witness:
         )
 
 
+#: Components with at least this many hidden cells solve each LP afresh (presolve and the
+#: interior point method, with crossover to a vertex) rather than by the dual simplex from
+#: the previous basis: on a component of 15,000 cells one LP took 1.7 s of CPU so, against
+#: 3-11 s from the previous basis (docs/benchmarks.md, session 7).
+LARGE_COMPONENT = 5_000
+
+
+def _solve_afresh(h: highspy.Highs) -> None:
+    """Solve every later LP of ``h`` with presolve and the interior point method.
+
+    Crossover stays on, so an optimum is a vertex (a table that takes some cells to their
+    extremes), as the dual simplex would give.
+    """
+    h.setOptionValue("presolve", "on")
+    h.setOptionValue("solver", "ipm")
+    h.setOptionValue("run_crossover", "on")
+
+
 #: Most rounds of the witness search before the remaining cells get their own LPs.
 WITNESS_ROUNDS = 40
 #: A round settling fewer than this share of the open cells is the last one.
@@ -532,14 +552,30 @@ def _witness_intervals(
     """
     n = len(ub)
     witness = _Witness(n, targets, need_lo, need_hi)
-    if seed is not None:  # feasible tables known before any LP (verified deviations)
+    if seed is not None:  # feasible tables known before any LP (the true table, deviations)
         np.minimum(witness.low, seed[0], out=witness.low)
         np.maximum(witness.high, seed[1], out=witness.high)
-    finite = np.concatenate([need_hi[np.isfinite(need_hi)], ub[np.isfinite(ub)], [scale, 1.0]])
+    finite = np.concatenate(
+        [
+            need_hi[np.isfinite(need_hi)],
+            ub[np.isfinite(ub)],
+            witness.high[np.isfinite(witness.high)],
+            [scale, 1.0],
+        ]
+    )
     cap = 2.0 * float(np.max(np.abs(finite))) + 1.0
     columns = np.flatnonzero(np.isinf(ub))
     solves = 0
-    for _ in range(6):  # a cap too low for some table of the relations: raise it
+    if n >= LARGE_COMPONENT:
+        _solve_afresh(h)
+    # a feasible table is known for every column (the true table): it fits under the cap,
+    # so the capped model is feasible and needs no LP to show it
+    known = bool(np.isfinite(witness.high).all())
+    if known and len(columns):
+        h.changeColsBounds(
+            len(columns), columns, np.zeros(len(columns)), np.full(len(columns), cap)
+        )
+    for _ in range(0 if known else 6):  # a cap too low for some table of the relations: raise it
         if len(columns):
             h.changeColsBounds(
                 len(columns), columns, np.zeros(len(columns)), np.full(len(columns), cap)
@@ -553,7 +589,8 @@ def _witness_intervals(
             break
         cap *= 10.0
     else:
-        _run(h)  # no cap fits: the published cells themselves contradict the relations
+        if not known:
+            _run(h)  # no cap fits: the published cells themselves contradict the relations
     cost = np.zeros(n)
     for _ in range(WITNESS_ROUNDS):
         down, up = witness.open_sides()

@@ -33,9 +33,15 @@ secondary cells, and every result is audited by the attacker's LP
   is cut into its non-hierarchical sub-tables (a parent and its children in
   every dimension), solved top-down by the optimal model; cells decided in a
   sub-table keep their status in the next ones, and a suppressed margin is
-  protected again in the sub-table below it. Each sub-table is protected;
-  the whole table is not guaranteed (an attacker combining sub-tables can do
-  better), which is why the audit runs on the whole table.
+  protected again in the sub-table below it. A sub-table whose optimal model
+  would exceed ``MODULAR_OPTIMAL_SIZE`` (cells x protection directions), or
+  finds no pattern within ``time_limit``, is protected by the hypercube
+  heuristic within the sub-table instead (``stats["hypercube_subtables"]``):
+  on a sparse table of 10^5 cells the sub-tables hold hundreds of primary
+  cells each, beyond what the compact model solves in seconds. The whole
+  table is not guaranteed (an attacker combining sub-tables can do better),
+  which is why the audit runs on the whole table, and each primary cell it
+  finds exposed gets a hypercube of the whole table.
 """
 
 from __future__ import annotations
@@ -69,6 +75,9 @@ __all__ = ["SuppressionResult", "suppress"]
 METHODS = ("hypercube", "optimal", "modular")
 #: Largest (cells x protection directions) the optimal model is built for.
 MAX_OPTIMAL_SIZE = 2_000_000
+#: Largest (cells x protection directions) of a sub-table's optimal model in the modular
+#: method; larger sub-tables are protected by hypercubes within the sub-table.
+MODULAR_OPTIMAL_SIZE = 100_000
 #: Largest number of corner evaluations per primary cell in the hypercube search.
 HYPERCUBE_BUDGET = 200_000
 
@@ -420,46 +429,84 @@ def _subtable(
     return local, positions
 
 
+def _directions(upper: np.ndarray, lower: np.ndarray, values: np.ndarray) -> int:
+    """Number of protection directions of the optimal model (one per side asked, at least one)."""
+    return int(np.maximum((upper > 0) + (np.minimum(lower, values) > 0), 1).sum())
+
+
+def _subtable_pattern(
+    local: TableStructure,
+    cells: np.ndarray,
+    problem: Protection,
+    must: np.ndarray,
+    kept: np.ndarray,
+    time_limit: float | None,
+    counts: dict[str, int],
+) -> np.ndarray:
+    """One sub-table's pattern: the optimal model when small enough, else hypercubes.
+
+    The optimal model (:func:`optimal_pattern`) is built when its directions x
+    cells stay within ``MODULAR_OPTIMAL_SIZE`` and kept only when it finds a
+    pattern within ``time_limit``; otherwise the hypercube heuristic
+    (:func:`hypercube_pattern`) runs on the sub-table, with the cells already
+    published (``kept``) priced so high that it uses them only when nothing else
+    protects a cell. ``counts`` tallies ``optimal``, ``hypercube`` and
+    ``relaxed`` (sub-tables where published cells had to be suppressed).
+    """
+    values, weights = problem.values[cells], problem.weights[cells]
+    up, low = problem.upper[cells], problem.lower[cells]
+    if _directions(up[must], low[must], values[must]) * len(cells) <= MODULAR_OPTIMAL_SIZE:
+        relations, _ = local.relations()
+        # when the cells published by the sub-tables above leave no protection here, they
+        # are released in this sub-table (the audit of the whole table judges the result)
+        for fixed in (kept, None):
+            try:
+                pattern = optimal_pattern(
+                    relations,
+                    values,
+                    must,
+                    up,
+                    low,
+                    weights,
+                    published=fixed,
+                    time_limit=time_limit,
+                )
+            except NoTableInTime:
+                break
+            if pattern is not None:
+                counts["optimal"] += 1
+                return pattern
+            counts["relaxed"] += 1
+    counts["hypercube"] += 1
+    penalty = float(weights.sum()) + 1.0
+    priced = Protection(values, must, up, low, np.where(kept, weights + penalty, weights))
+    pattern, _ = hypercube_pattern(local, priced)
+    counts["relaxed"] += int((pattern & kept).any())
+    return pattern
+
+
 def modular_pattern(
     structure: TableStructure, problem: Protection, *, time_limit: float | None = None
 ) -> tuple[np.ndarray, dict]:
-    """HiTaS: sub-tables top-down by the optimal model, decided cells kept."""
-    values, primary, weights = problem.values, problem.primary, problem.weights
+    """HiTaS: sub-tables top-down (:func:`_subtable_pattern`), decided cells kept."""
+    values, primary = problem.values, problem.primary
     upper, lower = problem.upper, problem.lower
     n = structure.n_cells
     hidden = np.asarray(primary, dtype=bool).copy()
     decided = np.zeros(n, dtype=bool)
     up = np.asarray(upper, dtype=np.float64).copy()
     low = np.asarray(lower, dtype=np.float64).copy()
+    levels = Protection(values, primary, up, low, problem.weights)
     nodes = _subtables(structure)
-    relaxed = 0
+    counts = {"optimal": 0, "hypercube": 0, "relaxed": 0}
     for node in nodes:
         local, cells = _subtable(structure, node)
         must = hidden[cells]
         if not must.any():
             decided[cells] = True
             continue
-        relations, _ = local.relations()
         kept = decided[cells] & ~must
-        pattern = None
-        # when the cells published by the sub-tables above leave no protection here, they
-        # are released in this sub-table (the audit of the whole table judges the result)
-        for fixed in (kept, None):
-            pattern = optimal_pattern(
-                relations,
-                values[cells],
-                must,
-                up[cells],
-                low[cells],
-                weights[cells],
-                published=fixed,
-                time_limit=time_limit,
-            )
-            if pattern is not None:
-                break
-            relaxed += 1
-        if pattern is None:
-            raise InfeasibleError(f"sub-table {node} cannot be protected")
+        pattern = _subtable_pattern(local, cells, levels, must, kept, time_limit, counts)
         new = cells[pattern & ~must]
         if len(new):
             # a margin suppressed here is protected again in the sub-table below it
@@ -468,7 +515,11 @@ def modular_pattern(
             low[new] = np.maximum(low[new], np.minimum(level, values[new]))
         hidden[cells[pattern]] = True
         decided[cells] = True
-    return hidden, {"subtables": len(nodes), "relaxed_subtables": relaxed}
+    return hidden, {
+        "subtables": len(nodes),
+        "relaxed_subtables": counts["relaxed"],
+        "hypercube_subtables": counts["hypercube"],
+    }
 
 
 def exhaustive_cost(structure: TableStructure, problem: Protection) -> float:
@@ -709,7 +760,11 @@ def suppress(
         "exposed": None if report is None else report.stats["exposed"],
         "no_hypercube": len(unprotected),
         "repaired": repaired,
-        **{k: v for k, v in extra.items() if k in ("mip_gap", "subtables", "relaxed_subtables")},
+        **{
+            k: v
+            for k, v in extra.items()
+            if k in ("mip_gap", "subtables", "relaxed_subtables", "hypercube_subtables")
+        },
     }
     params = {"method": method, "cost": cost, "value": value, "time_limit": time_limit}
     return SuppressionResult(release, internal, report, params, stats)
