@@ -1355,11 +1355,8 @@ def multiplicative_noise(
         lists them.
     zones, zone_thresholds, structural_zeros, sample_weights, covariance :
         As in :func:`additive_noise`.
-    schema : Schema, optional
-    random_state : None, int or Generator
-        Same seed, same output.
-    progress : callable, optional
-        ``progress(done, total)`` over the masking cells.
+    schema, random_state, progress :
+        As in :func:`additive_noise` (the same seed gives the same output).
 
     Returns
     -------
