@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from sdckit._validation import check_dataframe, describe_row, plain_value
+from sdckit._validation import check_dataframe, describe_row, value_at
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.io import atomic_write
 from sdckit.server.config import read_yaml
@@ -246,7 +246,7 @@ class Variable:
             first = int(np.flatnonzero(nonnumeric)[0])
             raise DataError(
                 f"continuous column {self.name!r} holds a non-numeric value "
-                f"{plain_value(series.iloc[first])!r} at {describe_row(series.index, first)}"
+                f"{value_at(series, first)}"
             )
         return self.cutpoint_bins.assign(values)
 
