@@ -19,9 +19,9 @@ from sdckit._docs import shared_doc
 from sdckit._validation import (
     check_columns,
     check_dataframe,
-    describe_row,
     plain_value,
     row_label,
+    value_at,
 )
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.schema import ColumnSpec, Kind, Schema, build_design, category_codes
@@ -270,7 +270,7 @@ def joint_design(
                 pos = int(np.flatnonzero(unknown)[0])
                 raise SchemaError(
                     f"masked data: ordinal column {col!r} has value "
-                    f"{plain_value(masked[col].iloc[pos])!r} at {describe_row(masked.index, pos)}, "
+                    f"{value_at(masked[col], pos)}, "
                     f"which is not one of its levels {[plain_value(v) for v in levels]}"
                 )
     sub = Schema(tuple(_levels_of_both(schema[c], masked[c]) for c in columns))

@@ -3,7 +3,7 @@
 Every capability returns a *result*: a frozen dataclass whose mapping fields
 (``params``, ``stats`` and the like) are read-only views, and whose
 ``summary()`` is text for a person. This module is the bottom layer (it
-imports nothing from sdckit), so masking, tables, assessment, swap-rate
+imports nothing from sdckit but :mod:`sdckit._docs`), so masking, tables, assessment, swap-rate
 estimation and the packages still to come share one definition of "frozen"
 rather than each writing ``MappingProxyType`` again.
 
@@ -26,6 +26,8 @@ from types import MappingProxyType
 from typing import Any
 
 import pandas as pd
+
+from sdckit._docs import shared_doc
 
 __all__ = ["FrozenResult", "MicrodataResult", "freeze"]
 
@@ -97,6 +99,27 @@ def _rebuild(cls: type[FrozenResult], state: dict[str, Any]) -> FrozenResult:
     return cls(**state)
 
 
+#: The attributes every protected copy of microdata has, documented once for
+#: :class:`MicrodataResult` and its subclasses (:func:`sdckit._docs.shared_doc`).
+microdata_doc = shared_doc(
+    {
+        "microdata_attributes": """
+data : DataFrame
+    The protected data: same index, rows, columns and dtypes as the input.
+diagnostics : DataFrame
+    Per-record diagnostics, indexed like ``data``.
+params : mapping
+    Every parameter the method used, defaults included.
+method : str
+    Name of the method (the registered name of a masker).
+stats : mapping
+    Whole-dataset figures (e.g. share of cells changed).
+"""
+    }
+)
+
+
+@microdata_doc
 @dataclass(frozen=True)
 class MicrodataResult(FrozenResult):
     """Base of every result that releases a protected copy of microdata.
@@ -108,16 +131,7 @@ class MicrodataResult(FrozenResult):
 
     Attributes
     ----------
-    data : DataFrame
-        The protected data: same index, rows, columns and dtypes as the input.
-    diagnostics : DataFrame
-        Per-record diagnostics, indexed like ``data``.
-    params : mapping
-        Every parameter the method used, defaults included.
-    method : str
-        Name of the method.
-    stats : mapping
-        Whole-dataset figures.
+    {{microdata_attributes}}
     """
 
     data: pd.DataFrame

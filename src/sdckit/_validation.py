@@ -25,6 +25,7 @@ __all__ = [
     "number_text",
     "plain_value",
     "row_number",
+    "value_at",
 ]
 
 
@@ -281,6 +282,24 @@ def describe_row(index: pd.Index, position: int) -> str:
     if not (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1):
         text += f" (index {plain_value(index[position])!r})"
     return text
+
+
+def value_at(series: pd.Series, position: int) -> str:
+    """``"'abc' at row 5"``: a column's value as a person writes it, and the row it stands in.
+
+    Parameters
+    ----------
+    series : Series
+        The column.
+    position : int
+        0-based position of the value.
+
+    Returns
+    -------
+    str
+        The value's repr (numpy scalars as Python ones) and :func:`describe_row`.
+    """
+    return f"{plain_value(series.iloc[position])!r} at {describe_row(series.index, position)}"
 
 
 def row_label(label: object) -> object:

@@ -20,12 +20,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from sdckit._validation import (
-    check_columns,
-    check_dataframe,
-    describe_row,
-    plain_value,
-)
+from sdckit._validation import check_columns, check_dataframe, value_at
 from sdckit.errors import DataError, ParameterError, SchemaError
 
 __all__ = [
@@ -286,8 +281,7 @@ def _check_numeric(series: pd.Series) -> None:
         pos = int(np.flatnonzero(bad.to_numpy())[0])
         raise SchemaError(
             f"column {series.name!r} is declared numeric but holds non-numeric values, "
-            f"e.g. {plain_value(series.iloc[pos])!r} at {describe_row(series.index, pos)} "
-            f"({int(bad.sum())} such value(s))"
+            f"e.g. {value_at(series, pos)} ({int(bad.sum())} such value(s))"
         )
 
 
@@ -338,6 +332,17 @@ def category_codes(series: pd.Series, levels: list) -> tuple[np.ndarray, np.ndar
     unknown = present & ~known
     codes = pd.Categorical(series.where(known), categories=levels).codes.astype(np.int64)
     return codes, unknown
+
+
+def _level_codes(name: str, series: pd.Series, levels: list) -> np.ndarray:
+    """The codes of :func:`category_codes`, refusing a value not among ``levels`` by its row."""
+    codes, unknown = category_codes(series, levels)
+    if unknown.any():
+        pos = int(np.flatnonzero(unknown)[0])
+        raise SchemaError(
+            f"column {name!r}: value {value_at(series, pos)} is not one of its levels"
+        )
+    return codes
 
 
 def check_distance_weights(
@@ -458,30 +463,18 @@ def build_design(
                 pos = int(np.flatnonzero(infinite)[0])
                 raise DataError(
                     f"column {name!r} holds {int(infinite.sum())} infinite value(s), e.g. "
-                    f"{plain_value(series.iloc[pos])!r} at {describe_row(series.index, pos)}; distances "
+                    f"{value_at(series, pos)}; distances "
                     "need finite numbers: replace them (or make them missing) first"
                 )
             block_names = [name]
         elif spec.kind is Kind.ORDINAL:
-            levels = list(spec.categories or ())
-            int_codes, unknown = category_codes(series, levels)
-            codes = int_codes.astype(np.float64)
-            if unknown.any():
-                pos = int(np.flatnonzero(unknown)[0])
-                raise SchemaError(
-                    f"column {name!r}: value {plain_value(series.iloc[pos])!r} at {describe_row(series.index, pos)} is not one of its levels"
-                )
+            codes = _level_codes(name, series, list(spec.categories or ())).astype(np.float64)
             codes[codes < 0] = np.nan
             block = codes[:, None]
             block_names = [name]
         else:
             levels = list(spec.categories or ())
-            codes, unknown = category_codes(series, levels)
-            if unknown.any():
-                pos = int(np.flatnonzero(unknown)[0])
-                raise SchemaError(
-                    f"column {name!r}: value {plain_value(series.iloc[pos])!r} at {describe_row(series.index, pos)} is not one of its levels"
-                )
+            codes = _level_codes(name, series, levels)
             block = np.zeros((len(series), max(len(levels), 1)), dtype=np.float64)
             ok = codes >= 0
             block[np.flatnonzero(ok), codes[ok]] = 1.0

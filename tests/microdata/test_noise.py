@@ -195,6 +195,18 @@ def test_two_zones_and_structural_zeros(lognormal_data):
         )
 
 
+def test_structural_zero_error_names_the_row_and_value_as_a_person_writes_them():
+    data = pd.DataFrame(
+        {"a": [1.0, 2.0, 3.0, 4.0], "income": [0.0, 2.5, 0.0, 7.0], "none": [1, 1, 1, 0]},
+        index=[10, 11, 12, 13],
+    )
+    with pytest.raises(DataError) as error:
+        additive_noise(data, columns=["a", "income"], structural_zeros={"income": "none"})
+    message = str(error.value)
+    assert "first at row 2 (index 11) (2.5)" in message, message
+    assert "np." not in message
+
+
 def test_zones_by_column_and_k_mapping(normal_data):
     data = normal_data.assign(region=np.where(np.arange(N) % 3 == 0, "north", "south"))
     result = additive_noise(

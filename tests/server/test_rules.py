@@ -40,15 +40,17 @@ def evaluate(meta, counts, text):
     return evaluate_universe(parse_universe(text, meta), meta, codes)
 
 
+#: Counts of the north and south cells both rule tests start from (east varies).
+NORTH_SOUTH = {
+    ("male", "north"): 40,
+    ("female", "north"): 35,
+    ("male", "south"): 30,
+    ("female", "south"): 28,
+}
+
+
 def test_no_marginal_1_or_2(meta):
-    counts = {
-        ("male", "north"): 40,
-        ("female", "north"): 35,
-        ("male", "south"): 30,
-        ("female", "south"): 28,
-        ("male", "east"): 2,
-        ("female", "east"): 0,
-    }
+    counts = {**NORTH_SOUTH, ("male", "east"): 2, ("female", "east"): 0}
     # Margin over sex for region=east is 2: refused.
     ev = evaluate(meta, counts, "sex = female AND region in {north, south}")
     verdict = rules.no_marginal_1_or_2(ev)
@@ -61,14 +63,7 @@ def test_no_marginal_1_or_2(meta):
 
 
 def test_universe_gamma_threshold_is_not_revealed(meta):
-    counts = {
-        ("male", "north"): 40,
-        ("female", "north"): 35,
-        ("male", "south"): 30,
-        ("female", "south"): 28,
-        ("male", "east"): 12,
-        ("female", "east"): 9,
-    }
+    counts = {**NORTH_SOUTH, ("male", "east"): 12, ("female", "east"): 9}
     ev = evaluate(meta, counts, "region = east")
     verdict = rules.universe_gamma(ev, gamma=25, gamma_star=10)
     assert not verdict.passed

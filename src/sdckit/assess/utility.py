@@ -47,8 +47,7 @@ from sdckit._validation import (
     check_fraction,
     check_int,
     check_random_state,
-    describe_row,
-    plain_value,
+    value_at,
 )
 from sdckit.assess._result import MeasureResult
 from sdckit.errors import DataError, ParameterError, SchemaError
@@ -280,8 +279,8 @@ def _regression_frame(
                 # Dropping these records would fit the two files on different records.
                 pos = int(np.flatnonzero(unknown)[0])
                 raise SchemaError(
-                    f"categorical predictor {col!r} has value {plain_value(data[col].iloc[pos])!r} at "
-                    f"{describe_row(data.index, pos)} ({int(unknown.sum())} record(s)), which is "
+                    f"categorical predictor {col!r} has value {value_at(data[col], pos)} "
+                    f"({int(unknown.sum())} record(s)), which is "
                     f"not one of the original's levels {levels}; the regressions cannot be "
                     "compared term by term. Leave the predictor out or recode both files alike"
                 )

@@ -34,6 +34,7 @@ console = Console()
 err_console = Console(stderr=True)
 
 __all__ = [
+    "MaskingRunOptions",
     "PassThroughOptions",
     "check_known",
     "check_not_passthrough",
@@ -42,6 +43,7 @@ __all__ = [
     "console",
     "err_console",
     "id_option",
+    "keys_option",
     "mask_and_write",
     "masking_schema",
     "na_values_option",
@@ -53,6 +55,7 @@ __all__ = [
     "read_input",
     "refuse_suspect_columns",
     "refuse_text_in_numbers",
+    "scale_choice",
     "weight_column_option",
     "with_option_groups",
     "write_mask_result",
@@ -80,6 +83,13 @@ def id_option() -> typer.models.OptionInfo:
         "--id",
         help="Comma-separated identifier columns (record, person or household numbers): passed "
         "through unchanged, never masked, never used in distances or risk measures.",
+    )
+
+
+def keys_option() -> typer.models.OptionInfo:
+    """The ``--keys`` option: the categorical key variables (quasi-identifiers)."""
+    return typer.Option(
+        "--keys", help="Comma-separated categorical key variables (quasi-identifiers)."
     )
 
 
@@ -483,10 +493,51 @@ SeedOption = Annotated[
     int | None, typer.Option("--seed", help="Random seed (same seed, same output).")
 ]
 QuietOption = Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")]
+#: ``--quiet`` of a command whose summary is its answer, printed even when quiet.
+NoProgressOption = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
 IdOption = Annotated[str | None, id_option()]
 WeightColumnOption = Annotated[str | None, weight_column_option()]
 NaValuesOption = Annotated[str | None, na_values_option()]
-MaskedOutput = Annotated[Path, typer.Option("--output", "-o", help="Masked output file.")]
+MaskedOutput = Annotated[
+    Path, typer.Option("--output", "-o", help="Masked output file (.csv or .parquet).")
+]
+DiagnosticsOption = Annotated[
+    Path | None,
+    typer.Option("--diagnostics", help="Also write the per-record diagnostics (.csv or .parquet)."),
+]
+
+# The options of the distance-based maskers (rwn, microaggregate).
+ScaleOption = Annotated[str, typer.Option("--scale", help="minmax, standard or none.")]
+DistanceWeightOption = Annotated[
+    list[str] | None,
+    typer.Option("--weight", help="Variable weight in distances, COL=W (repeatable)."),
+]
+CategoricalCodesOption = Annotated[
+    str | None,
+    typer.Option(
+        "--categorical",
+        help="Comma-separated columns of codes to treat as categories (one-hot in distances), "
+        "e.g. numeric region or occupation codes.",
+    ),
+]
+
+
+def scale_choice(scale: str) -> str | None:
+    """The ``scale`` of the library from ``--scale`` (``none`` is None), refusing other words.
+
+    Parameters
+    ----------
+    scale : str
+        The option's value: minmax, standard or none.
+
+    Returns
+    -------
+    str or None
+        ``"minmax"``, ``"standard"`` or None.
+    """
+    if scale not in ("minmax", "standard", "none"):
+        raise ParameterError(f"--scale must be minmax, standard or none, got {scale!r}")
+    return None if scale == "none" else scale
 
 
 @dataclasses.dataclass(frozen=True)
@@ -501,11 +552,53 @@ class PassThroughOptions:
         return column_roles(data, ids=self.ids, weights=self.weight_column, exclude=exclude)
 
 
+@dataclasses.dataclass(frozen=True)
+class MaskingRunOptions:
+    """``--seed``, ``--diagnostics``, ``--na-values``, ``--quiet``: a masking command's run.
+
+    How every masking command reads its input and writes its result.
+    """
+
+    seed: SeedOption = None
+    diagnostics: DiagnosticsOption = None
+    na_values: NaValuesOption = None
+    quiet: QuietOption = False
+
+    def read(self, input: Path, output: Path, *others: Path | None) -> pd.DataFrame:
+        """Check every output before any work is done (:func:`check_outputs`), then read the input.
+
+        Parameters
+        ----------
+        input : Path
+            The microdata file.
+        output : Path
+            The masked output file.
+        *others : Path or None
+            Further data files the command writes.
+
+        Returns
+        -------
+        DataFrame
+            The input's data.
+        """
+        check_outputs(output, self.diagnostics, *others, inputs=[input])
+        return read_input(input, na_values=self.na_values, quiet=self.quiet)
+
+    def write(self, result: Any, output: Path) -> None:
+        """Write the masked data and the diagnostics asked for; print the summary (:func:`write_mask_result`).
+
+        Parameters
+        ----------
+        result : MaskResult
+            The masking method's result.
+        output : Path
+            The masked output file.
+        """
+        write_mask_result(result, output, self.diagnostics, quiet=self.quiet)
+
+
 # The options of the categorical-key commands (risk, recode, kanon, pram).
-KeysOption = Annotated[
-    str,
-    typer.Option("--keys", help="Comma-separated categorical key variables (quasi-identifiers)."),
-]
+KeysOption = Annotated[str, keys_option()]
 MissingOption = Annotated[
     str,
     typer.Option(

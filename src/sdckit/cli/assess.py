@@ -11,15 +11,18 @@ import pandas as pd
 import typer
 
 from sdckit.cli._common import (
+    CategoricalCodesOption,
     IdOption,
     InputFile,
     NaValuesOption,
     QuietOption,
     WeightColumnOption,
+    check_known,
     check_not_passthrough,
     check_outputs,
     column_roles,
     err_console,
+    keys_option,
     parse_list,
     parse_range,
     progress_bar,
@@ -73,13 +76,10 @@ PredictorsOption = Annotated[
     str | None,
     typer.Option("--predictors", help="Comma-separated predictors (default: all other variables)."),
 ]
-CategoricalOption = Annotated[
+KeysOption = Annotated[str | None, keys_option()]
+SensitiveOption = Annotated[
     str | None,
-    typer.Option(
-        "--categorical",
-        help="Comma-separated columns of codes to treat as categories (numeric region or "
-        "occupation codes).",
-    ),
+    typer.Option("--sensitive", help="Sensitive variable for l-diversity (needs --keys)."),
 ]
 ExcludeOption = Annotated[
     str | None, typer.Option("--exclude", help="Comma-separated columns left out of every measure.")
@@ -91,7 +91,7 @@ TitleOption = Annotated[str | None, typer.Option("--title", help="Title of the r
 class _Roles:
     """What the columns are: the options ``assess`` and ``sweep`` share after their own."""
 
-    categorical: CategoricalOption = None
+    categorical: CategoricalCodesOption = None
     exclude: ExcludeOption = None
     ids: IdOption = None
     weight_column: WeightColumnOption = None
@@ -133,9 +133,7 @@ def _roles_and_schema(
     for option, value in checked.items():
         check_not_passthrough(data, parse_list(value), roles, option)
     declared = parse_list(given.categorical) or []
-    unknown = [c for c in declared if c not in data.columns]
-    if unknown:
-        raise ParameterError(f"--categorical: unknown column(s) {unknown}")
+    check_known(data, declared, "--categorical")
     # Keys are categorical by nature, even when coded as numbers; but a numeric
     # key with many values (an income) is refused by the risk measures unless
     # the user declares it categorical: it would make nearly every record unique.
@@ -183,16 +181,8 @@ def assess_command(
         typer.Option("--response", help="Response of the regression and prediction checks."),
     ] = None,
     predictors: PredictorsOption = None,
-    keys: Annotated[
-        str | None,
-        typer.Option(
-            "--keys", help="Comma-separated categorical key variables (quasi-identifiers)."
-        ),
-    ] = None,
-    sensitive: Annotated[
-        str | None,
-        typer.Option("--sensitive", help="Sensitive variable for l-diversity (needs --keys)."),
-    ] = None,
+    keys: KeysOption = None,
+    sensitive: SensitiveOption = None,
     linkage_columns: Annotated[
         str | None,
         typer.Option(
@@ -288,12 +278,8 @@ def sweep_command(
     ] = None,
     response: Annotated[str | None, typer.Option("--response", help="Regression response.")] = None,
     predictors: PredictorsOption = None,
-    keys: Annotated[
-        str | None, typer.Option("--keys", help="Comma-separated key variables.")
-    ] = None,
-    sensitive: Annotated[
-        str | None, typer.Option("--sensitive", help="Sensitive variable.")
-    ] = None,
+    keys: KeysOption = None,
+    sensitive: SensitiveOption = None,
     table: Annotated[
         Path | None,
         typer.Option("--table", help="Also write the per-run figures here (.csv or .parquet)."),

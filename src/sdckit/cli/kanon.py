@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -10,6 +9,7 @@ import typer
 from sdckit.cli._common import (
     InputFile,
     KeysOption,
+    MaskedOutput,
     MissingOption,
     NaValuesOption,
     QuietOption,
@@ -21,7 +21,6 @@ from sdckit.cli._common import (
 )
 from sdckit.errors import DataError, ParameterError
 
-OutputOption = Annotated[Path, typer.Option("--output", "-o", help="Output file.")]
 HierarchyOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -102,7 +101,7 @@ def _groupings(values: list[str] | None, data) -> dict:
 
 def recode_command(
     input: InputFile,
-    output: OutputOption,
+    output: MaskedOutput,
     breaks: Annotated[
         list[str] | None,
         typer.Option("--breaks", help="KEY=B1,B2,...: cut a numeric key into [B1, B2), ..."),
@@ -154,7 +153,7 @@ def recode_command(
 def kanon_command(
     input: InputFile,
     keys: KeysOption,
-    output: OutputOption,
+    output: MaskedOutput,
     k: Annotated[int, typer.Option("--k", help="The k of k-anonymity.")] = 3,
     hierarchy: HierarchyOption = None,
     widths: WidthsOption = None,

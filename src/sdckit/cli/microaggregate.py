@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from sdckit.cli._common import (
+    DiagnosticsOption,
+    DistanceWeightOption,
     InputFile,
     MaskedOutput,
     NaValuesOption,
     PassThroughOptions,
     QuietOption,
+    ScaleOption,
     check_outputs,
     mask_and_write,
     masking_schema,
@@ -20,6 +22,7 @@ from sdckit.cli._common import (
     parse_list,
     read_input,
     renamed_option,
+    scale_choice,
     with_option_groups,
 )
 from sdckit.errors import ParameterError
@@ -54,11 +57,8 @@ def microaggregate_command(
             help="What a categorical column in --columns gets: error, or mode (the group's mode).",
         ),
     ] = "error",
-    scale: Annotated[str, typer.Option("--scale", help="standard, minmax or none.")] = "standard",
-    weight: Annotated[
-        list[str] | None,
-        typer.Option("--weight", help="Variable weight in distances, COL=W (repeatable)."),
-    ] = None,
+    scale: ScaleOption = "standard",
+    weight: DistanceWeightOption = None,
     sample_weights: Annotated[
         str | None,
         typer.Option(
@@ -77,9 +77,7 @@ def microaggregate_command(
     seed: Annotated[
         int | None, typer.Option("--seed", help="Accepted for symmetry; MDAV is deterministic.")
     ] = None,
-    diagnostics: Annotated[
-        Path | None, typer.Option("--diagnostics", help="Also write per-record groups here.")
-    ] = None,
+    diagnostics: DiagnosticsOption = None,
     na_values: NaValuesOption = None,
     quiet: QuietOption = False,
 ) -> None:
@@ -87,8 +85,6 @@ def microaggregate_command(
     group_size = renamed_option(group_size, k, default=3, new_flag="--group-size", old_flag="--k")
     check_outputs(output, diagnostics, inputs=[input])
     data = read_input(input, na_values=na_values, quiet=quiet)
-    if scale not in ("standard", "minmax", "none"):
-        raise ParameterError(f"--scale must be standard, minmax or none, got {scale!r}")
     if block_size < 0:
         raise ParameterError(f"--block-size must be >= 0, got {block_size}")
     cols = parse_list(columns)
@@ -122,7 +118,7 @@ def microaggregate_command(
         group_size=group_size,
         method=method.replace("-", "_"),
         categorical=categorical,
-        scale=None if scale == "none" else scale,
+        scale=scale_choice(scale),
         weights=parse_assignments(weight, "--weight") or None,
         sample_weights=sample_weights,
         schema=schema,

@@ -12,6 +12,7 @@ import pandas as pd
 import typer
 
 from sdckit.cli._common import (
+    DiagnosticsOption,
     IdOption,
     InputFile,
     MaskedOutput,
@@ -69,7 +70,6 @@ _COVARIANCE = typer.Option(
     help="Sigma the noise follows: sample, or shrinkage (Ledoit-Wolf; positive definite even "
     "for collinear columns, correlations shrink toward 0).",
 )
-_DIAG = typer.Option("--diagnostics", help="Also write per-record diagnostics here.")
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class _Run:
     sample_weights: Annotated[str | None, _WEIGHTS] = None
     covariance: Annotated[str, _COVARIANCE] = "sample"
     seed: SeedOption = None
-    diagnostics: Annotated[Path | None, _DIAG] = None
+    diagnostics: DiagnosticsOption = None
     ids: IdOption = None
     weight_column: WeightColumnOption = None
     na_values: NaValuesOption = None

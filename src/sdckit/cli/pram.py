@@ -12,22 +12,13 @@ from sdckit.cli._common import (
     HouseholdOption,
     InputFile,
     MaskedOutput,
-    NaValuesOption,
-    QuietOption,
-    SeedOption,
-    check_outputs,
+    MaskingRunOptions,
     parse_list,
-    read_input,
-    write_mask_result,
+    with_option_groups,
     write_output,
 )
 from sdckit.cli.kanon import key_value_pairs
 from sdckit.errors import DataError, ParameterError
-
-DiagnosticsOption = Annotated[
-    Path | None,
-    typer.Option("--diagnostics", help="Also write the per-record diagnostics (.csv or .parquet)."),
-]
 
 
 def _read_matrix(path: str) -> pd.DataFrame:
@@ -60,6 +51,7 @@ def _long_transitions(result) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["column", *strata, "before", "after", "probability"])
 
 
+@with_option_groups
 def pram_command(
     input: InputFile,
     output: MaskedOutput,
@@ -98,16 +90,12 @@ def pram_command(
             "estimates; the invariant matrix reveals each stratum's frequency ratios.",
         ),
     ] = None,
-    diagnostics: DiagnosticsOption = None,
-    seed: SeedOption = None,
-    na_values: NaValuesOption = None,
-    quiet: QuietOption = False,
+    run: MaskingRunOptions = MaskingRunOptions(),
 ) -> None:
     """Randomise categorical variables by PRAM (invariant unless --matrix), within strata."""
     from sdckit.microdata import pram
 
-    check_outputs(output, diagnostics, transitions, inputs=[input])
-    data = read_input(input, na_values=na_values, quiet=quiet)
+    data = run.read(input, output, transitions)
     names = parse_list(columns)
     if not names:
         raise ParameterError("--columns names no column")
@@ -118,13 +106,14 @@ def pram_command(
         strata=parse_list(strata),
         min_diagonal=min_diagonal,
         transition=given,
-        random_state=seed,
+        random_state=run.seed,
     )
-    write_mask_result(result, output, diagnostics, quiet=quiet)
+    run.write(result, output)
     if transitions is not None:
         write_output(_long_transitions(result), transitions)
 
 
+@with_option_groups
 def recordswap_command(
     input: InputFile,
     output: MaskedOutput,
@@ -149,16 +138,12 @@ def recordswap_command(
     k: Annotated[
         int, typer.Option("--k", help="At risk: fewer records than this share area and keys.")
     ] = 3,
-    diagnostics: DiagnosticsOption = None,
-    seed: SeedOption = None,
-    na_values: NaValuesOption = None,
-    quiet: QuietOption = False,
+    run: MaskingRunOptions = MaskingRunOptions(),
 ) -> None:
     """Swap the geography of households at risk with similar households in other areas."""
     from sdckit.microdata import record_swap
 
-    check_outputs(output, diagnostics, inputs=[input])
-    data = read_input(input, na_values=na_values, quiet=quiet)
+    data = run.read(input, output)
     areas = parse_list(geography)
     if not areas:
         raise ParameterError("--geography names no column")
@@ -170,9 +155,9 @@ def recordswap_command(
         similarity=parse_list(similarity),
         swap_rate=swap_rate,
         k_anonymity=k,
-        random_state=seed,
+        random_state=run.seed,
     )
-    write_mask_result(result, output, diagnostics, quiet=quiet)
+    run.write(result, output)
 
 
 def register(app: typer.Typer) -> None:

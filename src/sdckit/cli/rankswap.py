@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -10,15 +9,11 @@ import typer
 from sdckit.cli._common import (
     InputFile,
     MaskedOutput,
-    NaValuesOption,
+    MaskingRunOptions,
     PassThroughOptions,
-    QuietOption,
-    SeedOption,
-    check_outputs,
     mask_and_write,
     masking_schema,
     parse_list,
-    read_input,
     with_option_groups,
 )
 from sdckit.microdata.rankswap import rank_swap
@@ -42,16 +37,10 @@ def rankswap_command(
         ),
     ] = None,
     pass_through: PassThroughOptions = PassThroughOptions(),
-    seed: SeedOption = None,
-    diagnostics: Annotated[
-        Path | None, typer.Option("--diagnostics", help="Also write per-record rank shifts here.")
-    ] = None,
-    na_values: NaValuesOption = None,
-    quiet: QuietOption = False,
+    run: MaskingRunOptions = MaskingRunOptions(),
 ) -> None:
     """Rank swapping: values move at most p percent of the records in rank."""
-    check_outputs(output, diagnostics, inputs=[input])
-    data = read_input(input, na_values=na_values, quiet=quiet)
+    data = run.read(input, output)
     cols = parse_list(columns)
     roles = pass_through.roles(data)
     schema = masking_schema(data, cols, roles, kinds=[Kind.NUMERIC, Kind.ORDINAL], what="swap.")
@@ -60,12 +49,12 @@ def rankswap_command(
         rank_swap,
         data,
         output,
-        diagnostics,
-        quiet=quiet,
+        run.diagnostics,
+        quiet=run.quiet,
         columns=cols,
         window_percent=p,
         schema=schema,
-        random_state=seed,
+        random_state=run.seed,
     )
 
 

@@ -11,10 +11,15 @@ import typer
 
 from sdckit.cli import _cluster
 from sdckit.cli._common import (
+    CategoricalCodesOption,
+    DistanceWeightOption,
+    MaskedOutput,
     NaValuesOption,
     PassThroughOptions,
     QuietOption,
+    ScaleOption,
     SeedOption,
+    check_known,
     check_not_passthrough,
     check_outputs,
     err_console,
@@ -24,6 +29,7 @@ from sdckit.cli._common import (
     read_input,
     refuse_suspect_columns,
     refuse_text_in_numbers,
+    scale_choice,
     with_option_groups,
     write_mask_result,
     write_output,
@@ -43,9 +49,7 @@ def _is_temporal(series: pd.Series) -> bool:
 @with_option_groups
 def rwn_command(
     input: _cluster.MicrodataOrParquetDir,
-    output: Annotated[
-        Path, typer.Option("--output", "-o", help="Masked output file (.csv or .parquet).")
-    ],
+    output: MaskedOutput,
     k: Annotated[
         int,
         typer.Option("--k", help="Nearest other records in every neighbourhood (0 = radius only)."),
@@ -58,11 +62,8 @@ def rwn_command(
         float | None,
         typer.Option("--modprop", help="Share of whole records modified (Matloff & Tendick 2015)."),
     ] = None,
-    weight: Annotated[
-        list[str] | None,
-        typer.Option("--weight", help="Variable weight for distances, COL=W (repeatable)."),
-    ] = None,
-    scale: Annotated[str, typer.Option("--scale", help="minmax, standard or none.")] = "minmax",
+    weight: DistanceWeightOption = None,
+    scale: ScaleOption = "minmax",
     metric: Annotated[
         str, typer.Option("--metric", help="euclidean, manhattan or chebyshev.")
     ] = "euclidean",
@@ -75,14 +76,7 @@ def rwn_command(
         typer.Option("--exclude", help="Comma-separated columns passed through unchanged."),
     ] = None,
     pass_through: PassThroughOptions = PassThroughOptions(),
-    categorical: Annotated[
-        str | None,
-        typer.Option(
-            "--categorical",
-            help="Comma-separated columns of codes to treat as categories (one-hot in distances), "
-            "e.g. numeric region or occupation codes.",
-        ),
-    ] = None,
+    categorical: CategoricalCodesOption = None,
     balance_steps: Annotated[
         bool,
         typer.Option(
@@ -170,15 +164,13 @@ def rwn_command(
 
     A directory (or glob) of Parquet files is masked by partitions on Dask (--partitions).
     """
-    if scale not in ("minmax", "standard", "none"):
-        raise ParameterError(f"--scale must be minmax, standard or none, got {scale!r}")
     params: dict[str, Any] = {
         "k": k,
         "eps": eps,
         "q": q,
         "modprop": modprop,
         "weights": parse_assignments(weight, "--weight") or None,
-        "scale": None if scale == "none" else scale,
+        "scale": scale_choice(scale),
         "metric": metric,
         "balance_steps": balance_steps,
         "empty": "keep" if keep_isolated else "missing",
@@ -246,9 +238,7 @@ def _masked_columns(
         data, cols, {c: r for c, r in roles.items() if r != "ignore"}, "--columns"
     )
     declared = parse_list(categorical) or []
-    unknown = [c for c in declared if c not in data.columns]
-    if unknown:
-        raise ParameterError(f"--categorical: unknown column(s) {unknown}")
+    check_known(data, declared, "--categorical")
     told = cols is not None
     if cols is None:
         # Dates and durations pass through (as the library does by default).
@@ -332,17 +322,21 @@ def _rwn_by_partitions(
 
 def _strategy_name(name: str, sample_size: int | None) -> str:
     """The neighbour search of every partition, by name, checked as for one file."""
-    check_backend_name(name, "--neighbors")
-    if sample_size is not None and sample_size < 2:
-        raise ParameterError(f"--sample-size must be at least 2, got {sample_size}")
-    if sample_size is not None and name not in ("sample", "pairs"):
-        raise ParameterError(f"--sample-size applies to --neighbors sample or pairs, not {name}")
+    _check_sample_size(check_backend_name(name, "--neighbors"), sample_size)
     if name in EXACT_ALGORITHMS:
         raise ParameterError(
             f"--neighbors {name}: with --partitions give exact (the algorithm is chosen per "
             "partition), hnsw, ivf, sample or pairs"
         )
     return name
+
+
+def _check_sample_size(name: str, sample_size: int | None) -> None:
+    """Refuse a ``--sample-size`` below 2, or given to a search other than sample or pairs."""
+    if sample_size is not None and sample_size < 2:
+        raise ParameterError(f"--sample-size must be at least 2, got {sample_size}")
+    if sample_size is not None and name not in ("sample", "pairs"):
+        raise ParameterError(f"--sample-size applies to --neighbors sample or pairs, not {name}")
 
 
 def _stage(callback: Callable[..., None], description: str) -> Callable[[int, int], None]:
@@ -366,12 +360,9 @@ def _neighbor_search(
     algorithm = "auto"
     if check_backend_name(name, "--neighbors") in EXACT_ALGORITHMS:  # an exact search by name
         name, algorithm = "exact", name
-    if sample_size is not None and sample_size < 2:
-        raise ParameterError(f"--sample-size must be at least 2, got {sample_size}")
+    _check_sample_size(name, sample_size)
     if fresh and name != "sample":
         raise ParameterError("--fresh-sample applies to --neighbors sample only")
-    if sample_size is not None and name not in ("sample", "pairs"):
-        raise ParameterError(f"--sample-size applies to --neighbors sample or pairs, not {name}")
     stage = f"building the {name} index" if name in ("hnsw", "ivf") else "sampling pairs"
     return make_strategy(
         name,

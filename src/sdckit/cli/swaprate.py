@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from sdckit.cli._common import (
+    NoProgressOption,
     console,
     err_console,
     parse_list,
@@ -104,7 +105,7 @@ def estimate_command(
             help="Random seed of the calibration's re-swaps and the permutations (default 0).",
         ),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    quiet: NoProgressOption = False,
 ) -> None:
     """Estimate the group swap count alpha and the swap rate rho, with diagnostics and a verdict."""
     data = read_input(data_path)

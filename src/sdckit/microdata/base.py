@@ -31,7 +31,7 @@ from typing import Any, Protocol, TypeVar, cast
 import numpy as np
 import pandas as pd
 
-from sdckit._results import MicrodataResult
+from sdckit._results import MicrodataResult, microdata_doc
 from sdckit.errors import ParameterError, SDCDeprecationWarning
 from sdckit.schema import Kind, Schema
 
@@ -48,22 +48,14 @@ __all__ = [
 ]
 
 
+@microdata_doc
 @dataclass(frozen=True)
 class MaskResult(MicrodataResult):
     """Output of a masking method.
 
     Attributes
     ----------
-    data : DataFrame
-        The masked data: same index, rows, columns and dtypes as the input.
-    diagnostics : DataFrame
-        Per-record diagnostics, indexed like ``data``.
-    params : mapping
-        Every parameter the method used, defaults included.
-    method : str
-        Registered name of the method.
-    stats : mapping
-        Whole-dataset figures (e.g. share of cells changed).
+    {{microdata_attributes}}
     column_changes : DataFrame or None
         One row per masked column (see :func:`column_changes`); filled in for
         every method registered with :func:`register_masker`.

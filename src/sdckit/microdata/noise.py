@@ -72,6 +72,7 @@ from sdckit._validation import (
     check_columns,
     check_dataframe,
     check_random_state,
+    describe_row,
     number_text,
     row_label,
 )
@@ -561,7 +562,8 @@ def _check_structural_zeros(
             pos = int(np.flatnonzero(wrong)[0])
             raise DataError(
                 f"indicator {indicator!r} marks {var!r} as a structural zero in {int(wrong.sum())} "
-                f"record(s) where it is not zero, first row {data.index[pos]!r} ({values[pos]!r})"
+                f"record(s) where it is not zero, first at {describe_row(data.index, pos)} "
+                f"({number_text(values[pos])})"
             )
         out[var] = is_zero
     return out
@@ -1353,11 +1355,8 @@ def multiplicative_noise(
         lists them.
     zones, zone_thresholds, structural_zeros, sample_weights, covariance :
         As in :func:`additive_noise`.
-    schema : Schema, optional
-    random_state : None, int or Generator
-        Same seed, same output.
-    progress : callable, optional
-        ``progress(done, total)`` over the masking cells.
+    schema, random_state, progress :
+        As in :func:`additive_noise` (the same seed gives the same output).
 
     Returns
     -------

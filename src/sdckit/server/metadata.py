@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from sdckit._validation import check_dataframe
+from sdckit._validation import check_dataframe, describe_row, value_at
 from sdckit.errors import DataError, ParameterError, SchemaError
 from sdckit.io import atomic_write
 from sdckit.server.config import read_yaml
@@ -235,7 +235,8 @@ class Variable:
             if bad.any():
                 first = int(np.flatnonzero(bad)[0])
                 raise DataError(
-                    f"column {self.name!r} holds {strings[first]!r} (row {series.index[first]!r}), "
+                    f"column {self.name!r} holds {strings[first]!r} at "
+                    f"{describe_row(series.index, first)}, "
                     f"which is not one of its metadata levels {list(self.levels)}"
                 )
             return codes
@@ -245,7 +246,7 @@ class Variable:
             first = int(np.flatnonzero(nonnumeric)[0])
             raise DataError(
                 f"continuous column {self.name!r} holds a non-numeric value "
-                f"{series.iloc[first]!r} (row {series.index[first]!r})"
+                f"{value_at(series, first)}"
             )
         return self.cutpoint_bins.assign(values)
 

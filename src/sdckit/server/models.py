@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, StringConstraints
 
+from sdckit.server.residuals import BoxSummary
+
 # Plumbing of the service, not a Python API: these models are the wire format
 # (the OpenAPI description at /api/openapi.json and docs/server.md, "The API").
 # app.py imports them by name; a Python user calls AnalysisServer instead.
@@ -184,15 +186,6 @@ class CorrelationResponse(_Answer):
     n_obs: int
 
 
-class BoxModel(BaseModel):
-    category: str
-    lower_whisker: float
-    q1: float
-    median: float
-    q3: float
-    upper_whisker: float
-
-
 class ResidualPanelModel(BaseModel):
     predictor: str
     kind: Literal["scatter", "box"]
@@ -200,7 +193,7 @@ class ResidualPanelModel(BaseModel):
     residuals: list[float] | None = None
     smooth_x: list[float] | None = None
     smooth_y: list[float] | None = None
-    boxes: list[BoxModel] | None = None
+    boxes: list[BoxSummary] | None = None  # the library's dataclass, as pydantic reads it
     suppressed_categories: list[str] | None = None
 
 
