@@ -33,6 +33,7 @@ from sdckit.attacks.client import ServiceTarget
 from sdckit.attacks.differencing import agreed_value
 from sdckit.errors import SchemaError
 from sdckit.server import AnalysisServer
+from sdckit.server.demo import demo_metadata
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +70,7 @@ def test_drop_q_alone_falls_to_padding(planted):
     assert result.padding_curve["learned"].iloc[-1] == 1.0
     # One pair alone confirms nothing, whatever it gives.
     assert result.padding_curve["learned"].iloc[0] == 0.0
-    assert result.summary().startswith("2 of 6 attacks learned")
+    assert result.summary().startswith("2 of 7 attacks learned")
 
 
 def test_the_default_server_learns_nothing(planted):
@@ -104,7 +105,8 @@ def test_the_service_learns_nothing(planted, service):
         )
     assert len(result.targets) == 2
     assert result.learned.empty, result.summary()
-    assert result.table["answered"].gt(0).all()
+    asked = result.table[result.table["queries"] > 0]
+    assert asked["answered"].gt(0).all()
 
 
 def test_no_target_is_said_plainly(planted):
@@ -152,3 +154,36 @@ def test_agreement_needs_two_estimates_and_no_rival():
     assert agreed_value([100.0, 100.2, 250.0]) == pytest.approx(100.0, rel=0.005)
     # Two values equally supported: she cannot tell which is the target's.
     assert agreed_value([100.0, 100.1, 250.0, 250.2]) is None
+
+
+@pytest.fixture(scope="module")
+def rare_region(planted):
+    """The planted people with one of them alone in a new region: ALL minus the others is her."""
+    data = planted[0]
+    region = data["region"].to_numpy(dtype=object).copy()
+    region[10] = "island"
+    data = data.assign(region=region)
+    return data, demo_metadata(data)
+
+
+@pytest.mark.parametrize(
+    ("server", "leaks"),
+    [("exact", True), ("default", False), ("drop q alone", False)],
+)
+def test_all_minus_every_large_level(rare_region, server, leaks):
+    """Each query passes alone; only the answers' noise stands between the intruder and her wage."""
+    data, metadata = rare_region
+    target = {
+        "exact": lambda: PeerServer(data, metadata, DataSHIELDRules()),
+        "default": lambda: LibraryServer(AnalysisServer(data, metadata, {}, secret=SECRET)),
+        "drop q alone": lambda: LibraryServer(
+            AnalysisServer(data, metadata, {"perturbation": False}, secret=SECRET)
+        ),
+    }[server]()
+    result = server_attack(data, target=target, sensitive="wage", targets=[])
+    row = result.table.set_index("attack").loc["residual of a variable"]
+    # The intruder found the variable (region) and asked every level alone: all but hers answered.
+    # (ALL minus the others, and the same within each sex where the server answers it.)
+    assert row["targets"] == 1 and row["estimates"] >= 1 and (row["estimates"] == 2 or not leaks)
+    assert row["learned"] == (1.0 if leaks else 0.0), result.summary()
+    assert row["small_counts"] == 0

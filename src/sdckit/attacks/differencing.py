@@ -29,7 +29,13 @@ universes whose difference is the target's cell:
   on which most of her estimates agree (within 0.5%) after 1, 2, 5, ...
   pairs — the success rate as a function of the number of queries;
 * *repeated queries*: the same universe asked again and rewritten in
-  equivalent forms; averaging helps only if the answers differ.
+  equivalent forms; averaging helps only if the answers differ;
+* *residual of a variable*: ``ALL`` minus every level of a categorical
+  variable the server answers alone leaves its rare levels and the units
+  missing it, though no universe ever names them; where the intruder knows
+  that residual holds one or two units (she knows the population), the
+  difference of the totals is their value. Each query passes the universe
+  rules on its own.
 
 From a pair she takes ``n1 m1 - n2 m2`` of the row ``X = c`` of a
 cross-tabulation with the mean of the sensitive variable (the cell's total,
@@ -91,6 +97,7 @@ _ATTACKS = (
     "regression intercept",
     "padding",
     "repeated queries",
+    "residual of a variable",
 )
 
 #: Units of the target's row a padded universe keeps besides the target (twice the default Gamma).
@@ -498,7 +505,7 @@ class ServerAttackResult(FrozenResult):
             first = (
                 f"{len(learned)} of {len(self.table)} attacks learned from the {self.target}: "
                 + "; ".join(
-                    f"{r.attack} recovered {r.learned:.0%} of {n} targets' values"
+                    f"{r.attack} recovered {r.learned:.0%} of {r.targets} targets' values"
                     + (f" and released {r.small_counts} counts of 1 or 2" if r.small_counts else "")
                     for r in learned.itertuples()
                 )
@@ -605,9 +612,17 @@ def server_attack(
             counted[name] += len(values)
         if progress is not None:
             progress(done + 1, len(targets))
-    n = max(len(targets), 1)
+    residuals = _residual_attack(
+        ask, tallies["residual of a variable"], data, metadata, sensitive, errors
+    )
+    for hit, seen, count in residuals:
+        learned["residual of a variable"] += hit
+        oracle["residual of a variable"] += seen
+        counted["residual of a variable"] += count
     rows = []
     for name in _ATTACKS:
+        n_targets = len(residuals) if name == "residual of a variable" else len(targets)
+        n = max(n_targets, 1)
         tally = tallies[name]
         diffs = np.asarray(tally.count_differences, dtype=float)
         repeated = name == "repeated queries"
@@ -616,7 +631,7 @@ def server_attack(
                 "attack": name,
                 "queries": tally.queries,
                 "answered": tally.answered / tally.queries if tally.queries else float("nan"),
-                "targets": len(targets),
+                "targets": n_targets,
                 "learned": learned[name] / n,
                 "oracle_recovered": oracle[name] / n,
                 "estimates": counted[name] / n,
@@ -631,8 +646,8 @@ def server_attack(
     padding_curve = pd.DataFrame(
         {
             "pairs": [min(k, int(padding_pairs)) for k in PADDING_QUERY_COUNTS],
-            "learned": curve[0] / n,
-            "oracle_recovered": curve[1] / n,
+            "learned": curve[0] / max(len(targets), 1),
+            "oracle_recovered": curve[1] / max(len(targets), 1),
         }
     ).drop_duplicates("pairs")
     table = pd.DataFrame(rows)
@@ -725,3 +740,101 @@ def _repeated(
     ]
     # Averaging helps only when answers differ; the intruder's best is then their mean.
     tally.count_differences.append(float(len({a for a in answers if a is not None})))
+
+
+def _residual_variables(data: pd.DataFrame, metadata: PublicMetadata, sensitive: str) -> list[str]:
+    """Categorical variables whose units missing it and rarest levels could number 1 or 2.
+
+    The intruder knows the population's counts: if the units missing a
+    variable, together with its rarest levels up to some size, number one or
+    two, a server that answers every larger level alone leaves exactly them
+    in ``ALL`` minus those levels. Only such variables are worth probing.
+    """
+    out = []
+    for name in metadata.variables:
+        if name == sensitive or name not in data.columns or not metadata.is_categorical(name):
+            continue
+        values = data[name].astype(object)
+        counts = np.sort(values.value_counts().to_numpy())
+        cumulative = int(values.isna().sum()) + np.concatenate([[0], np.cumsum(counts)])
+        if ((cumulative >= 1) & (cumulative <= 2)).any():
+            out.append(str(name))
+    return out
+
+
+def _table_total(answer: Mapping[str, Any]) -> tuple[float, float] | None:
+    """(units, total) of a table with the mean of the sensitive variable, or None."""
+    if answer.get("status") != "ok":
+        return None
+    total = 0.0
+    for n, mean in zip(answer["row_totals"], answer.get("row_means", []), strict=False):
+        if n is None or (n and mean is None):
+            return None
+        total += float(n) * float(mean or 0.0)
+    return float(answer["total"]), total
+
+
+def _residual_attack(
+    ask: Callable[..., Any],
+    tally: _Tally,
+    data: pd.DataFrame,
+    metadata: PublicMetadata,
+    sensitive: str,
+    errors: dict[str, list[float]],
+) -> list[tuple[bool, bool, int]]:
+    """``ALL`` minus every level answered alone, for each variable whose residual is 1-2 units.
+
+    The intruder probes every level of a candidate variable ``X`` alone (a
+    table by the categorical variable ``B`` with the fewest levels, with the
+    mean of ``sensitive``), keeps the answered levels, and, when the units
+    outside them number 1 or 2 (she knows the population), estimates their
+    total twice: ``ALL`` minus the answered levels, and the same within each
+    level ``b`` of ``B`` (``B = b`` minus ``X = l AND B = b``), whose unit sets
+    are all different. Returns (learned, oracle hit, estimates) per target.
+    """
+    y = data[sensitive].to_numpy(dtype=float)
+    categorical = [v for v in metadata.variables if metadata.is_categorical(v)]
+    answers: dict[tuple[str, str], tuple[float, float] | None] = {}
+
+    def total(universe: str, by: str) -> tuple[float, float] | None:
+        if (universe, by) not in answers:
+            answers[(universe, by)] = _table_total(_crosstab(ask, tally, universe, by, sensitive))
+        return answers[(universe, by)]
+
+    out = []
+    for name in _residual_variables(data, metadata, sensitive):
+        rows_by = [v for v in categorical if v != name and v in data.columns]
+        if not rows_by:
+            continue
+        by = min(rows_by, key=lambda v: len(metadata.variables[v]["levels"]))
+        levels = [f"{name} in {_levels([v])}" for v in metadata.variables[name]["levels"]]
+        answered = [str(v) for v, u in zip(metadata.variables[name]["levels"], levels, strict=True)
+                    if total(u, by) is not None]  # fmt: skip
+        residual = ~data[name].astype(object).map(str).isin(answered).to_numpy() & np.isfinite(y)
+        residual &= data[by].notna().to_numpy()
+        if not 1 <= int(residual.sum()) <= 2:
+            continue
+        truth = float(y[residual].sum())
+        found: dict[Any, float] = {}
+        kept = [f"{name} in {_levels([v])}" for v in answered]
+        within = [(f"{by} in {_levels([b])}", f" AND {by} in {_levels([b])}")
+                  for b in metadata.variables[by]["levels"]]  # fmt: skip
+        splits = [[("ALL", "")], within]
+        for split in splits:
+            pieces = [
+                (total(whole, by), [total(u + extra, by) for u in kept]) for whole, extra in split
+            ]
+            if any(w is None or any(p is None for p in parts) for w, parts in pieces):
+                continue
+            units = value = 0.0
+            for w, parts in pieces:
+                assert w is not None  # checked above
+                units += w[0] - sum(p[0] for p in parts if p is not None)
+                value += w[1] - sum(p[1] for p in parts if p is not None)
+            tally.record(found, tuple(split), value, units)
+        estimates = list(found.values())
+        if truth != 0:
+            errors["residual of a variable"] += [abs(v - truth) / abs(truth) for v in estimates]
+        hit, seen = _score(estimates, truth) if truth != 0 else (False, False)
+        out.append((hit, seen, len(estimates)))
+    return out
