@@ -1090,8 +1090,9 @@ def design_rank(dependent_terms: Sequence[str]) -> Verdict:
     if dependent_terms:
         return _refuse(
             "design_rank",
-            f"term(s) {list(dependent_terms)} are exact linear combinations of other terms in "
-            "this universe; remove them",
+            f"term(s) {list(dependent_terms)} are exact linear combinations of the terms before "
+            "them in this universe (a predictor the universe holds fixed, or categories that "
+            "always occur together); remove them from the formula",
         )
     return _pass("design_rank")
 
