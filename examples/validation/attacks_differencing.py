@@ -22,11 +22,12 @@ her own ("Planted"), against the default rules, Drop q alone and exact
 answers (our DataSHIELD emulation): ``ALL`` minus every race the server
 answers alone.
 
-Run:  .venv/bin/python examples/validation/attacks_differencing.py
+Run:  .venv/bin/python examples/validation/attacks_differencing.py [--part servers|residual|tables]
 """
 
 from __future__ import annotations
 
+import argparse
 import platform
 import sys
 from pathlib import Path
@@ -151,11 +152,14 @@ def main() -> int:
     if not path.exists():
         print(f"skipping: {path} is not present")
         return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=["all", "servers", "residual", "tables"], default="all")
+    part = parser.parse_args().part
     print(f"# {platform.machine()}, Python {platform.python_version()}")
     adult = pd.read_csv(path)[COLUMNS]
-    servers(adult)
-    residual(adult)
-    tables(adult)
+    for name, run in (("servers", servers), ("residual", residual), ("tables", tables)):
+        if part in ("all", name):
+            run(adult)
     return 0
 
 
