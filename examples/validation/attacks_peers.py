@@ -15,6 +15,10 @@ default disclosure filters (:mod:`sdckit.attacks.peers`). The metadata
 declare the groupings of ``adult_groups.yaml`` (native country by region,
 education by level, ...).
 
+``--part refusals``: sdckit's server alone on both corpora, its refusals
+counted by the first rule that refused and its cause (the level, margin or
+term behind it, from the file's counts).
+
 ``--part corpus`` (seconds, no analysis): the stress corpus's universes that
 list a categorical level of fewer than Gamma people, by variable and by
 whether they select every level, and how many the universe rules refuse
@@ -201,6 +205,57 @@ def corpus_part(args: argparse.Namespace) -> None:
     print(f"refused now (every level as one class, declared groups): {table.refused_now.sum()}\n")
 
 
+def _why(row: pd.Series, adult: pd.DataFrame, metadata: Metadata) -> str:
+    """The cause of one refusal of sdckit's server, from the query and the file's counts."""
+    universe, rule = row["universe"], row["refused_by"].split(", ")[0]
+    named = [v for v in metadata.names if f"{v} in " in universe or f"{v} = " in universe]
+    counts = {v: adult[v].astype(str).value_counts() for v in named
+              if metadata.variable(v).is_categorical}  # fmt: skip
+    listed = {v: [level for level in metadata.variable(v).levels if f'"{level}"' in universe]
+              for v in counts}  # fmt: skip
+    rare = [v for v, levels in listed.items() if any(counts[v].get(x, 0) < GAMMA for x in levels)]
+    if rule == "universe_gamma":
+        every = [
+            v for v, levels in listed.items() if len(levels) == len(metadata.variable(v).levels)
+        ]
+        if every:
+            return f"every level of {every[0]}: its rare levels and missing units under Gamma*"
+        if rare:
+            return f"lists a level of {rare[0]} of fewer than {GAMMA} people"
+        return "a piece (a level and a range of bins) of fewer than Gamma people"
+    if rule == "no_marginal_1_or_2":
+        small = [v for v in counts if (counts[v] < 3).any()]
+        return f"{small[0] if small else 'a variable'} has a level of 1-2 people in the file"
+    if rule == "design_rank":
+        formula = row["query"].split(" on ")[0]
+        fixed = [v for v in named if v in formula.split("~", 1)[-1]]
+        return (
+            "a predictor the universe holds fixed"
+            if fixed
+            else "categories aliased in the universe"
+        )
+    return rule
+
+
+def refusals_part(args: argparse.Namespace) -> None:
+    """sdckit's refusals of both corpora, by rule, universe variable and cause."""
+    adult, metadata = adult_metadata()
+    server = LibraryServer(AnalysisServer(adult, metadata, {}, secret=SECRET))
+    for name in ("realistic", "stress"):
+        corpus = benign_corpus(server.metadata, n=args.benign, universes=name, random_state=0)
+        answers = run_corpus(server, corpus)
+        answers["universe"] = [str(q.body["universe"]) for q in corpus]
+        refused = answers[~answers["answered"]].copy()
+        refused["rule"] = refused["refused_by"].str.split(", ").str[0]
+        refused["cause"] = [_why(r, adult, metadata) for _, r in refused.iterrows()]
+        print(
+            f"**sdckit's refusals of the {name} corpus: {len(refused)} of {len(corpus)} "
+            f"({len(refused) / len(corpus):.1%})**\n"
+        )
+        table = refused.groupby(["rule", "cause"]).size().rename("queries").reset_index()
+        print(markdown(table.sort_values("queries", ascending=False)), "\n")
+
+
 def prediction_part() -> None:
     raw = load("EIA.csv")
     data = raw[raw["UTILITYID"] != 0][["STATE", "MONTH", "TOTSALES", "TOTREVENUE"]].copy()
@@ -237,13 +292,17 @@ def main() -> None:
     parser.add_argument("--max-targets", type=int, default=50, help="regression targets/subset")
     parser.add_argument("--padding-pairs", type=int, default=20, help="padded pairs per target")
     parser.add_argument("--show", type=int, default=20, help="sdckit refusals listed")
-    parser.add_argument("--part", choices=["all", "servers", "corpus", "prediction"], default="all")
+    parser.add_argument(
+        "--part", choices=["all", "servers", "corpus", "refusals", "prediction"], default="all"
+    )
     args = parser.parse_args()
     print(f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}\n")
     if args.part in ("all", "servers"):
         servers_part(args)
     if args.part in ("all", "corpus"):
         corpus_part(args)
+    if args.part in ("all", "refusals"):
+        refusals_part(args)
     if args.part in ("all", "prediction"):
         prediction_part()
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
-from planted_firms import planted_firms
+from planted_firms import service_firms
 
 from sdckit.cli.main import main
-from sdckit.server import Metadata
 from sdckit.server.store import Store
 from service_helpers import serving
 
@@ -20,19 +18,7 @@ def service(tmp_path_factory):
     Yields (url, token, csv, data).
     """
     tmp_path = tmp_path_factory.mktemp("service")
-    rng = np.random.default_rng(5)
-    n = 500
-    data = planted_firms(rng, np.round(np.exp(rng.normal(3, 1.3, size=n))) + 1)
-    metadata = Metadata.infer(data, beta=40, categorical=["state"])
-    # Plant the differencing battery's targets: the one northern firm of the lowest and of
-    # the highest size bin (cutpoints depend on the sizes only, not on the states).
-    bins = metadata.encode(data)["size"]
-    state = data["state"].to_numpy(dtype=object).copy()
-    for b in (bins.min(), bins.max()):
-        rows = np.flatnonzero(bins == b)
-        state[rows] = [["south", "east", "west"][i % 3] for i in range(rows.size)]
-        state[rows[0]] = "north"
-    data = data.assign(state=state)
+    data, metadata = service_firms()
     csv = tmp_path / "firms.csv"
     data.to_csv(csv, index=False)
     meta = tmp_path / "meta.yaml"
@@ -104,7 +90,10 @@ def test_attack_server_command_against_the_service(service, tmp_path, capsys):
     assert "(2 targets alone in their cells)" in out.splitlines()[0], out.splitlines()[0]
     result = pd.read_csv(table)
     assert result["answered"].max() > 0  # the battery went through the service's door
-    assert (result["recovered"] == 0).all() and (result["small_counts"] == 0).all()
+    # Scored as the intruder can know it: no value confirmed by agreeing estimates, no count of
+    # 1-2. (A single estimate within 1%, the oracle's view, is noise and is not asserted on.)
+    assert (result["learned"] == 0).all() and (result["small_counts"] == 0).all()
+    assert (result["estimates"] > 0).any()
     # The report names no target's cell and shows no confidential value.
     html = report.read_text()
     assert "cells not named" in html

@@ -181,6 +181,17 @@ def test_output_rules():
     assert not rules.design_rank(["x2"]).passed and rules.design_rank([]).passed
 
 
+def test_design_rank_names_the_later_terms_never_the_intercept():
+    from sdckit.server.analyses import _dependent_columns
+
+    rng = np.random.default_rng(0)
+    a, x = (rng.random(100) < 0.5).astype(float), rng.normal(size=100)
+    # 1 - a and 2x + a add nothing to the columns before them: those are the ones to remove.
+    design = np.column_stack([np.ones(100), a, x, 1 - a, 2 * x + a])
+    assert _dependent_columns(design) == [3, 4]
+    assert _dependent_columns(design[:, :3]) == []
+
+
 def test_no_small_cells():
     assert rules.no_small_cells(np.array([[5, 0], [3, 9]])).passed
     assert not rules.no_small_cells(np.array([[5, 1], [3, 9]])).passed

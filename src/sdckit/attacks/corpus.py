@@ -348,7 +348,7 @@ def _differencing_rows(result: Any) -> pd.DataFrame:
             "battery": "differencing",
             "attack": t["attack"],
             "answered": t["answered"],
-            "learned": t["recovered"],
+            "learned": t["learned"],
             "small_counts": t["small_counts"],
         }
     )

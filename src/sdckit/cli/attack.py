@@ -254,7 +254,10 @@ def server_command(
     _publish(result.summary(), result.table, table)
     sections = [
         ("Differencing and padding", result.table),
-        ("Padding: share recovered within 1% after k pairs", result.padding_curve),
+        (
+            "Padding: share of targets learned, and the oracle's share, after k pairs",
+            result.padding_curve,
+        ),
     ]
     # The targets' cells are not named: that a cell holds one unit is itself confidential.
     meta = (

@@ -755,14 +755,34 @@ def _cross_cells(
 
 
 def _dependent_columns(matrix: np.ndarray) -> list[int]:
-    """Columns that are linear combinations of earlier ones (pivoted QR)."""
+    """Columns that are linear combinations of earlier ones.
+
+    The rank comes from a pivoted QR; when the design is deficient, the
+    columns named are those that add nothing to the columns before them, in
+    the formula's order (as R's ``lm`` leaves them out), so that a refusal
+    names the terms to remove (never the intercept).
+    """
     _, r, piv = scipy.linalg.qr(matrix, mode="economic", pivoting=True)
     diag = np.abs(np.diag(r))
     if diag.size == 0:
         return []
     tol = diag[0] * max(matrix.shape) * np.finfo(np.float64).eps * 1e3
     rank = int(np.count_nonzero(diag > tol))
-    return sorted(int(p) for p in piv[rank:])
+    pivoted = sorted(int(p) for p in piv[rank:])
+    if not pivoted:
+        return []
+    basis = np.zeros((matrix.shape[0], 0))
+    later = []
+    for j in range(matrix.shape[1]):
+        column = matrix[:, j]
+        rest = column - basis @ (basis.T @ column)
+        rest -= basis @ (basis.T @ rest)  # twice, for orthogonality
+        norm = float(np.linalg.norm(rest))
+        if norm <= 1e-9 * max(float(np.linalg.norm(column)), 1.0):
+            later.append(j)
+        else:
+            basis = np.column_stack([basis, rest / norm])
+    return later if len(later) == len(pivoted) else pivoted
 
 
 def _ols_anova(

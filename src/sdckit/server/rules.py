@@ -315,9 +315,10 @@ def no_marginal_1_or_2(
     ">= 3 OR = 0", so a refusal says "one or two units here".
     ``rules="default"`` also refuses an empty margin (over the declared
     levels and bins; the missing code, which no universe can select, is left
-    out), with the generic reason of the Gamma rule: a refusal then
-    says only that some combination holds fewer than ``min_marginal`` units,
-    possibly none.
+    out): a refusal then says only that some combination of the named
+    variables holds fewer than ``min_marginal`` units, possibly none, and
+    that only naming fewer variables helps (the verdict never depends on the
+    levels or bins selected, so saying so reveals nothing more).
 
     Parameters
     ----------
@@ -342,7 +343,15 @@ def no_marginal_1_or_2(
         sub = table[tuple(slice(0, size - 1) for size in table.shape)]
         for axis in range(sub.ndim):
             if np.any(sub.sum(axis=axis) < min_marginal):
-                return _refuse(rule, GENERIC_SMALL_REASON)
+                # Depends on the variables named only, so it may say so (the rule name does).
+                return _refuse(
+                    rule,
+                    f"a universe that names {', '.join(repr(v) for v in evaluation.variables)} "
+                    "together is refused whatever categories or bins it selects: over the whole "
+                    f"file some combination of them holds fewer than {min_marginal} units "
+                    "(possibly none); define the universe with fewer of these variables, for "
+                    "example by removing a condition",
+                )
         return _pass(rule)
     for axis, name in enumerate(evaluation.variables):
         margin = table.sum(axis=axis)
@@ -1090,8 +1099,9 @@ def design_rank(dependent_terms: Sequence[str]) -> Verdict:
     if dependent_terms:
         return _refuse(
             "design_rank",
-            f"term(s) {list(dependent_terms)} are exact linear combinations of other terms in "
-            "this universe; remove them",
+            f"term(s) {list(dependent_terms)} are exact linear combinations of the terms before "
+            "them in this universe (a predictor the universe holds fixed, or categories that "
+            "always occur together); remove them from the formula",
         )
     return _pass("design_rank")
 
