@@ -526,6 +526,25 @@ def test_evaluate_detects_a_group_below_k(taxonomy: TableTaxonomy) -> None:
     assert report.summary().startswith("privacy check FAILED")
 
 
+def test_evaluate_takes_a_released_user_without_queries_as_empty(
+    taxonomy: TableTaxonomy,
+) -> None:
+    # Algorithm 5 may release nothing for a group of light searchers: the key
+    # names that released user, the release has no row of it.
+    result = protect(small_log(), k=2, taxonomy=taxonomy, levels=1, random_state=1)
+    emptied = result.membership["released_user"].iloc[0]
+    released = result.data[result.data["AnonID"] != emptied]
+    kwargs = {"taxonomy": taxonomy, "levels": 1, "random_state": 1}
+    report = evaluate(result.log, released=released, membership=result.membership, **kwargs)
+    full = evaluate(result, **kwargs)
+    assert report.privacy_ok and report.n_released_users == full.n_released_users
+    assert report.srp[0] < full.srp[0]  # its members keep nothing
+    # A key none of whose released users is in the release is refused.
+    wrong = result.membership.assign(released_user="X" + result.membership["released_user"])
+    with pytest.raises(DataError, match="not in the release"):
+        evaluate(result.log, released=released, membership=wrong, **kwargs)
+
+
 def test_srp_of_identical_groups_is_one_and_disjoint_is_one_over_k() -> None:
     # Two users with the same categories grouped: nothing lost.
     original = sp.csr_matrix(np.array([[2, 0], [0, 2]]))

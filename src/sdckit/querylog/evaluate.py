@@ -378,10 +378,27 @@ def evaluate(
         missing = [u for u in log.user_ids if u not in lookup]
         if missing:
             raise DataError(f"the membership table has no row for original user {missing[0]!r}")
-        unknown = [lookup[u] for u in log.user_ids if lookup[u] not in rel_pos]
-        if unknown:
+        keyed = list(dict.fromkeys(lookup[u] for u in log.user_ids))
+        unknown = [r for r in keyed if r not in rel_pos]
+        if len(unknown) == len(keyed):
             raise DataError(
                 f"released user {unknown[0]!r} of the membership table is not in the release"
+            )
+        if unknown:
+            # Algorithm 5 can release no query for a group of light searchers
+            # (each member's copies are drawn with probability below 1): such a
+            # released user is in the key only, an empty row here.
+            for name in unknown:
+                rel_pos[name] = len(rel_pos)
+            rel_ids = np.concatenate([rel_ids, np.array(unknown, dtype=object)])
+            n_rel = len(rel_ids)
+            rel_counts = sp.csr_matrix(
+                (
+                    rel_counts.data,
+                    rel_counts.indices,
+                    np.r_[rel_counts.indptr, [rel_counts.nnz] * len(unknown)],
+                ),
+                shape=(n_rel, len(log.queries)),
             )
         released_of_user = np.array([rel_pos[lookup[u]] for u in log.user_ids], dtype=np.int64)
     else:
