@@ -156,6 +156,14 @@ REGISTRY: tuple[Entry, ...] = (
         "of EIA releases",
     ),
     Entry("rwn_large_files.py", f"{PMT}, §11 (large-data neighbourhoods)"),
+    Entry(
+        "attacks_scoring.py",
+        f"{LUCERO}, §4: the differencing battery scored by what the intruder can recognise",
+        args=("--runs", "200"),
+        runtime="about 3.5 min on a loaded machine",
+        fast_args=("--runs", "3"),
+        expect=("runs in which an attack learned a value (agreeing estimates): 0",),
+    ),
 )
 
 
