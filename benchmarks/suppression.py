@@ -227,35 +227,23 @@ def main() -> None:
         help="run table N only (0: 2-way, 1: 3-way, 2: 4-way, 3: 4-way dense)",
     )
     parser.add_argument("--methods", default=None, help="comma-separated methods to run")
-    parser.add_argument(
-        "--exact-audit",
-        action="store_true",
-        help="also time the exact audit (two LPs per suppressed cell) of each pattern; with "
-        "--phases, the settled audit without the hypercubes",
-    )
-    parser.add_argument(
-        "--phases",
-        action="store_true",
-        help="hypercube only, phase by phase: CPU seconds and peak memory of the search and of "
-        "the settled audit, each printed as soon as it ends",
-    )
-    parser.add_argument(
-        "--no-floor", action="store_true", help="skip the one-LP floor (the / LP column)"
-    )
+    switches = {
+        "--exact-audit": "also time the exact audit (two LPs per suppressed cell) of each "
+        "pattern; with --phases, the settled audit without the hypercubes",
+        "--phases": "hypercube only, phase by phase: CPU seconds and peak memory of the search "
+        "and of the settled audit, each printed as soon as it ends",
+        "--no-floor": "skip the one-LP floor (the / LP column)",
+        "--trace": "with --phases: each large component and LP",
+        "--simplex": "with --phases: every LP of the audit by the dual simplex from the last "
+        "basis (as before session 7; the true table still seeds the witnesses)",
+    }
+    for flag, text in switches.items():
+        parser.add_argument(flag, action="store_true", help=text)
     parser.add_argument(
         "--shape",
         default=None,
         help="with --phases: a table of your own, 'EXTRA:RECORDS' (e.g. '3,4:78000': region x "
         "industry x 3 x 4 categories, 78,000 records)",
-    )
-    parser.add_argument(
-        "--trace", action="store_true", help="with --phases: each large component and LP"
-    )
-    parser.add_argument(
-        "--simplex",
-        action="store_true",
-        help="with --phases: every LP of the audit by the dual simplex from the last basis "
-        "(as before session 7; the true table still seeds the witnesses), for a before/after comparison",
     )
     args = parser.parse_args()
     if args.phases:
