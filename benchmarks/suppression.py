@@ -128,6 +128,37 @@ def lp_floor(table: pd.DataFrame) -> float:
     return (time.perf_counter() - start) / 2
 
 
+def trace_audit() -> None:
+    """Print each large component the settled audit models and each LP's CPU seconds on it."""
+    from sdckit.tables import audit
+
+    witness, run = audit._witness_intervals, audit._run
+
+    def traced_witness(h, ub, scale, targets, need_lo, need_hi, *, seed=None):  # type: ignore[no-untyped-def]
+        if len(ub) >= 1000:
+            still = (
+                None
+                if seed is None
+                else int((~audit._settled(seed, targets, need_lo, need_hi)).sum())
+            )
+            print(
+                f"#   component: {len(ub)} hidden cells, {h.getNumRow()} relations, "
+                f"{int((need_lo <= need_hi).sum())} cells asked, {still} open after the true "
+                "table and the hypercubes",
+                flush=True,
+            )
+        return witness(h, ub, scale, targets, need_lo, need_hi, seed=seed)
+
+    def traced_run(h):  # type: ignore[no-untyped-def]
+        cpu = time.process_time()
+        status = run(h)
+        if h.getNumCol() >= 1000:
+            print(f"#     LP: {time.process_time() - cpu:.1f} s CPU, {status}", flush=True)
+        return status
+
+    audit._witness_intervals, audit._run = traced_witness, traced_run
+
+
 def phases(shape: tuple, without: bool) -> None:
     """The hypercube method phase by phase: what each costs (CPU seconds, peak memory)."""
     name, extra, n, _ = shape
@@ -196,21 +227,38 @@ def main() -> None:
         help="run table N only (0: 2-way, 1: 3-way, 2: 4-way, 3: 4-way dense)",
     )
     parser.add_argument("--methods", default=None, help="comma-separated methods to run")
+    switches = {
+        "--exact-audit": "also time the exact audit (two LPs per suppressed cell) of each "
+        "pattern; with --phases, the settled audit without the hypercubes",
+        "--phases": "hypercube only, phase by phase: CPU seconds and peak memory of the search "
+        "and of the settled audit, each printed as soon as it ends",
+        "--no-floor": "skip the one-LP floor (the / LP column)",
+        "--trace": "with --phases: each large component and LP",
+        "--simplex": "with --phases: every LP of the audit by the dual simplex from the last "
+        "basis (as before session 7; the true table still seeds the witnesses)",
+    }
+    for flag, text in switches.items():
+        parser.add_argument(flag, action="store_true", help=text)
     parser.add_argument(
-        "--exact-audit",
-        action="store_true",
-        help="also time the exact audit (two LPs per suppressed cell) of each pattern; with "
-        "--phases, the settled audit without the hypercubes",
-    )
-    parser.add_argument(
-        "--phases",
-        action="store_true",
-        help="hypercube only, phase by phase: CPU seconds and peak memory of the search and of "
-        "the settled audit, each printed as soon as it ends",
+        "--shape",
+        default=None,
+        help="with --phases: a table of your own, 'EXTRA:RECORDS' (e.g. '3,4:78000': region x "
+        "industry x 3 x 4 categories, 78,000 records)",
     )
     args = parser.parse_args()
     if args.phases:
-        phases(SHAPES[2 if args.only is None else args.only], args.exact_audit)
+        shape = SHAPES[2 if args.only is None else args.only]
+        if args.shape:
+            extra, records = args.shape.split(":")
+            sizes = tuple(int(k) for k in extra.split(","))
+            shape = (f"4-way + {' x '.join(map(str, sizes))}", sizes, int(records), ())
+        if args.trace:
+            trace_audit()
+        if args.simplex:
+            import sdckit.tables.audit
+
+            sdckit.tables.audit.LARGE_COMPONENT = 10**12
+        phases(shape, args.exact_audit)
         return
     print(f"# {platform.platform()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
     print(f"# {' '.join(sys.argv)}; load average {os.getloadavg()[0]:.1f}")
@@ -229,7 +277,7 @@ def main() -> None:
         data, spec = synthetic(extra, n, seed=21)
         dims = ["region", "industry"] + [f"x{a}" for a in range(len(extra))]
         table = tabulate(data, dims, hierarchies=spec)
-        floor = lp_floor(table)
+        floor = np.nan if args.no_floor else lp_floor(table)
         total = float(table["count"].sum())
         for method in methods:
             reset_peak()
@@ -252,6 +300,13 @@ def main() -> None:
                 f"{peak:.0f} MiB |",
                 flush=True,
             )
+            if method == "modular":
+                print(
+                    f"#   modular: {s['subtables']} sub-tables, {s['hypercube_subtables']} of "
+                    f"them protected by hypercubes, {s['relaxed_subtables']} relaxed; "
+                    f"{s['repaired']} exposed primary cells repaired by whole-table hypercubes",
+                    flush=True,
+                )
             if args.exact_audit and result.audit is not None:
                 exact = audit_suppression(result.internal, intervals="exact")
                 settled = result.audit.stats
