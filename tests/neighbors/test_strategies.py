@@ -175,7 +175,13 @@ def test_sampled_neighbourhoods_are_farther_than_exact_ones(frame):
 
 
 @pytest.mark.parametrize(
-    "backend", [HNSWBackend(ef_search=400), IVFBackend(nlist=8, nprobe=8)], ids=["hnsw", "ivf"]
+    "backend",
+    [
+        HNSWBackend(ef_search=400),
+        IVFBackend(nlist=8, nprobe=8),
+        IVFBackend(nlist=8, nprobe=8, quantizer="hnsw"),
+    ],
+    ids=["hnsw", "ivf", "ivf-hnsw-quantizer"],
 )
 def test_high_effort_approximate_search_equals_exact_search(frame, backend):
     exact = rwn(frame, k=5, eps=0.05, random_state=3)
@@ -203,6 +209,29 @@ def test_the_recall_estimate_agrees_with_the_true_recall():
     assert abs(estimate.recall - true_recall) < 4 * estimate.standard_error
     everyone = estimate_recall(backend, matrix, k=10, sample_size=len(matrix))
     assert everyone.standard_error == 0.0 and abs(everyone.recall - true_recall) < 1e-12
+
+
+def test_ivf_cells_keep_a_bounded_size_above_a_million_records():
+    """nlist = 4·sqrt(n) up to 10^6 records, then n / 250 with an HNSW quantizer."""
+    backend = IVFBackend()
+    assert backend.cells(100_000) == (1_265, "flat")
+    assert backend.cells(10_000) == (256, "flat")  # at least 39 training records per cell
+    assert backend.cells(1_000_000) == (4_000, "flat")
+    assert backend.cells(10_000_000) == (40_000, "hnsw")
+    assert IVFBackend(quantizer="hnsw").cells(100_000) == (1_265, "hnsw")
+    assert IVFBackend(nlist=5_000, quantizer="flat").cells(10_000_000) == (5_000, "flat")
+
+
+def test_the_hnsw_quantizer_finds_the_cells_the_flat_one_finds():
+    rng = np.random.default_rng(4)
+    matrix = rng.standard_normal((20_000, 6))
+    recalls = {}
+    for kind in ("flat", "hnsw"):
+        backend = IVFBackend(nlist=200, nprobe=8, quantizer=kind)
+        backend.fit(matrix)
+        recalls[kind] = estimate_recall(backend, matrix, k=10, sample_size=1000, random_state=0)
+    assert recalls["flat"].recall > 0.9
+    assert abs(recalls["hnsw"].recall - recalls["flat"].recall) < 0.02
 
 
 def test_a_cut_eps_ball_is_reported_per_record(frame):
@@ -240,6 +269,7 @@ def test_assessment_searches_run_on_the_new_backends(frame):
         (lambda: HNSWBackend(M=1), "M must be an int >= 2"),
         (lambda: HNSWBackend(ef_search=0), "ef_search must be an int >= 1"),
         (lambda: IVFBackend(nprobe=0), "nprobe must be an int >= 1"),
+        (lambda: IVFBackend(quantizer="pq"), "quantizer must be 'auto', 'flat' or 'hnsw'"),
         (lambda: SampleBackend(1), "sample_size must be an int >= 2"),
         (lambda: PairSampleBackend(True), "sample_size must be an int >= 2"),
         (

@@ -251,14 +251,32 @@ class IVFBackend(_FaissBackend):
     cells). The defaults were chosen by measurement (``benchmarks/rwn_scaling.py
     --tune``, docs/benchmarks.md).
 
+    How the cost grows with n. A query compares itself with the cells'
+    centroids (the *coarse quantizer*), then scans the ``nprobe`` nearest
+    cells. With round(4·sqrt(n)) cells both parts grow as sqrt(n) per query,
+    so the whole search grows as n^1.5: 29 times the processor time from 10^6
+    to 10^7 records (docs/benchmarks.md). Above 10^6 records the default
+    therefore keeps the cells at about ``CELL_SIZE`` records (nlist grows as n)
+    and finds the nearest cells with an HNSW graph over the centroids
+    (Malkov & Yashunin 2020) instead of comparing all of them: the work per
+    query then stays about constant, and the whole search grows as n. Up to
+    10^6 records the two rules give the same nlist and the flat quantizer is
+    kept (its exact choice of cells costs little there).
+
     Parameters
     ----------
     nlist : int, optional
-        Number of cells (faiss ``nlist``). Default round(4·sqrt(n)), at most n / 39
-        (faiss trains each centroid on at least 39 records).
+        Number of cells (faiss ``nlist``). Default max(round(4·sqrt(n)),
+        round(n / CELL_SIZE)), at most n / 39 (faiss trains each centroid on
+        at least 39 records).
     nprobe : int, default 32
         Cells visited per query (faiss ``nprobe``). Recall@10 on 10^5 i.i.d.
         Gaussian records: 0.91 at 16, 0.98 at 32 (docs/benchmarks.md).
+    quantizer : {"auto", "flat", "hnsw"}, default "auto"
+        How a query finds its nearest cells: ``"flat"`` compares it with every
+        centroid (exact, cost ∝ nlist), ``"hnsw"`` searches an HNSW graph
+        of the centroids (approximate, cost ∝ log nlist). ``"auto"`` takes
+        ``"hnsw"`` when nlist exceeds ``HNSW_ABOVE`` cells, else ``"flat"``.
     metric : {"euclidean"}, default "euclidean"
         The distance.
     max_neighbors : int, default 256
@@ -270,6 +288,15 @@ class IVFBackend(_FaissBackend):
         Called as ``progress(done, n)`` while records are added to the index.
     """
 
+    #: Records per cell the default nlist keeps above 10^6 records.
+    CELL_SIZE = 250
+    #: With quantizer="auto", more cells than this are found through an HNSW graph.
+    HNSW_ABOVE = 4_096
+    #: Training records per centroid when the centroids are many (HNSW quantizer).
+    _TRAIN_PER_CELL = 40
+    #: HNSW quantizer's efSearch while records are added (one nearest cell each).
+    _ADD_EF_SEARCH = 16
+
     name = "ivf"
 
     def __init__(
@@ -277,6 +304,7 @@ class IVFBackend(_FaissBackend):
         nlist: int | None = None,
         nprobe: int = 32,
         *,
+        quantizer: str = "auto",
         metric: str = "euclidean",
         max_neighbors: int = 256,
         random_state: int = 0,
@@ -285,20 +313,72 @@ class IVFBackend(_FaissBackend):
         super().__init__(metric=metric, max_neighbors=max_neighbors, progress=progress)
         self.nlist = None if nlist is None else _positive(nlist, "nlist")
         self.nprobe = _positive(nprobe, "nprobe")
+        if quantizer not in ("auto", "flat", "hnsw"):
+            raise ParameterError(f"quantizer must be 'auto', 'flat' or 'hnsw', got {quantizer!r}")
+        self.quantizer = quantizer
         self.random_state = _positive(random_state, "random_state", 0)
+
+    def cells(self, n: int) -> tuple[int, str]:
+        """The number of cells and the quantizer used for ``n`` records.
+
+        Parameters
+        ----------
+        n : int
+            Number of records indexed.
+
+        Returns
+        -------
+        tuple of (int, str)
+            ``(nlist, quantizer)``, the quantizer ``"flat"`` or ``"hnsw"``.
+        """
+        if self.nlist is not None and self.nlist > n:
+            raise ParameterError(f"nlist={self.nlist} exceeds the number of records ({n})")
+        if self.nlist is not None:
+            nlist = self.nlist
+        else:
+            nlist = max(round(4 * np.sqrt(n)), round(n / self.CELL_SIZE))
+        nlist = max(1, min(nlist, n // 39 if n >= 39 else 1))
+        quantizer = self.quantizer
+        if quantizer == "auto":
+            quantizer = "hnsw" if nlist > self.HNSW_ABOVE else "flat"
+        return nlist, quantizer
 
     def _new_index(self, faiss: Any, x: np.ndarray) -> Any:
         n, p = x.shape
-        nlist = self.nlist if self.nlist is not None else round(4 * np.sqrt(n))
-        nlist = max(1, min(nlist, n // 39 if n >= 39 else 1))
-        if self.nlist is not None and self.nlist > n:
-            raise ParameterError(f"nlist={self.nlist} exceeds the number of records ({n})")
-        quantizer = faiss.IndexFlatL2(p)
-        index = faiss.IndexIVFFlat(quantizer, p, nlist, faiss.METRIC_L2)
-        index.cp.seed = self.random_state
+        nlist, kind = self.cells(n)
         rng = np.random.default_rng(self.random_state)
-        train = x if n <= 64 * nlist else x[np.sort(rng.choice(n, 64 * nlist, replace=False))]
-        index.train(train)
+        if kind == "flat":
+            quantizer = faiss.IndexFlatL2(p)
+            index = faiss.IndexIVFFlat(quantizer, p, nlist, faiss.METRIC_L2)
+            index.cp.seed = self.random_state
+            train = x if n <= 64 * nlist else x[np.sort(rng.choice(n, 64 * nlist, replace=False))]
+            index.train(train)
+        else:
+            # Centroids by k-means on a flat index (fast matrix products), then an HNSW
+            # graph over them as the quantizer: training the IVF through the graph
+            # itself re-clusters far more slowly.
+            size = self._TRAIN_PER_CELL * nlist
+            train = x if n <= size else x[np.sort(rng.choice(n, size, replace=False))]
+            kmeans = faiss.Kmeans(p, nlist, niter=10, seed=self.random_state)
+            kmeans.train(np.ascontiguousarray(train))
+            quantizer = faiss.IndexHNSWFlat(p, 32)
+            quantizer.hnsw.efConstruction = 40
+            quantizer.add(kmeans.centroids)
+            # Adding a record needs only its one nearest centroid: a short search list
+            # while adding (fit() lengthens it for the queries, which need nprobe cells).
+            quantizer.hnsw.efSearch = self._ADD_EF_SEARCH
+            index = faiss.IndexIVFFlat(quantizer, p, nlist, faiss.METRIC_L2)
+            index.is_trained = True
         index.nprobe = min(self.nprobe, nlist)
         self._quantizer = quantizer  # faiss keeps a pointer: keep the object alive
         return index
+
+    @answers("fit", "Build the index on the design matrix (a float32 copy), block by block.")
+    def fit(self, matrix: np.ndarray) -> None:
+        super().fit(matrix)
+        if isinstance(self._quantizer, self._hnsw_type()):
+            self._quantizer.hnsw.efSearch = max(64, 2 * self.nprobe)
+
+    @staticmethod
+    def _hnsw_type() -> Any:
+        return import_faiss().IndexHNSWFlat
