@@ -131,3 +131,15 @@ def test_codes_declared_categorical_get_no_mean_or_variance_ratio() -> None:
     assert row["kind"] == "categorical"
     assert np.isnan(row["mean_ratio"]) and np.isnan(row["variance_ratio"])
     assert not any("region_code': its" in w for w in result.warnings)
+
+
+def test_an_all_missing_numeric_column_is_reported_without_a_warning():
+    import warnings
+
+    before = pd.DataFrame({"x": [np.nan, np.nan, np.nan], "y": [1.0, 2.0, 4.0]})
+    after = before.assign(y=[1.0, 2.5, 4.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = column_changes(before, after, ["x", "y"])
+    assert np.isnan(table.loc["x", "mean_ratio"]) and np.isnan(table.loc["x", "variance_ratio"])
+    assert table.loc["y", "changed_share"] == pytest.approx(1 / 3)

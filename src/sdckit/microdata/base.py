@@ -253,6 +253,14 @@ RATIO_BAND = (0.9, 1.1)
 UNDER_MASKED_FRACTION = 0.1
 
 
+def _mean_and_variance(x: np.ndarray) -> tuple[float, float]:
+    """Mean and sample variance of the finite values of ``x`` (NaN when too few, no warning)."""
+    finite = np.isfinite(x).sum()
+    mean = float(np.nanmean(x)) if finite > 0 else np.nan
+    variance = float(np.nanvar(x, ddof=1)) if finite > 1 else np.nan
+    return mean, variance
+
+
 def column_changes(
     original: pd.DataFrame,
     masked: pd.DataFrame,
@@ -316,16 +324,14 @@ def column_changes(
         if numeric:
             x = pd.to_numeric(before, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
             with np.errstate(all="ignore"):
-                mx = np.nanmean(x)
-                vx = np.nanvar(x, ddof=1) if np.isfinite(x).sum() > 1 else np.nan
+                mx, vx = _mean_and_variance(x)
                 if masked is original:  # a file against itself: one pass, not two
                     my, vy = mx, vx
                 else:
                     y = pd.to_numeric(after, errors="coerce").to_numpy(
                         dtype=np.float64, na_value=np.nan
                     )
-                    my = np.nanmean(y)
-                    vy = np.nanvar(y, ddof=1) if np.isfinite(y).sum() > 1 else np.nan
+                    my, vy = _mean_and_variance(y)
                 mean_ratio = my / mx if mx != 0 else np.nan
                 variance_ratio = vy / vx if vx and vx > 0 else np.nan
                 shift = (my - mx) / np.sqrt(vx) if vx and vx > 0 else np.nan
