@@ -543,6 +543,12 @@ def test_evaluate_takes_a_released_user_without_queries_as_empty(
     wrong = result.membership.assign(released_user="X" + result.membership["released_user"])
     with pytest.raises(DataError, match="not in the release"):
         evaluate(result.log, released=released, membership=wrong, **kwargs)
+    # A key with one wrong row (a released user no group of which is in the
+    # release, for one original user) is refused, naming the row.
+    typo = result.membership.copy()
+    typo.loc[typo.index[-1], "released_user"] = "typo"
+    with pytest.raises(DataError, match=r"'typo' of the membership table \(row \d+\)"):
+        evaluate(result.log, released=released, membership=typo, **kwargs)
 
 
 def test_srp_of_identical_groups_is_one_and_disjoint_is_one_over_k() -> None:

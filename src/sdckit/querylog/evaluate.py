@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -387,7 +388,20 @@ def evaluate(
         if unknown:
             # Algorithm 5 can release no query for a group of light searchers
             # (each member's copies are drawn with probability below 1): such a
-            # released user is in the key only, an empty row here.
+            # released user is in the key only, an empty row here. A group has
+            # at least k >= 2 members, so a key naming an absent released user
+            # for fewer is a wrong key (a typo, another release's key), refused.
+            members = Counter(lookup[u] for u in log.user_ids)
+            least = 2 if k is None else max(2, int(k))
+            for name in unknown:
+                if members[name] < least:
+                    row = list(membership["released_user"].astype(str)).index(name) + 1
+                    raise DataError(
+                        f"released user {name!r} of the membership table (row {row}) is not in "
+                        f"the release and groups {members[name]} original user(s): a group "
+                        f"Algorithm 5 left without queries has at least {least} members, so "
+                        "this key does not belong to this release"
+                    )
             for name in unknown:
                 rel_pos[name] = len(rel_pos)
             rel_ids = np.concatenate([rel_ids, np.array(unknown, dtype=object)])
