@@ -155,6 +155,14 @@ def test_a_release_of_original_values_is_refused_until_confirmed(project, tmp_pa
     assert not list(tmp_path.glob("same*"))  # nothing written
     done = export_release(project, tmp_path, name="same", with_report=False, confirm_unmasked=True)
     assert done.warnings[0].startswith("nothing was masked")
+    # The values decide, not the dtypes: integers held as floats are the same values.
+    from sdckit.studio.export import _unmasked
+
+    columns = [c for c in project.original.columns if c != "income"]
+    as_floats = project.original[columns].copy()
+    ints = list(as_floats.select_dtypes("integer").columns)
+    as_floats[ints] = as_floats[ints].astype("float64")
+    assert ints and _unmasked(project, as_floats, columns).startswith("the 1 step")
     project.apply(*STEPS[1][:2], seed=STEPS[1][2])  # PRAM on a released key: masked
     masked = export_release(project, tmp_path, name="masked", with_report=False)
     assert not any(w.startswith("nothing was masked") for w in masked.warnings)

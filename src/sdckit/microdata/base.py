@@ -39,6 +39,7 @@ __all__ = [
     "MaskResult",
     "Masker",
     "available_maskers",
+    "changed_share",
     "column_changes",
     "deprecated_spellings",
     "get_masker",
@@ -307,7 +308,7 @@ def column_changes(
         before = original[col]
         after = masked[col]
         n = len(before)
-        changed = _changed_share(before, after) if n else 0.0
+        changed = changed_share(before, after) if n else 0.0
         if selection_share is None:
             expected = np.nan
         else:
@@ -361,8 +362,21 @@ def column_changes(
     return table.set_index("column")
 
 
-def _changed_share(before: pd.Series, after: pd.Series) -> float:
-    """Share of cells whose value differs (two missing values are equal)."""
+def changed_share(before: pd.Series, after: pd.Series) -> float:
+    """Share of cells whose value differs (two missing values are equal).
+
+    Values are compared, not dtypes: 3 and 3.0 are the same value.
+
+    Parameters
+    ----------
+    before, after : Series
+        The same column before and after masking, of equal length.
+
+    Returns
+    -------
+    float
+        Share of rows whose value differs, from 0 to 1.
+    """
     dtype = before.dtype
     if isinstance(dtype, np.dtype) and dtype == after.dtype and dtype.kind in "biuf":
         # One vectorised comparison, as the joint coding below decides it (NaN equals NaN).

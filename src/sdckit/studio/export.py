@@ -18,6 +18,7 @@ import pandas as pd
 from sdckit.assess import Assessment, assess, report
 from sdckit.errors import DataError, ParameterError, SchemaError, SDCError
 from sdckit.io import atomic_write, write_table
+from sdckit.microdata.base import changed_share
 from sdckit.schema import Schema
 from sdckit.studio.project import CONFIDENTIAL_ROLES, NEVER_RELEASED, Project
 from sdckit.studio.recipe import (
@@ -252,7 +253,8 @@ def _unmasked(project: Project, released: pd.DataFrame, columns: list[str]) -> s
     steps = project.path_to()
     if not steps:
         return "no method was applied"
-    if released.equals(project.original.loc[:, columns]):
+    original = project.original
+    if all(changed_share(original[c], released[c]) == 0 for c in columns):
         return f"the {len(steps)} step(s) applied changed no released value"
     return ""
 

@@ -27,7 +27,7 @@ from sdckit._docs import shared_doc
 from sdckit._keys import SUPPRESSED_MISSING
 from sdckit.assess import compare_correlations, compare_moments, individual_risk, key_risk, suda
 from sdckit.errors import SDCError
-from sdckit.microdata.base import column_changes
+from sdckit.microdata.base import changed_share, column_changes
 from sdckit.schema import Kind, Schema
 from sdckit.studio.recipe import state_schema
 
@@ -55,7 +55,7 @@ def _changed_columns(
     """The columns whose values differ from the parent state's (all without a parent)."""
     if parent is None:
         return list(columns)
-    return [c for c in columns if c not in parent.columns or not data[c].equals(parent[c])]
+    return [c for c in columns if c not in parent.columns or changed_share(parent[c], data[c]) > 0]
 
 
 _STATE_DOC = {
