@@ -377,7 +377,9 @@ class IVFBackend(_FaissBackend):
     def fit(self, matrix: np.ndarray) -> None:
         super().fit(matrix)
         if isinstance(self._quantizer, self._hnsw_type()):
-            self._quantizer.hnsw.efSearch = max(64, 2 * self.nprobe)
+            # The graph must return nprobe cells; a longer list found the same cells
+            # at 2x10^6 records (recall 0.975 at 64, 0.974 at 32) for twice the time.
+            self._quantizer.hnsw.efSearch = max(32, self.nprobe)
 
     @staticmethod
     def _hnsw_type() -> Any:
