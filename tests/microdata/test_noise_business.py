@@ -109,11 +109,23 @@ def test_sales_stay_non_negative_under_a_chain_with_a_signed_variable(tarragona)
         multiplicative_noise(head, constraints=chain, random_state=0)
 
 
+#: The random chains both property tests draw: a seed, records and chain length.
+_CHAINS = {"seed": st.integers(0, 2**31 - 1), "n": st.integers(12, 80), "width": st.integers(2, 5)}
+
+
+def _random_chain(
+    rng: np.random.Generator, n: int, width: int, zero_share: float = 0.0
+) -> tuple[pd.DataFrame, list[str]]:
+    """Columns x0 >= x1 >= ... built from skewed non-negative increments (a share of them 0)."""
+    steps = rng.lognormal(0.0, rng.uniform(0.2, 2.0), (n, width))
+    steps[rng.random((n, width)) < zero_share] = 0.0
+    names = [f"x{i}" for i in range(width)]
+    return pd.DataFrame(np.cumsum(steps[:, ::-1], axis=1)[:, ::-1], columns=names), names
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    seed=st.integers(0, 2**31 - 1),
-    n=st.integers(12, 80),
-    width=st.integers(2, 5),
+    **_CHAINS,
     zero_share=st.floats(0.0, 0.5),
     integer=st.booleans(),
     k=st.sampled_from([0.05, 0.15, 0.5, 2.0]),
@@ -122,11 +134,7 @@ def test_random_chains_on_random_non_negative_data(seed, n, width, zero_share, i
     rng = np.random.default_rng(seed)
     # Chain columns built from non-negative increments (so the chain holds, with ties),
     # plus a free column; skewed, with exact zeros.
-    steps = rng.lognormal(0.0, rng.uniform(0.2, 2.0), (n, width))
-    steps[rng.random((n, width)) < zero_share] = 0.0
-    chain_values = np.cumsum(steps[:, ::-1], axis=1)[:, ::-1]
-    names = [f"x{i}" for i in range(width)]
-    data = pd.DataFrame(chain_values, columns=names)
+    data, names = _random_chain(rng, n, width, zero_share)
     data["free"] = rng.lognormal(1.0, 1.0, n)
     if integer:
         data = data.round().astype("int64")
@@ -274,21 +282,12 @@ def test_cli_totals_and_repair_tolerance(tmp_path, capsys):
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    seed=st.integers(0, 2**31 - 1),
-    n=st.integers(12, 80),
-    width=st.integers(2, 5),
-    offset_quantile=st.floats(0.05, 0.95),
-)
+@given(**_CHAINS, offset_quantile=st.floats(0.05, 0.95))
 def test_random_chains_whose_lower_variables_take_negative_values(seed, n, width, offset_quantile):
-    rng = np.random.default_rng(seed)
-    steps = rng.lognormal(0.0, rng.uniform(0.2, 2.0), (n, width))
-    chain_values = np.cumsum(steps[:, ::-1], axis=1)[:, ::-1]
+    data, names = _random_chain(np.random.default_rng(seed), n, width)
     # Shift the whole chain down: the order is kept, the lower variables now take
     # negative values and the upper ones (some of them) do not.
-    chain_values -= np.quantile(chain_values[:, -1], offset_quantile)
-    names = [f"x{i}" for i in range(width)]
-    data = pd.DataFrame(chain_values, columns=names)
+    data -= np.quantile(data[names[-1]], offset_quantile)
     nonneg = [c for c in names if (data[c] >= 0).all()]
     result = multiplicative_noise(
         data, constraints=[names], noise_covariance="nearest", totals=None, random_state=seed

@@ -501,6 +501,10 @@ NaValuesOption = Annotated[str | None, na_values_option()]
 MaskedOutput = Annotated[
     Path, typer.Option("--output", "-o", help="Masked output file (.csv or .parquet).")
 ]
+#: ``-o`` of a command whose HTML report is optional (it prints its findings anyway).
+HtmlReportOption = Annotated[
+    Path | None, typer.Option("--output", "-o", help="Also write an HTML report there.")
+]
 DiagnosticsOption = Annotated[
     Path | None,
     typer.Option("--diagnostics", help="Also write the per-record diagnostics (.csv or .parquet)."),

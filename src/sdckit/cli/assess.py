@@ -16,6 +16,7 @@ from sdckit.cli._common import (
     InputFile,
     NaValuesOption,
     QuietOption,
+    SeedOption,
     WeightColumnOption,
     check_known,
     check_not_passthrough,
@@ -285,9 +286,7 @@ def sweep_command(
         typer.Option("--table", help="Also write the per-run figures here (.csv or .parquet)."),
     ] = None,
     roles: _Roles = _Roles(),
-    seed: Annotated[
-        int | None, typer.Option("--seed", help="Random seed (same seed, same sweep).")
-    ] = None,
+    seed: SeedOption = None,
     title: TitleOption = None,
     quiet: QuietOption = False,
 ) -> None:

@@ -7,8 +7,9 @@ and ``table`` (a protected table, Giessing & Höhne 2011, §5).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import pandas as pd
 import typer
@@ -28,6 +29,7 @@ from sdckit.attacks import (
 from sdckit.attacks.regression import DEFAULT_QUANTILES
 from sdckit.attacks.report import attack_report, battery_report
 from sdckit.cli._common import (
+    HtmlReportOption,
     QuietOption,
     check_outputs,
     err_console,
@@ -35,6 +37,7 @@ from sdckit.cli._common import (
     parse_range,
     progress_bar,
     read_input,
+    with_option_groups,
     write_output,
 )
 from sdckit.errors import ParameterError, SchemaError
@@ -61,7 +64,68 @@ def _library_target(
     return LibraryServer(server)
 
 
+@dataclass(frozen=True)
+class ServerAccess:
+    """``--token``, ``--metadata``, ``--config``: how the attacks reach the server they attack."""
+
+    token: Annotated[str | None, typer.Option("--token", help="API token of a service URL.")] = None
+    metadata: Annotated[
+        Path | None,
+        typer.Option(
+            "--metadata", help="Metadata YAML for the library target (default: inferred, beta 40)."
+        ),
+    ] = None
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="Rules config YAML for the library target (default rules)."),
+    ] = None
+
+    def target(self, where: str, data: pd.DataFrame, columns: list[str]) -> Target:
+        """sdckit's ``AnalysisServer`` on ``data[columns]`` (``where`` = library), or the service at a URL.
+
+        Parameters
+        ----------
+        where : str
+            ``library``, or the service's ``http://`` or ``https://`` URL.
+        data : DataFrame
+            The data the library target serves.
+        columns : list of str
+            Its variables, when the metadata is inferred.
+
+        Returns
+        -------
+        Target
+            What the attack queries.
+        """
+        if where == "library":
+            return _library_target(data, columns, self.metadata, self.config)
+        if not where.startswith(("http://", "https://")):
+            raise ParameterError(f"URL must be http://..., https://... or library, got {where!r}")
+        if not self.token:
+            raise ParameterError("--token is needed to attack a service URL")
+        from sdckit.attacks.client import ServiceTarget
+
+        return ServiceTarget(where, self.token)
+
+
+@dataclass(frozen=True)
+class AttackOutputs:
+    """``-o``, ``--table``, ``--quiet``: what an attack on a server writes besides its summary."""
+
+    output: HtmlReportOption = None
+    table: Annotated[
+        Path | None, typer.Option("--table", help="The attack table as CSV or Parquet.")
+    ] = None
+    quiet: QuietOption = False
+
+    def read(self, path: Path) -> pd.DataFrame:
+        """The data of the file at ``path``, read once the outputs are checked (nothing done yet)."""
+        check_outputs(self.table, inputs=[path], reports=[self.output])
+        return read_input(path, quiet=self.quiet)
+
+
 @attack_app.command("regression")
+@with_option_groups
 def regression_command(
     data_path: Path = typer.Argument(
         ..., metavar="DATA", help="The confidential file (CSV or Parquet)."
@@ -88,13 +152,7 @@ def regression_command(
         help="naive (unrestricted OLS), library (sdckit's AnalysisServer on DATA) or the URL of "
         "a running service (with --token).",
     ),
-    token: str | None = typer.Option(None, "--token", help="API token for a service URL."),
-    metadata: Path | None = typer.Option(
-        None, "--metadata", help="Metadata YAML for --target library (default: inferred, beta 40)."
-    ),
-    config: Path | None = typer.Option(
-        None, "--config", help="Rules config YAML for --target library (default rules)."
-    ),
+    access: ServerAccess = ServerAccess(),
     quantiles: str = typer.Option(
         ",".join(f"{q:g}" for q in DEFAULT_QUANTILES),
         "--quantiles",
@@ -107,13 +165,10 @@ def regression_command(
         200, "--max-targets", help="Targets per subset for a server (library or URL)."
     ),
     seed: int = typer.Option(0, "--seed", help="Draws the targets of a server attack."),
-    output: Path | None = typer.Option(None, "-o", "--output", help="HTML report."),
-    table: Path | None = typer.Option(None, "--table", help="The table as CSV or Parquet."),
-    quiet: QuietOption = False,
+    outputs: AttackOutputs = AttackOutputs(),
 ) -> None:
     """Artificial outliers and strategic dummies with every record as the target (Tables 1-3)."""
-    check_outputs(table, inputs=[data_path], reports=[output])
-    data = read_input(data_path, quiet=quiet)
+    data = outputs.read(data_path)
     columns = parse_list(background) or []
     if not columns:
         raise ParameterError("--background must name at least one column")
@@ -130,17 +185,11 @@ def regression_command(
     chosen: Target
     if target == "naive":
         chosen = NaiveServer(data)
-    elif target == "library":
-        chosen = _library_target(data, [sensitive, *columns], metadata, config)
-    elif target.startswith(("http://", "https://")):
-        if not token:
-            raise ParameterError("--token is needed to attack a service URL")
-        from sdckit.attacks.client import ServiceTarget
-
-        chosen = ServiceTarget(target, token)
+    elif target == "library" or target.startswith(("http://", "https://")):
+        chosen = access.target(target, data, [sensitive, *columns])
     else:
         raise ParameterError(f"--target must be naive, library or a URL, got {target!r}")
-    with progress_bar("attacking", quiet=quiet) as progress:
+    with progress_bar("attacking", quiet=outputs.quiet) as progress:
         result = attack(
             data,
             target=chosen,
@@ -155,9 +204,11 @@ def regression_command(
             random_state=seed,
             progress=progress,
         )
-    _publish(result.summary(), result.table, table)
-    if output is not None:
-        err_console.print(f"wrote the report to {attack_report([result], path=output).path}")
+    _publish(result.summary(), result.table, outputs.table)
+    if outputs.output is not None:
+        err_console.print(
+            f"wrote the report to {attack_report([result], path=outputs.output).path}"
+        )
 
 
 def _publish(summary: str, frame: pd.DataFrame, path: Path | None) -> None:
@@ -176,27 +227,13 @@ def _report(
         err_console.print(f"wrote the report to {report.path}")
 
 
-ReportOption = Annotated[Path | None, typer.Option("-o", "--output", help="HTML report.")]
 SensitiveOption = Annotated[
     str, typer.Option("--sensitive", help="The numeric variable whose values the attacks seek.")
 ]
 
 
-def _server_target(
-    url: str, token: str | None, data: pd.DataFrame, metadata: Path | None, config: Path | None
-) -> Any:
-    if url == "library":
-        return _library_target(data, list(data.columns), metadata, config)
-    if not url.startswith(("http://", "https://")):
-        raise ParameterError(f"URL must be http://..., https://... or library, got {url!r}")
-    if not token:
-        raise ParameterError("--token is needed to attack a service URL")
-    from sdckit.attacks.client import ServiceTarget
-
-    return ServiceTarget(url, token)
-
-
 @attack_app.command("server")
+@with_option_groups
 def server_command(
     url: Annotated[
         str,
@@ -215,13 +252,7 @@ def server_command(
         ),
     ],
     sensitive: SensitiveOption,
-    token: Annotated[str | None, typer.Option("--token", help="API token of the service.")] = None,
-    metadata: Annotated[
-        Path | None, typer.Option("--metadata", help="Metadata YAML for 'library'.")
-    ] = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", help="Rules config YAML for 'library'.")
-    ] = None,
+    access: ServerAccess = ServerAccess(),
     max_targets: Annotated[
         int, typer.Option("--max-targets", help="Units alone in their cells to attack.")
     ] = 6,
@@ -229,19 +260,14 @@ def server_command(
         int, typer.Option("--padding-pairs", help="Padded pairs of universes per target.")
     ] = 40,
     seed: Annotated[int, typer.Option("--seed", help="Draws the padding.")] = 0,
-    output: ReportOption = None,
-    table: Annotated[
-        Path | None, typer.Option("--table", help="The attack table as CSV or Parquet.")
-    ] = None,
-    quiet: QuietOption = False,
+    outputs: AttackOutputs = AttackOutputs(),
 ) -> None:
     """Differencing, padding and repeated queries against an analysis server (Lucero et al. 2011)."""
-    check_outputs(table, inputs=[data_path], reports=[output])
-    data = read_input(data_path, quiet=quiet)
+    data = outputs.read(data_path)
     if sensitive not in data.columns:
         raise SchemaError(f"--sensitive: column {sensitive!r} is not in {data_path}")
-    target = _server_target(url, token, data, metadata, config)
-    with progress_bar("attacking", quiet=quiet) as progress:
+    target = access.target(url, data, list(data.columns))
+    with progress_bar("attacking", quiet=outputs.quiet) as progress:
         result = server_attack(
             data,
             target=target,
@@ -251,7 +277,7 @@ def server_command(
             random_state=seed,
             progress=progress,
         )
-    _publish(result.summary(), result.table, table)
+    _publish(result.summary(), result.table, outputs.table)
     sections = [
         ("Differencing and padding", result.table),
         (
@@ -265,7 +291,7 @@ def server_command(
         f"{len(result.targets)} units alone in their cells (cells not named: a count of 1 "
         f"is itself confidential)."
     )
-    _report(output, sections, [result.summary().splitlines()[0]], meta)
+    _report(outputs.output, sections, [result.summary().splitlines()[0]], meta)
 
 
 @attack_app.command("release")
@@ -292,7 +318,7 @@ def release_command(
     seed: Annotated[
         int, typer.Option("--seed", help="Shuffles the release for linkage; seeds the forests.")
     ] = 0,
-    output: ReportOption = None,
+    output: HtmlReportOption = None,
     quiet: QuietOption = False,
 ) -> None:
     """Record linkage, prediction from the keys and the regression attacks on a masked file."""
@@ -380,7 +406,7 @@ def table_command(
         str | None,
         typer.Option("--dims", help="Comma-separated dimensions (default: the other columns)."),
     ] = None,
-    output: ReportOption = None,
+    output: HtmlReportOption = None,
     table: Annotated[
         Path | None, typer.Option("--table", help="The bounds of every cell as CSV or Parquet.")
     ] = None,

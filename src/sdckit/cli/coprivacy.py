@@ -10,6 +10,7 @@ import networkx as nx
 import typer
 
 from sdckit.cli._common import (
+    HtmlReportOption,
     QuietOption,
     SeedOption,
     check_outputs,
@@ -19,10 +20,6 @@ from sdckit.cli._common import (
 )
 from sdckit.cli.querylog import QueryColumnOption, UserColumnOption
 from sdckit.errors import DataError, ParameterError
-
-ReportOption = Annotated[
-    Path | None, typer.Option("--output", "-o", help="Also write an HTML report there.")
-]
 
 
 def _report_written(output: Path | None, write: Callable[[Path], Path | None]) -> None:
@@ -105,7 +102,7 @@ def p2p_command(
             metavar="LOG", help="A search log (AOL format or a CSV with user and query columns)."
         ),
     ],
-    output: ReportOption = None,
+    output: HtmlReportOption = None,
     peers: Annotated[
         int | None,
         typer.Option("--peers", help="Keep the N users with most queries (default: all users)."),
@@ -206,7 +203,7 @@ def social_command(
             help="An edge list: one line per friendship, two user ids (comma, tab or space).",
         ),
     ],
-    output: ReportOption = None,
+    output: HtmlReportOption = None,
     beta: Annotated[float, typer.Option("--beta", help="Sensitivity β of the attribute.")] = 1.0,
     rounds: Annotated[int, typer.Option("--rounds", help="Rounds of the repeated game.")] = 100,
     noise: Annotated[

@@ -13,7 +13,15 @@ import pandas as pd
 import typer
 from rich.progress import TextColumn, TimeElapsedColumn
 
-from sdckit.cli._common import check_outputs, console, progress_display, with_option_groups
+from sdckit.cli._common import (
+    HtmlReportOption,
+    NoProgressOption,
+    SeedOption,
+    check_outputs,
+    console,
+    progress_display,
+    with_option_groups,
+)
 from sdckit.errors import DataError, ParameterError
 from sdckit.io import write_table
 from sdckit.querylog import (
@@ -76,7 +84,6 @@ WordnetPathOption = Annotated[
 ]
 UserColumnOption = Annotated[str, typer.Option("--user-column", help="The user-id column.")]
 QueryColumnOption = Annotated[str, typer.Option("--query-column", help="The query column.")]
-QuietBarOption = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
 MethodOption = Annotated[
     str,
     typer.Option(
@@ -118,9 +125,6 @@ MinClickUsersOption = Annotated[
 ItemsOption = Annotated[str, typer.Option("--items", help=_ITEMS_HELP)]
 TimeColumnOption = Annotated[str, typer.Option("--time-column", help="The query-time column.")]
 ClickColumnOption = Annotated[str, typer.Option("--click-column", help="The click column.")]
-SeedOnlyOption = Annotated[
-    int | None, typer.Option("--seed", help="Random seed (same seed, same output).")
-]
 
 
 @dataclass(frozen=True)
@@ -219,8 +223,8 @@ def protect_command(
     items: ItemsOption = "queries",
     time_column: TimeColumnOption = "QueryTime",
     click_column: ClickColumnOption = "ClickURL",
-    seed: SeedOnlyOption = None,
-    quiet: QuietBarOption = False,
+    seed: SeedOption = None,
+    quiet: NoProgressOption = False,
 ) -> None:
     """Release a search log with user-level k-anonymity (Erola et al. 2011) or ZEALOUS."""
     check_outputs(output, key, inputs=[log_path])
@@ -293,10 +297,7 @@ def evaluate_command(
             metavar="PROTECTED", help="The protected log written by 'querylog protect'."
         ),
     ],
-    report_path: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Also write the report as a self-contained HTML page."),
-    ] = None,
+    report_path: HtmlReportOption = None,
     key: Annotated[
         Path | None,
         typer.Option(
@@ -318,7 +319,7 @@ def evaluate_command(
     ] = 5,
     columns: _LogColumns = _LogColumns(),
     seed: Annotated[int | None, typer.Option("--seed", help="Seed of the random baseline.")] = None,
-    quiet: QuietBarOption = False,
+    quiet: NoProgressOption = False,
 ) -> None:
     """SRP by level beside 1/k and a random partition, the privacy check, a linkage attack."""
     check_outputs(reports=[report_path], inputs=[log_path, protected_path, key])
@@ -384,7 +385,7 @@ def attack_command(
     zealous_parameters: _Zealous = _Zealous(),
     taxonomy: _TaxonomyChoice = _TaxonomyChoice(),
     columns: _LogColumns = _LogColumns(),
-    seed: SeedOnlyOption = None,
+    seed: SeedOption = None,
 ) -> None:
     """Plant fake users against a protection; see what they learn of a target (Götz et al. 2012)."""
     if method not in ("microaggregation", "zealous"):

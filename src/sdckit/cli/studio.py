@@ -19,6 +19,7 @@ import typer
 
 from sdckit.cli._common import (
     InputFile,
+    MaskedOutput,
     QuietOption,
     SeedOption,
     check_outputs,
@@ -33,7 +34,6 @@ recipe_app = typer.Typer(
     help="Replay a studio recipe, or run its steps one by one.", no_args_is_help=True
 )
 
-OutputFile = Annotated[Path, typer.Option("--output", "-o", help="Output file (.csv or .parquet).")]
 FingerprintOption = Annotated[
     str | None,
     typer.Option(
@@ -114,7 +114,7 @@ def studio_command(
 def recipe_run_command(
     recipe: Annotated[Path, typer.Argument(help="The recipe (.toml) the studio exported.")],
     input: InputFile,
-    output: OutputFile,
+    output: MaskedOutput,
     quiet: QuietOption = False,
 ) -> None:
     """Replay a recipe on its input file; the release is the studio's, byte for byte."""
@@ -137,7 +137,7 @@ def recipe_step_command(
         str, typer.Argument(help="A registered masking method (sdckit recipe methods).")
     ],
     input: InputFile,
-    output: OutputFile,
+    output: MaskedOutput,
     param: Annotated[
         list[str] | None,
         typer.Option("--param", help='NAME=VALUE, the value as JSON (5, 0.5, "mdav", ["a"]).'),
@@ -171,7 +171,7 @@ def recipe_step_command(
 @recipe_app.command("release")
 def recipe_release_command(
     input: InputFile,
-    output: OutputFile,
+    output: MaskedOutput,
     column: Annotated[
         list[str], typer.Option("--column", help="A released column, in order (repeat).")
     ],

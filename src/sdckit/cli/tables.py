@@ -21,6 +21,7 @@ from sdckit.cli._cluster import (
 from sdckit.cli._common import (
     InputFile,
     QuietOption,
+    SeedOption,
     check_outputs,
     console,
     err_console,
@@ -117,9 +118,11 @@ _HIERARCHY_HELP = (
     ".hrc files or parent,child code-list CSVs."
 )
 _Hierarchies = Annotated[Path | None, typer.Option("--hierarchies", help=_HIERARCHY_HELP)]
-# The options of restore and restore-linked.
+_Dims = Annotated[str, typer.Option("--dims", help="Comma-separated classifying variables.")]
+# The options of restore and restore-linked (--time-limit: of suppress too).
 _PerturbedValue = Annotated[str, typer.Option("--value", help="Column of perturbed counts.")]
 _MaxDeviation = Annotated[int, typer.Option("--max-deviation", help="Largest change per cell.")]
+_TimeLimit = Annotated[float | None, typer.Option("--time-limit", help="Seconds per HiGHS run.")]
 _SDMX_HELP = "Write SDMX-CSV for this dataflow (AGENCY:ID(VERSION)) instead of the tidy table."
 _TRUE_COUNTS_HELP = (
     "Also write the true counts, cell keys and noise (columns named *_CONFIDENTIAL) for the "
@@ -234,9 +237,7 @@ def add_keys_command(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Microdata with a record-key column.")
     ],
-    seed: Annotated[
-        int | None, typer.Option("--seed", help="Random seed (same seed, same keys).")
-    ] = None,
+    seed: SeedOption = None,
     kind: Annotated[
         str, typer.Option("--kind", help="integer ([0, 2^31-1)) or uniform ([0, 1)).")
     ] = "integer",
@@ -281,7 +282,7 @@ def add_keys_command(
 def tabulate_command(
     input: MicrodataOrParquetDir,
     output: Annotated[Path, typer.Option("--output", "-o", help="Tidy table, one row per cell.")],
-    dims: Annotated[str, typer.Option("--dims", help="Comma-separated classifying variables.")],
+    dims: _Dims,
     weights: Annotated[
         str | None, typer.Option("--weights", help="Column of record weights.")
     ] = None,
@@ -363,7 +364,7 @@ def design_ptable_command(
             "or tauargus (i;j;p;v;p_ij_ub text file).",
         ),
     ] = "tidy",
-    quiet: Annotated[bool, typer.Option("--quiet", help="No summary.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Design a zero-mean, fixed-variance transition matrix without small cells (Section 3.1)."""
     check_outputs(output)
@@ -427,7 +428,7 @@ def perturb_command(
     ] = None,
     published: _Published = _Published(),
     cluster: ClusterOptions = ClusterOptions(),
-    quiet: Annotated[bool, typer.Option("--quiet", help="No summary.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Cell key perturbation: no perturbed 1s or 2s, identical cells get identical noise (Section 4).
 
@@ -462,7 +463,7 @@ def restore_command(
         Path, typer.Argument(help="Perturbed tidy table (all cells, margins included).")
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="Table with a restored column.")],
-    dims: Annotated[str, typer.Option("--dims", help="Comma-separated classifying variables.")],
+    dims: _Dims,
     value: _PerturbedValue = "perturbed",
     max_deviation: _MaxDeviation = 3,
     method: Annotated[
@@ -470,16 +471,11 @@ def restore_command(
         typer.Option(
             "--method",
             help="two-stage, joint, or elementary (margins as sums of the elementary cells; "
-            "for large tables).",
+            "for large tables; --time-limit then bounds the whole restoration).",
         ),
     ] = "two-stage",
     hierarchies: _Hierarchies = None,
-    time_limit: Annotated[
-        float | None,
-        typer.Option(
-            "--time-limit", help="Seconds per HiGHS run (elementary: for the whole restoration)."
-        ),
-    ] = None,
+    time_limit: _TimeLimit = None,
     block_cells: Annotated[
         int,
         typer.Option(
@@ -496,7 +492,7 @@ def restore_command(
         ),
     ] = None,
     published: _Published = _Published(),
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress or summary.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Restore additivity by controlled tabular adjustment without small cells (Section 5).
 
@@ -533,10 +529,8 @@ def restore_linked_command(
     value: _PerturbedValue = "perturbed",
     max_deviation: _MaxDeviation = 3,
     hierarchies: _Hierarchies = None,
-    time_limit: Annotated[
-        float | None, typer.Option("--time-limit", help="Seconds for HiGHS.")
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress or summary.")] = False,
+    time_limit: _TimeLimit = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Restore several linked tables together: additive each, one value per common cell.
 
@@ -606,7 +600,7 @@ def safe_command(
     no_optimise: Annotated[
         bool, typer.Option("--no-optimise", help="Stop at the first solution.")
     ] = False,
-    seed: Annotated[int | None, typer.Option("--seed", help="Random seed.")] = None,
+    seed: SeedOption = None,
     diagnostics: Annotated[
         Path | None,
         typer.Option(
@@ -614,7 +608,7 @@ def safe_command(
             help="Also write which records changed (internal: the name must contain 'internal').",
         ),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress or summary.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """SAFE-style pre-tabular protection: every table of the variables is free of 1s and 2s."""
     _check_protected_outputs(output, False, input)
@@ -803,7 +797,6 @@ _MagnitudeValue = Annotated[
 _Contributor = Annotated[
     str | None, typer.Option("--contributor", help="Microdata: contributor (holding) id column.")
 ]
-_TimeLimit = Annotated[float | None, typer.Option("--time-limit", help="Seconds per HiGHS run.")]
 
 _WithStatus = Annotated[
     bool,
