@@ -68,3 +68,21 @@ def test_the_index_by_paper_names_headings_of_validation_md_and_counts_them() ->
     assert f"| all | {len(REGISTRY.ITEMS)} |" in index
     reproduced = sum(item.verdict == "reproduced" for item in REGISTRY.ITEMS)
     assert index.splitlines()[-1].split(" | ")[2] == str(reproduced)
+
+
+def test_skip_blocks_finds_the_commands_a_document_runs(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "<!-- generated: examples/validation/tables_invariant.py -->\nold\n"
+        "<!-- end generated -->\n"
+        "<!-- generated markdown: examples/validation/rwn_prgeng.py --n 5000 -->\nold\n"
+        "<!-- end generated -->\n",
+        encoding="utf-8",
+    )
+    found = REGISTRY.block_commands([doc])
+    assert found == {
+        "examples/validation/tables_invariant.py": doc,
+        "examples/validation/rwn_prgeng.py --n 5000": doc,
+    }
+    invariant = next(e for e in REGISTRY.REGISTRY if e.script == "tables_invariant.py")
+    assert " ".join(REGISTRY.command(invariant)) in found  # make validate leaves it to the block
