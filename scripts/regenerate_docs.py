@@ -101,16 +101,19 @@ def _versions() -> str:
     )
 
 
-def _stamp() -> str:
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+def _load() -> float:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
+def _stamp(load_before: float) -> str:
     return (
         f"{dt.date.today().isoformat()}, {platform.machine()} with {os.cpu_count()} cores "
-        f"(load average {load:.1f} before the run), {_versions()}"
+        f"(load average {load_before:.1f} before the run, {_load():.1f} after), {_versions()}"
     )
 
 
-def _body(block: Block, output: str, seconds: float) -> str:
-    head = f"`.venv/bin/python {block.command}` on {_stamp()}; took {seconds:.0f} s"
+def _body(block: Block, output: str, seconds: float, load_before: float) -> str:
+    head = f"`.venv/bin/python {block.command}` on {_stamp(load_before)}; took {seconds:.0f} s"
     if block.markdown:
         return f"{head}:\n\n{output.rstrip()}\n\n"
     return f"{head}:\n\n```\n{output.rstrip()}\n```\n"
@@ -136,6 +139,7 @@ def regenerate(block: Block, index: int) -> bool:
         print(f"{block.path}: no script {block.argv[0]} (block {index + 1})", file=sys.stderr)
         return False
     print(f"{block.path.name}: running {block.command}", file=sys.stderr, flush=True)
+    load_before = _load()
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, *block.argv], cwd=ROOT, capture_output=True, text=True, check=False
@@ -159,7 +163,7 @@ def regenerate(block: Block, index: int) -> bool:
         )
         return False
     m = same[occurrence]
-    new = m.group("open") + _body(block, done.stdout, seconds) + m.group("close")
+    new = m.group("open") + _body(block, done.stdout, seconds, load_before) + m.group("close")
     _write(block.path, text[: m.start()] + new + text[m.end() :])
     return True
 

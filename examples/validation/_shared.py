@@ -12,9 +12,10 @@ import pandas as pd
 
 
 def markdown(frame: pd.DataFrame) -> str:
-    """A DataFrame as a markdown table (numbers to 4 decimals)."""
+    """A DataFrame as a markdown table (numbers to 4 decimals, ``|`` in a cell escaped)."""
     cells = [
-        [f"{v:.4f}" if isinstance(v, float) else str(v) for v in row] for row in frame.to_numpy()
+        [f"{v:.4f}" if isinstance(v, float) else str(v).replace("|", "\\|") for v in row]
+        for row in frame.to_numpy()
     ]
     lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * frame.shape[1]]
     lines += ["| " + " | ".join(row) + " |" for row in cells]

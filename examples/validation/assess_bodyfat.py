@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _shared import markdown
 
 from sdckit.assess import report, sweep
 
@@ -60,7 +61,8 @@ def main() -> None:
 
     data, dropped = load_bodyfat()
     print(f"bodyfat: {len(data) + len(dropped)} records, {len(dropped)} dropped, {len(data)} kept")
-    print(dropped.to_string(index=False))
+    print()
+    print(markdown(dropped))
     eps_grid = [round(0.1 * i, 1) for i in range(13)]
     result = sweep(
         "rwn",

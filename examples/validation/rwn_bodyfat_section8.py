@@ -159,7 +159,7 @@ def main() -> None:
             table, coef0, "coef", IMG / "rwn_bodyfat_coefficients.png", "Regression coefficients"
         )
         _figure(table, se0, "se", IMG / "rwn_bodyfat_se.png", "Regression standard errors")
-        print(f"\nfigures written to {IMG}")
+        print(f"\nfigures written to {IMG.relative_to(IMG.parents[1])}")
 
 
 if __name__ == "__main__":
