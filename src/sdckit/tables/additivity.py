@@ -556,7 +556,9 @@ def _dive(
     bounds soft at a penalty, so every LP is feasible): solve the LP
     relaxation; fix each free elementary cell that is fractional or on 1 or 2
     (where it must be 0 or at least 3) at its value by :func:`_round_values`;
-    solve again, hot-started from the last basis (dual simplex); stop when the
+    solve again (afresh by the interior point method: presolve drops the
+    fixed cells; on the 27,378-cell benchmark table the dual simplex from the
+    last basis took over 100 s of CPU for the second LP, against 12 s); stop when the
     LP's elementary cells are whole and free of 1s and 2s. The table is then
     additive and free of 1s and 2s; an aggregate may be beyond its bounds only
     where the penalty was paid. The first LP's optimum (without the penalty
@@ -602,7 +604,6 @@ def _dive(
         down = np.maximum(c[bad] - whole[bad], 0.0)
         h.changeColsBounds(len(bad), bad.astype(np.int32), up, up)
         h.changeColsBounds(len(bad), (bad + model.n_dev).astype(np.int32), down, down)
-        h.setOptionValue("solver", "simplex")
         left = None if deadline is None else deadline - time.perf_counter()
         if left is not None:
             if left <= 0:
