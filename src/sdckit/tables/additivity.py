@@ -656,7 +656,10 @@ def _repair(
             grow[members[small_rows[np.unique(ring)]].indices] = True
         freed |= grow
         free = pr.inner[np.flatnonzero(freed)]
-        found = _solve_elementary(pr, current, free, left, {}, penalty)
+        try:
+            found = _solve_elementary(pr, current, free, left, {}, penalty)
+        except NoTableInTime:  # the warm start not taken and no table in the time left
+            found = None
         report["repair_rounds"] += 1
         if found is not None and pr.cost(found, penalty) < pr.cost(current, penalty):
             current = found
