@@ -18,7 +18,7 @@ from scipy import sparse
 
 from sdckit.errors import InfeasibleError
 
-__all__ = ["NoTableInTime", "new_highs", "solve_highs"]
+__all__ = ["NoTableInTime", "Programme", "load_highs", "new_highs", "solve_highs"]
 
 _BANNER_SHOWN = False
 
@@ -51,6 +51,65 @@ def new_highs() -> highspy.Highs:
     finally:
         os.dup2(saved, 1)
         os.close(saved)
+
+
+#: ``cost, matrix, row_lo, row_hi, var_lo, var_hi, integer``: one programme, as
+#: :func:`solve_highs` takes it (``integer`` None for a linear programme).
+Programme = tuple[
+    np.ndarray, sparse.csc_matrix, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None
+]
+
+
+def load_highs(
+    programme: Programme, time_limit: float | None, lp_solver: str = "choose"
+) -> highspy.Highs:
+    """A silent Highs instance holding the programme of :func:`solve_highs`, not yet run.
+
+    For a caller that solves a sequence of related linear programmes (bounds
+    changed between runs, each run hot-started from the last basis).
+
+    Parameters
+    ----------
+    programme : tuple
+        ``cost, matrix, row_lo, row_hi, var_lo, var_hi, integer``, as
+        :func:`solve_highs` takes them.
+    time_limit : float or None
+        Seconds HiGHS may take in each run (wall clock).
+    lp_solver : {"choose", "simplex", "ipm"}, default "choose"
+        As in :func:`solve_highs`.
+
+    Returns
+    -------
+    highspy.Highs
+        The solver with the model passed and its options set.
+    """
+    cost, matrix, row_lo, row_hi, var_lo, var_hi, integer = programme
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_col_ = len(cost)
+    lp.num_row_ = matrix.shape[0]
+    lp.col_cost_ = cost
+    lp.col_lower_ = var_lo
+    lp.col_upper_ = np.where(np.isinf(var_hi), inf, var_hi)
+    lp.row_lower_ = np.where(np.isinf(row_lo), -inf, row_lo)
+    lp.row_upper_ = np.where(np.isinf(row_hi), inf, row_hi)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = matrix.indptr
+    lp.a_matrix_.index_ = matrix.indices
+    lp.a_matrix_.value_ = matrix.data
+    if integer is not None:
+        lp.integrality_ = [
+            highspy.HighsVarType.kInteger if flag else highspy.HighsVarType.kContinuous
+            for flag in integer
+        ]
+    h = new_highs()
+    h.setOptionValue("output_flag", False)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    if integer is None:
+        h.setOptionValue("solver", lp_solver)
+    h.passModel(lp)
+    return h
 
 
 def solve_highs(
@@ -103,31 +162,7 @@ def solve_highs(
         model status as text. Raises :class:`NoTableInTime` when the limit
         is reached before any feasible point.
     """
-    inf = highspy.kHighsInf
-    lp = highspy.HighsLp()
-    lp.num_col_ = len(cost)
-    lp.num_row_ = matrix.shape[0]
-    lp.col_cost_ = cost
-    lp.col_lower_ = var_lo
-    lp.col_upper_ = np.where(np.isinf(var_hi), inf, var_hi)
-    lp.row_lower_ = np.where(np.isinf(row_lo), -inf, row_lo)
-    lp.row_upper_ = np.where(np.isinf(row_hi), inf, row_hi)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = matrix.indptr
-    lp.a_matrix_.index_ = matrix.indices
-    lp.a_matrix_.value_ = matrix.data
-    if integer is not None:
-        lp.integrality_ = [
-            highspy.HighsVarType.kInteger if flag else highspy.HighsVarType.kContinuous
-            for flag in integer
-        ]
-    h = new_highs()
-    h.setOptionValue("output_flag", False)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
-    if integer is None:
-        h.setOptionValue("solver", lp_solver)
-    h.passModel(lp)
+    h = load_highs((cost, matrix, row_lo, row_hi, var_lo, var_hi, integer), time_limit, lp_solver)
     if start is not None:
         solution = highspy.HighsSolution()
         solution.col_value = list(start)

@@ -8,6 +8,8 @@ from tables_constants import REGIONS
 from sdckit.errors import DataError, InfeasibleError, ParameterError
 from sdckit.tables import (
     TableStructure,
+    add_record_keys,
+    additivity,
     cell_key_perturb,
     design_ptable,
     restore_additivity,
@@ -205,8 +207,12 @@ def test_suppressed_cells_in_a_rectangle_are_not_recoverable() -> None:
     assert result.table["restored"][small].isna().all()
 
 
-def test_elementary_sub_tables_give_an_additive_table_without_small_cells(keyed, ptable):
-    # block_cells=1 forces the decomposition into two-way sub-tables before the whole model
+def test_elementary_sub_tables_give_an_additive_table_without_small_cells(
+    keyed, ptable, monkeypatch
+):
+    # block_cells=1 takes the large-table path; an LP that does not finish in time (as
+    # here: _lp_start gives nothing) leaves the two-way sub-tables before the whole model
+    monkeypatch.setattr(additivity, "_lp_start", lambda *args: None)
     perturbed = cell_key_perturb(keyed, ptable, dims=["district", "age", "sex"]).internal
     result = restore_additivity(perturbed, max_deviation=3, method="elementary", block_cells=1)
     parts = result.stats["decomposition"]
@@ -215,3 +221,61 @@ def test_elementary_sub_tables_give_an_additive_table_without_small_cells(keyed,
     _assert_additive_without_small_cells(table)
     assert result.stats["cells_beyond_max_deviation"] == 0
     assert "decomposed" in result.summary()
+
+
+def _random_elementary_problem(seed: int, ptable) -> additivity._Elementary:
+    """A perturbed random 3-way table as the CTA problem on its elementary cells (true zeros
+    fixed, every cell within 3 of its perturbed value, elementary cells 0 or at least 3)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(150, 400))
+    records = pd.DataFrame(
+        {
+            "a": rng.choice(list("pqrst"), size=n, p=[0.4, 0.25, 0.15, 0.12, 0.08]),
+            "b": rng.choice(list("wxyz"), size=n, p=[0.4, 0.3, 0.2, 0.1]),
+            "c": rng.choice(["F", "M", "X"], size=n, p=[0.5, 0.4, 0.1]),
+        }
+    )
+    perturbed = cell_key_perturb(add_record_keys(records, seed), ptable, dims=["a", "b", "c"])
+    return additivity._Elementary.of_perturbed(perturbed.internal, max_deviation=3)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_lp_dive_and_repair_against_the_exact_model(seed, ptable):
+    # the start of large tables (LP relaxation dived to a whole table, then repaired
+    # locally) against the whole model solved to optimality on small random tables
+    problem = _random_elementary_problem(seed, ptable)
+    free = problem.movable()
+    exact = additivity._solve_elementary(problem, problem.centre, free, None, {})
+    if exact is None:
+        pytest.skip("no table within the bounds for this draw")
+    report: dict = {}
+    dived = additivity._dive(problem, free, None, [], report)
+    assert dived is not None
+    repaired = additivity._repair(problem, dived, None, report)
+    for table in (dived, repaired):
+        matrix, _ = problem.structure.relations()
+        assert np.array_equal(matrix @ table, np.zeros(matrix.shape[0]))  # additive
+        elementary = table[problem.inner]
+        assert not np.isin(elementary[problem.binary[problem.inner]], [1, 2]).any()
+        inner_ok = (elementary >= problem.lower[problem.inner]) & (
+            elementary <= problem.upper[problem.inner]
+        )
+        assert inner_ok.all()  # only aggregates may leave their bounds before the repair
+    assert len(additivity._beyond(problem, repaired)) == 0
+    optimum = problem.cost(exact)
+    assert report["lp_bound"] <= optimum + 1e-6  # the LP bounds every table from below
+    assert optimum <= problem.cost(repaired) + 1e-9  # and the exact model is no worse
+
+
+def test_large_table_path_starts_from_the_lp(keyed, ptable):
+    perturbed = cell_key_perturb(keyed, ptable, dims=["district", "age", "sex"]).internal
+    exact = restore_additivity(perturbed, max_deviation=3, method="elementary")
+    result = restore_additivity(perturbed, max_deviation=3, method="elementary", block_cells=1)
+    parts = result.stats["decomposition"]
+    assert parts["start"] == "LP relaxation rounded and repaired"
+    assert parts["lp_bound"] <= exact.stats["objective"] + 1e-6
+    assert parts["subproblems"] == 0
+    _assert_additive_without_small_cells(result.internal)
+    assert result.stats["cells_beyond_max_deviation"] == 0
+    # without a time limit the whole model ends at the optimum from that start
+    assert result.stats["objective"] == exact.stats["objective"]

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from sdckit.errors import DataError, ParameterError
-from sdckit.tables import audit_suppression
+from sdckit.tables import audit, audit_suppression
 from sdckit.tables.audit import attacker_intervals
 from sdckit.tables.tabulate import TableStructure
 
@@ -209,3 +209,80 @@ def test_hypercube_deviations_give_the_verdict_of_the_lps(seed: int, afresh: boo
     assert (result.audit.cells["exposed"] == exact.cells["exposed"]).all()
     assert (plain.cells["exposed"] == exact.cells["exposed"]).all()
     assert result.audit.stats["lp_solves"] <= plain.stats["lp_solves"]
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("cap, hops", [(3, 1), (6, 2), (12, 4)])
+def test_local_restriction_and_relaxation_bracket_the_exact_interval(
+    seed: int, cap: int, hops: int
+) -> None:
+    # the two local models of a large component, on small random tables: the restriction
+    # (cells outside the neighbourhood fixed at their true values) gives an interval inside
+    # the exact one, the relaxation (relations leaving the neighbourhood dropped) one around it
+    structure, values = small_table(seed, (3, 3, 2))
+    hidden = random_hidden(structure, seed, n_inner=8)
+    relations, _ = structure.relations()
+    lo, hi, _ = attacker_intervals(relations, values, hidden)
+    columns = np.flatnonzero(hidden)
+    matrix = relations.tocsr()
+    sub = matrix[:, columns].tocsr()
+    rows = np.flatnonzero(np.diff(sub.indptr) > 0)
+    sub = sub[rows].tocsr()
+    rhs = -(matrix[rows] @ np.where(hidden, 0.0, values))
+    ub = np.full(len(columns), np.inf)
+    for k in range(len(columns)):
+        near = audit._neighbourhood(sub, sub.tocsc(), k, hops, cap)
+        assert k in near and len(near) <= cap
+        (a, b), (c, d), _ = audit._local_intervals(sub, rhs, ub, values[columns], k, near)
+        assert lo[k] - 1e-7 <= a <= values[columns[k]] <= b <= hi[k] + 1e-7
+        assert c <= lo[k] + 1e-7 and d >= hi[k] - 1e-7
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("protection", [0.3, 0.9])
+def test_local_certificates_give_the_exact_audit_verdict(
+    seed: int, protection: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every component treated as large, with small neighbourhoods: the cells the local LPs
+    # settle keep the exact audit's verdict, inner bounds inside and outer bounds around it
+    monkeypatch.setattr(audit, "LOCAL_COMPONENT", 0)
+    monkeypatch.setattr(audit, "LOCAL_CELLS", 5)
+    monkeypatch.setattr(audit, "LOCAL_HOPS", 2)
+    structure, values = small_table(seed, (4, 3, 2))
+    hidden = random_hidden(structure, seed, n_inner=9)
+    frame = tidy(structure, values, hidden)
+    frame["primary"] = False
+    frame.loc[np.flatnonzero(hidden)[:5], "primary"] = True
+    exact = audit_suppression(frame, protection=protection).cells
+    local = audit_suppression(frame, protection=protection, intervals="settle").cells
+    assert (exact["exposed"] == local["exposed"]).all()
+    inner = local["interval"] == "inner bound"
+    assert (local["lower"][inner] >= exact["lower"][inner] - 1e-7).all()
+    assert (local["upper"][inner] <= exact["upper"][inner] + 1e-7).all()
+    outer = local["interval"] == "outer bound"
+    assert (local["lower"][outer] <= exact["lower"][outer] + 1e-7).all()
+    assert (local["upper"][outer] >= exact["upper"][outer] - 1e-7).all()
+    assert local["exposed"][outer].all()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_local_certificates_on_hypercube_patterns(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # protected patterns (the hypercube method's), audited from the true table alone with
+    # every component treated as large: the local LPs keep the verdict of the exact audit
+    from sdckit.tables import suppress
+
+    monkeypatch.setattr(audit, "LOCAL_COMPONENT", 0)
+    monkeypatch.setattr(audit, "LOCAL_CELLS", 400)  # the restriction then settles cells too
+    structure, values = small_table(seed, (5, 4, 3), {"v0": {"g": ["c0", "c1"]}})
+    frame = tidy(structure, values, np.zeros(structure.n_cells, dtype=bool)).drop(
+        columns="suppressed"
+    )
+    result = suppress(frame, rules=["freq>=3"])
+    local = audit_suppression(result.internal, intervals="settle").cells
+    exact = audit_suppression(result.internal).cells
+    assert (local["exposed"] == exact["exposed"]).all()
+    inner = local["interval"] == "inner bound"
+    assert (local["lower"][inner] >= exact["lower"][inner] - 1e-7).all()
+    assert (local["upper"][inner] <= exact["upper"][inner] + 1e-7).all()

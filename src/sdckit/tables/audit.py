@@ -64,7 +64,9 @@ class AuditResult(FrozenResult):
         (interval of width zero) and ``exposed`` (interval too narrow for the
         required protection, or exact), ``interval`` (``"exact"``, or with
         ``intervals="settle"`` ``"inner bound"``: ends attained by feasible
-        tables, the exact interval contains it; ``"not computed"`` for a
+        tables, the exact interval contains it; ``"outer bound"``: the
+        interval of a relaxation, which contains the exact one and already
+        falls short of the protection; ``"not computed"`` for a
         cell nothing was asked of). Internal: it holds true values.
     params : mapping
     stats : mapping
@@ -129,6 +131,7 @@ def attacker_intervals(
     exact: np.ndarray | None = None,
     truth: np.ndarray | None = None,
     deviations: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
+    outer: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Smallest and largest value of each hidden cell over the tables an attacker cannot exclude.
 
@@ -169,6 +172,14 @@ def attacker_intervals(
         along it within ``0 <= h <= upper`` are then feasible tables the
         attacker cannot exclude, and they settle cells before any LP
         (:func:`_witness_intervals`). Unverified directions are ignored.
+        With ``truth``, a component of at least ``LOCAL_COMPONENT`` hidden
+        cells first tries local LPs around each open cell
+        (:func:`_local_intervals`): a restriction that proves protection or
+        a relaxation that proves exposure; only the cells neither settles
+        get LPs over the whole component.
+    outer : array of bool, optional
+        Filled with whether each interval is an outer bound of the exact one
+        (a relaxation's, which proved the cell exposed).
 
     Returns
     -------
@@ -212,6 +223,7 @@ def attacker_intervals(
     lower = np.zeros(len(wanted))
     upper = ub[local].copy()
     optimal = np.ones(len(wanted), dtype=bool)
+    outer_bound = np.zeros(len(wanted), dtype=bool)
     solves = 0
     row_component = component[sub.indices[sub.indptr[:-1]]]  # a row's first hidden cell
     row_order = np.argsort(row_component, kind="stable")
@@ -239,6 +251,35 @@ def attacker_intervals(
                 optimal[targets] = False
                 continue
             known = None if seed is None else (seed[0][members], seed[1][members])
+            if (
+                known is not None
+                and truth is not None
+                and len(members) >= LOCAL_COMPONENT
+                and np.isfinite(known[0]).all()  # the true table is one of the model's
+            ):
+                lo, hi, state, ok, k = _local_settle(
+                    sub[own_rows][:, members].tocsr(),
+                    rhs[own_rows],
+                    ub[members],
+                    np.asarray(truth, dtype=np.float64)[columns[members]],
+                    position,
+                    need_lo,
+                    need_hi,
+                    known,
+                )
+                solves += k
+                local_done = state > 0
+                done = targets[local_done]
+                lower[done], upper[done], optimal[done] = (
+                    lo[local_done],
+                    hi[local_done],
+                    ok[local_done],
+                )
+                outer_bound[done] = (state[local_done] == 2) & ~ok[local_done]
+                targets, position = targets[~local_done], position[~local_done]
+                need_lo, need_hi = need_lo[~local_done], need_hi[~local_done]
+                if len(targets) == 0:
+                    continue
             if known is not None and _settled(known, position, need_lo, need_hi).all():
                 # the verified deviations settle every cell here: no model at all
                 lo, hi = known[0][position], known[1][position]
@@ -255,7 +296,144 @@ def attacker_intervals(
         solves += k
     if exact is not None:
         exact[:] = optimal
+    if outer is not None:
+        outer[:] = outer_bound
     return lower, upper, solves
+
+
+#: Components with at least this many hidden cells try local LPs around each open cell
+#: (:func:`_local_intervals`) before any LP over the whole component.
+LOCAL_COMPONENT = 5_000
+#: Largest neighbourhood (hidden cells) of a local LP.
+LOCAL_CELLS = 400
+#: Relation hops (cell -> relation -> cell) of a neighbourhood.
+LOCAL_HOPS = 4
+
+
+def _neighbourhood(
+    sub_csr: sparse.csr_matrix, sub_csc: sparse.csc_matrix, cell: int, hops: int, cap: int
+) -> np.ndarray:
+    """Hidden cells within ``hops`` relations of ``cell`` (breadth first, at most ``cap``)."""
+    seen = np.zeros(sub_csr.shape[1], dtype=bool)
+    seen[cell] = True
+    frontier = np.array([cell])
+    found = [frontier]
+    total = 1
+    for _ in range(hops):
+        rows = np.unique(sub_csc[:, frontier].indices)
+        near = np.unique(sub_csr[rows].indices)
+        near = near[~seen[near]]
+        if len(near) == 0:
+            break
+        if total + len(near) > cap:
+            near = near[: cap - total]
+        seen[near] = True
+        found.append(near)
+        total += len(near)
+        frontier = near
+        if total >= cap:
+            break
+    return np.sort(np.concatenate(found))
+
+
+def _local_intervals(
+    sub: sparse.csr_matrix,
+    rhs: np.ndarray,
+    ub: np.ndarray,
+    truth: np.ndarray,
+    cell: int,
+    near: np.ndarray,
+) -> tuple[tuple[float, float], tuple[float, float], int]:
+    """The interval of ``cell`` in a restriction and in a relaxation of the attacker's LP.
+
+    ``near`` (hidden cells, ``cell`` among them) is the neighbourhood; the
+    component's model is ``sub h = rhs``, ``0 <= h <= ub``, and ``truth`` a
+    table of it (the true hidden values).
+
+    * *Restriction*: every hidden cell outside ``near`` is fixed at its true
+      value (the attacker is told more). Each table of the restricted model,
+      completed by the true values, is a table of the full model, so the
+      restricted interval is contained in the exact one: if it reaches the
+      required protection on both sides, so does the exact interval (a
+      certificate of protection).
+    * *Relaxation*: only the relations whose hidden cells all lie in
+      ``near`` are kept (the others dropped). Every table of the full model,
+      restricted to ``near``, satisfies them, so the exact interval is
+      contained in the relaxed one: if the relaxed interval falls short of
+      the required protection on a side, so does the exact one (a
+      certificate of exposure).
+
+    Returns the restricted and the relaxed intervals (``(lo, hi)`` each;
+    ``hi`` is ``inf`` when unbounded) and the number of LPs solved.
+    """
+    inside = np.zeros(sub.shape[1], dtype=bool)
+    inside[near] = True
+    local = int(np.searchsorted(near, cell))
+    per_row = np.diff(sub.indptr)
+    in_near = sub[:, near]
+    touching = np.flatnonzero(np.diff(in_near.indptr) > 0)
+    outside = np.where(inside, 0.0, truth)
+    restricted_rhs = rhs[touching] - sub[touching] @ outside
+    h = _component_model(in_near[touching], restricted_rhs, ub[near])
+    lo, hi, solves = _exact_intervals(h, np.array([local]))
+    restricted = (float(lo[0]), float(hi[0]))
+    closed = np.flatnonzero(np.diff(in_near.indptr) == per_row)
+    closed = closed[per_row[closed] > 0]
+    if len(closed) == 0 or in_near[closed][:, local].nnz == 0:
+        return restricted, (0.0, float(ub[cell])), solves  # nothing binds the cell
+    h = _component_model(in_near[closed], rhs[closed], ub[near])
+    lo, hi, more = _exact_intervals(h, np.array([local]))
+    return restricted, (float(lo[0]), float(hi[0])), solves + more
+
+
+def _local_settle(
+    sub: sparse.csr_matrix,
+    rhs: np.ndarray,
+    ub: np.ndarray,
+    truth: np.ndarray,
+    targets: np.ndarray,
+    need_lo: np.ndarray,
+    need_hi: np.ndarray,
+    known: tuple[np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """Settle the open targets of a large component by local LPs (:func:`_local_intervals`).
+
+    For each target the witnessed range ``known`` does not settle, the
+    restriction and the relaxation around it. Returns ``(lower, upper,
+    state, exact, solves)`` per target: ``state`` is 1 where the restriction
+    proves protection (``lower, upper`` its interval, an inner bound of the
+    exact one), 2 where the relaxation proves exposure (its interval, an
+    outer bound; ``exact`` when that interval is a single value, which is
+    then the exact interval since the true table is feasible), 0 where
+    neither settles it or the witnesses already did.
+    """
+    lower = np.full(len(targets), np.nan)
+    upper = np.full(len(targets), np.nan)
+    state = np.zeros(len(targets), dtype=np.int8)
+    exact = np.zeros(len(targets), dtype=bool)
+    solves = 0
+    settled = _settled(known, targets, need_lo, need_hi)
+    sub_csc = sub.tocsc()
+    for out in np.flatnonzero(~settled):
+        cell = int(targets[out])
+        near = _neighbourhood(sub, sub_csc, cell, LOCAL_HOPS, LOCAL_CELLS)
+        (a, b), (c, d), k = _local_intervals(sub, rhs, ub, truth, cell, near)
+        solves += k
+        a, b = min(a, known[0][cell]), max(b, known[1][cell])
+        if (
+            b - a >= EXACT_TOLERANCE
+            and a <= need_lo[out] + EXACT_TOLERANCE
+            and b >= need_hi[out] - EXACT_TOLERANCE
+        ):
+            lower[out], upper[out], state[out] = a, b, 1
+        elif (
+            d - c < EXACT_TOLERANCE
+            or c > need_lo[out] + EXACT_TOLERANCE
+            or d < need_hi[out] - EXACT_TOLERANCE
+        ):
+            lower[out], upper[out], state[out] = c, d, 2
+            exact[out] = d - c < EXACT_TOLERANCE
+    return lower, upper, state, exact, solves
 
 
 def _deviation_witnesses(
@@ -766,6 +944,7 @@ def judge_intervals(
         need = (np.where(asked, truth - lpl, np.inf), np.where(asked, truth + upl, -np.inf))
     start = time.perf_counter()
     optimal = np.zeros(int(hidden.sum()), dtype=bool)
+    outer = np.zeros(int(hidden.sum()), dtype=bool)
     lower, upper, solves = attacker_intervals(
         relations,
         np.nan_to_num(seen),
@@ -775,6 +954,7 @@ def judge_intervals(
         exact=optimal,
         truth=truth,
         deviations=deviations,
+        outer=outer,
     )
     seconds = time.perf_counter() - start
     # a cell that needs protection but was published is the plainest exposure of all
@@ -783,6 +963,7 @@ def judge_intervals(
     lower = np.concatenate([lower, truth[shown]])
     upper = np.concatenate([upper, truth[shown]])
     optimal = np.concatenate([optimal, np.ones(len(shown), dtype=bool)])
+    outer = np.concatenate([outer, np.zeros(len(shown), dtype=bool)])
     required = needs[cells]
     # an inner bound of width zero proves nothing: exact disclosure needs the exact interval
     exact = (upper - lower < EXACT_TOLERANCE) & optimal
@@ -799,7 +980,9 @@ def judge_intervals(
     report["upper_protection"] = upl[cells]
     report["exact"] = exact
     report["interval"] = np.where(
-        optimal, "exact", np.where(np.isnan(lower), "not computed", "inner bound")
+        optimal,
+        "exact",
+        np.where(outer, "outer bound", np.where(np.isnan(lower), "not computed", "inner bound")),
     )
     report["exposed"] = exposed
     stats = {
