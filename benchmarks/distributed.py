@@ -48,6 +48,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
+import dask  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -151,6 +152,66 @@ def duckdb_jobs(directory: Path, threads: int) -> dict[str, Callable[[], object]
             f"FROM read_parquet('{files}') GROUP BY {keys}, tenure) GROUP BY {keys}"
         ),
     }
+
+
+def breakdown(directory: Path) -> None:
+    """Where a counting job's CPU goes, in this process (no cluster), against DuckDB on 1 thread.
+
+    The Arrow read of the needed columns (``read_codes``), the counting
+    (``count_codes``), then the whole job on Dask's synchronous scheduler (the
+    difference is the graph and the combine step: the reduce, margins and
+    hierarchy), and DuckDB's group-by with one thread.
+    """
+    from sdckit.distributed._io import read_codes, read_parquet
+    from sdckit.distributed._partitions import count_codes
+
+    source = read_parquet(directory)
+    jobs = {
+        "3-way table (count, key sum)": (
+            DIMS,
+            ["record_key"],
+            lambda: tabulate_by_partition(directory, DIMS, record_key="record_key"),
+            "DuckDB: 3-way group-by (count, key sum)",
+        ),
+        "key counts (3 keys x tenure)": (
+            [*KEYS, "tenure"],
+            [],
+            lambda: key_risk_by_partition(directory, KEYS, sensitive="tenure"),
+            "DuckDB: key counts (f_k, distinct tenure)",
+        ),
+    }
+    duck = duckdb_jobs(directory, 1)
+    print(
+        "\nBreakdown in one process (no cluster), CPU seconds; DuckDB with 1 thread "
+        f"(uptime: {os.popen('uptime').read().strip()})"
+    )
+    print(
+        "| job | Arrow read of its columns | + count (bincount) | whole job, Dask synchronous "
+        "| DuckDB, 1 thread | read / DuckDB | whole job / DuckDB |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, (groups, values, job, duck_name) in jobs.items():
+        started = cpu_seconds()
+        coded = [read_codes(f, source.dtypes, groups, values) for f in source.files]
+        read = cpu_seconds() - started
+        started = cpu_seconds()
+        for item in coded:
+            assert item is not None
+            count_codes(item.codes, item.levels, groups, source.dtypes, n=item.n, count="n")
+        count = cpu_seconds() - started
+        with dask.config.set(scheduler="sync"):
+            started = cpu_seconds()
+            job()
+            whole = cpu_seconds() - started
+        floor = float("nan")
+        if duck_name in duck:
+            started = cpu_seconds()
+            duck[duck_name]()
+            floor = cpu_seconds() - started
+        print(
+            f"| {name} | {read:.2f} | {count:.2f} | {whole:.2f} | {floor:.2f} | "
+            f"{read / floor:.1f} | {whole / floor:.1f} |"
+        )
 
 
 def run(
@@ -309,6 +370,11 @@ def main() -> None:
     parser.add_argument("--project-records", type=float, default=1e8)
     parser.add_argument("--project-workers", type=int, default=32)
     parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also time the read, the count and the whole job in this process (no cluster)",
+    )
+    parser.add_argument(
         "--tmp", default=None, help="where the generated files go (default: the system's)"
     )
     args = parser.parse_args()
@@ -329,6 +395,8 @@ def main() -> None:
         size = sum(p.stat().st_size for p in directory.iterdir()) / 1e6
         print(f"generated {size:.0f} MB in {time.perf_counter() - started:.0f} s", flush=True)
         results = {w: run(directory, w, args.memory_limit, args) for w in workers}
+        if args.breakdown:
+            breakdown(directory)
     print(f"uptime: {os.popen('uptime').read().strip()}")
     report(results, args)
 
