@@ -223,6 +223,18 @@ def run(
     with dask_client(
         n_workers=workers, memory_limit=memory_limit, dashboard_address=None
     ) as client:
+        # the CPU an idle cluster uses (scheduler in this process, worker heartbeats): a job's
+        # CPU seconds include this rate times its wall time, which the load of the machine sets
+        before = cpu_seconds() + sum(client.run(cpu_seconds).values())
+        started = time.perf_counter()
+        time.sleep(5)
+        idle = cpu_seconds() + sum(client.run(cpu_seconds).values()) - before
+        times["idle cluster, CPU s per wall s"] = (0.0, 0.0, idle / (time.perf_counter() - started))
+        print(
+            f"  {workers} worker(s): idle cluster: {times['idle cluster, CPU s per wall s'][2]:.3f} "
+            "CPU s per wall second",
+            flush=True,
+        )
 
         def sdckit_read() -> None:
             frame = read_parquet(directory).frame
@@ -267,6 +279,10 @@ def run(
     return times
 
 
+#: Entries of a run's results that are not jobs.
+_NOT_JOBS = ("peak MB per worker", "idle cluster, CPU s per wall s")
+
+
 def _duckdb_floor(name: str) -> str | None:
     """The DuckDB job a Dask job is compared with."""
     if name.startswith(("3-way table", "cell key")):
@@ -294,7 +310,7 @@ def report(
     print("| job | " + " | ".join(head) + " |")
     print("|---|" + "---:|" * len(head))
     for name in results[workers[0]]:
-        if name == "peak MB per worker":
+        if name in _NOT_JOBS:
             continue
         base = floor
         if name.startswith("RWN subset"):
@@ -323,7 +339,7 @@ def report(
     print("| job | " + " | ".join(head) + " |")
     print("|---|" + "---:|" * len(head))
     for name in results[workers[0]]:
-        if name == "peak MB per worker":
+        if name in _NOT_JOBS:
             continue
         cells = [f"{results[w][name][2]:.2f}" for w in workers]
         duck = _duckdb_floor(name)
@@ -332,6 +348,8 @@ def report(
             cells.append(f"{results[w][name][2] / results[w][duck][2]:.1f}" if ok else "")
         print(f"| {name} | " + " | ".join(cells) + " |")
     print(f"| peak resident memory per worker (MB) | {peaks} |")
+    idle = " | ".join(f"{results[w]['idle cluster, CPU s per wall s'][2]:.3f}" for w in workers)
+    print(f"| idle cluster: CPU s per wall second (in every job's CPU s) | {idle} |")
     print(
         "I/O floor: "
         + ", ".join(f"{floor[w]:.1f} s with {w} worker(s)" for w in workers)
@@ -347,7 +365,7 @@ def report(
     print("| job | wall | work (task compute) | driver | projected wall |")
     print("|---|---:|---:|---:|---:|")
     for name, (wall, work, _) in results[base_w].items():
-        if name == "peak MB per worker" or name.startswith(("DuckDB", "RWN subset: plain")):
+        if name in _NOT_JOBS or name.startswith(("DuckDB", "RWN subset: plain")):
             continue
         job_scale = scale * (args.records / rwn_records if name.startswith("RWN") else 1)
         driver = max(wall - work / base_w, 0.0)
