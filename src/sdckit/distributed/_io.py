@@ -140,7 +140,8 @@ def _first_bad(values: pd.Series, converted: pd.Series) -> int:
     return int(np.flatnonzero(bad)[0])
 
 
-def _shown(value: Any) -> str:
+def shown_value(value: Any) -> str:
+    """A value as a person writes it in a message (whole floats without ``.0``, text quoted)."""
     if isinstance(value, float | np.floating) and float(value).is_integer():
         return str(int(value))
     if isinstance(value, np.generic):
@@ -201,7 +202,7 @@ def enforce_schema(frame: pd.DataFrame, dtypes: dict[str, Any], where: str) -> p
                     row = int(np.flatnonzero(values != np.round(values))[0]) + 1
                     raise DataError(
                         f"partition file {where!r}, column {name!r}: row {row} has "
-                        f"{_shown(values[row - 1])}, but the schema (inferred on a sample) has "
+                        f"{shown_value(values[row - 1])}, but the schema (inferred on a sample) has "
                         "whole numbers"
                     )
             out[name] = column.astype(want)
@@ -212,7 +213,7 @@ def enforce_schema(frame: pd.DataFrame, dtypes: dict[str, Any], where: str) -> p
                 k = _first_bad(column, converted)
                 raise DataError(
                     f"partition file {where!r}, column {name!r}: row {k + 1} has "
-                    f"{_shown(column.iloc[k])}, not a number as the schema (inferred on a "
+                    f"{shown_value(column.iloc[k])}, not a number as the schema (inferred on a "
                     "sample) requires"
                 )
             frame_one = pd.DataFrame({name: converted})
@@ -226,7 +227,7 @@ def enforce_schema(frame: pd.DataFrame, dtypes: dict[str, Any], where: str) -> p
                 k = int(np.flatnonzero(not_text)[0])
                 raise DataError(
                     f"partition file {where!r}, column {name!r}: row {k + 1} has "
-                    f"{_shown(column.iloc[k])}, not text as the schema (inferred on a sample) has"
+                    f"{shown_value(column.iloc[k])}, not text as the schema (inferred on a sample) has"
                 )
             out[name] = column.astype(want)
             continue

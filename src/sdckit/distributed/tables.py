@@ -25,7 +25,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from sdckit.distributed._io import Coded, ParquetSource, _shown
+from sdckit.distributed._io import Coded, ParquetSource, shown_value
 from sdckit.distributed._partitions import (
     STREAM_RECORD_KEYS,
     as_source,
@@ -126,7 +126,7 @@ def _value_sums(
             row = int(np.flatnonzero(bad)[0])
             raise DataError(
                 f"partition file {where!r}, weights column {weights!r}: row {row + 1} has "
-                f"{_shown(np.asarray(weight_values, dtype=object)[row])}; weights must be finite "
+                f"{shown_value(np.asarray(weight_values, dtype=object)[row])}; weights must be finite "
                 "and non-negative"
             )
         totals[_WEIGHT] = w
