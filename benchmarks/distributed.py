@@ -48,6 +48,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
+import dask  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -153,6 +154,66 @@ def duckdb_jobs(directory: Path, threads: int) -> dict[str, Callable[[], object]
     }
 
 
+def breakdown(directory: Path) -> None:
+    """Where a counting job's CPU goes, in this process (no cluster), against DuckDB on 1 thread.
+
+    The Arrow read of the needed columns (``read_codes``), the counting
+    (``count_codes``), then the whole job on Dask's synchronous scheduler (the
+    difference is the graph and the combine step: the reduce, margins and
+    hierarchy), and DuckDB's group-by with one thread.
+    """
+    from sdckit.distributed._io import read_codes, read_parquet
+    from sdckit.distributed._partitions import count_codes
+
+    source = read_parquet(directory)
+    jobs = {
+        "3-way table (count, key sum)": (
+            DIMS,
+            ["record_key"],
+            lambda: tabulate_by_partition(directory, DIMS, record_key="record_key"),
+            "DuckDB: 3-way group-by (count, key sum)",
+        ),
+        "key counts (3 keys x tenure)": (
+            [*KEYS, "tenure"],
+            [],
+            lambda: key_risk_by_partition(directory, KEYS, sensitive="tenure"),
+            "DuckDB: key counts (f_k, distinct tenure)",
+        ),
+    }
+    duck = duckdb_jobs(directory, 1)
+    print(
+        "\nBreakdown in one process (no cluster), CPU seconds; DuckDB with 1 thread "
+        f"(uptime: {os.popen('uptime').read().strip()})"
+    )
+    print(
+        "| job | Arrow read of its columns | + count (bincount) | whole job, Dask synchronous "
+        "| DuckDB, 1 thread | read / DuckDB | whole job / DuckDB |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, (groups, values, job, duck_name) in jobs.items():
+        started = cpu_seconds()
+        coded = [read_codes(f, source.dtypes, groups, values) for f in source.files]
+        read = cpu_seconds() - started
+        started = cpu_seconds()
+        for item in coded:
+            assert item is not None
+            count_codes(item.codes, item.levels, groups, source.dtypes, n=item.n, count="n")
+        count = cpu_seconds() - started
+        with dask.config.set(scheduler="sync"):
+            started = cpu_seconds()
+            job()
+            whole = cpu_seconds() - started
+        floor = float("nan")
+        if duck_name in duck:
+            started = cpu_seconds()
+            duck[duck_name]()
+            floor = cpu_seconds() - started
+        print(
+            f"| {name} | {read:.2f} | {count:.2f} | {whole:.2f} | {floor:.2f} | "
+            f"{read / floor:.1f} | {whole / floor:.1f} |"
+        )
+
+
 def run(
     directory: Path, workers: int, memory_limit: str, args: argparse.Namespace
 ) -> dict[str, tuple[float, float, float]]:
@@ -162,6 +223,18 @@ def run(
     with dask_client(
         n_workers=workers, memory_limit=memory_limit, dashboard_address=None
     ) as client:
+        # the CPU an idle cluster uses (scheduler in this process, worker heartbeats): a job's
+        # CPU seconds include this rate times its wall time, which the load of the machine sets
+        before = cpu_seconds() + sum(client.run(cpu_seconds).values())
+        started = time.perf_counter()
+        time.sleep(5)
+        idle = cpu_seconds() + sum(client.run(cpu_seconds).values()) - before
+        times["idle cluster, CPU s per wall s"] = (0.0, 0.0, idle / (time.perf_counter() - started))
+        print(
+            f"  {workers} worker(s): idle cluster: {times['idle cluster, CPU s per wall s'][2]:.3f} "
+            "CPU s per wall second",
+            flush=True,
+        )
 
         def sdckit_read() -> None:
             frame = read_parquet(directory).frame
@@ -206,6 +279,10 @@ def run(
     return times
 
 
+#: Entries of a run's results that are not jobs.
+_NOT_JOBS = ("peak MB per worker", "idle cluster, CPU s per wall s")
+
+
 def _duckdb_floor(name: str) -> str | None:
     """The DuckDB job a Dask job is compared with."""
     if name.startswith(("3-way table", "cell key")):
@@ -233,7 +310,7 @@ def report(
     print("| job | " + " | ".join(head) + " |")
     print("|---|" + "---:|" * len(head))
     for name in results[workers[0]]:
-        if name == "peak MB per worker":
+        if name in _NOT_JOBS:
             continue
         base = floor
         if name.startswith("RWN subset"):
@@ -262,7 +339,7 @@ def report(
     print("| job | " + " | ".join(head) + " |")
     print("|---|" + "---:|" * len(head))
     for name in results[workers[0]]:
-        if name == "peak MB per worker":
+        if name in _NOT_JOBS:
             continue
         cells = [f"{results[w][name][2]:.2f}" for w in workers]
         duck = _duckdb_floor(name)
@@ -271,6 +348,8 @@ def report(
             cells.append(f"{results[w][name][2] / results[w][duck][2]:.1f}" if ok else "")
         print(f"| {name} | " + " | ".join(cells) + " |")
     print(f"| peak resident memory per worker (MB) | {peaks} |")
+    idle = " | ".join(f"{results[w]['idle cluster, CPU s per wall s'][2]:.3f}" for w in workers)
+    print(f"| idle cluster: CPU s per wall second (in every job's CPU s) | {idle} |")
     print(
         "I/O floor: "
         + ", ".join(f"{floor[w]:.1f} s with {w} worker(s)" for w in workers)
@@ -286,7 +365,7 @@ def report(
     print("| job | wall | work (task compute) | driver | projected wall |")
     print("|---|---:|---:|---:|---:|")
     for name, (wall, work, _) in results[base_w].items():
-        if name == "peak MB per worker" or name.startswith(("DuckDB", "RWN subset: plain")):
+        if name in _NOT_JOBS or name.startswith(("DuckDB", "RWN subset: plain")):
             continue
         job_scale = scale * (args.records / rwn_records if name.startswith("RWN") else 1)
         driver = max(wall - work / base_w, 0.0)
@@ -309,6 +388,11 @@ def main() -> None:
     parser.add_argument("--project-records", type=float, default=1e8)
     parser.add_argument("--project-workers", type=int, default=32)
     parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also time the read, the count and the whole job in this process (no cluster)",
+    )
+    parser.add_argument(
         "--tmp", default=None, help="where the generated files go (default: the system's)"
     )
     args = parser.parse_args()
@@ -329,6 +413,8 @@ def main() -> None:
         size = sum(p.stat().st_size for p in directory.iterdir()) / 1e6
         print(f"generated {size:.0f} MB in {time.perf_counter() - started:.0f} s", flush=True)
         results = {w: run(directory, w, args.memory_limit, args) for w in workers}
+        if args.breakdown:
+            breakdown(directory)
     print(f"uptime: {os.popen('uptime').read().strip()}")
     report(results, args)
 

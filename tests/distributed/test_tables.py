@@ -96,3 +96,20 @@ def test_missing_category_names_partition_file(tmp_path, client):
     directory = write_parts(frame, tmp_path / "gaps", 4)
     with pytest.raises(DataError, match=r"part-003\.parquet.*'sex'.*row 21"):
         tabulate_by_partition(directory, ["sex", "region"])
+
+
+def test_file_of_another_type_is_counted_through_the_schema(census, client):
+    """A file whose column has another type than the schema's takes the pandas path: same table."""
+    frame, directory = census
+    second = sorted(directory.glob("*.parquet"))[1]
+    part = pd.read_parquet(second)
+    part["age_group"] = part["age_group"].astype(float)  # whole numbers stored as floats
+    part["weight"] = part["weight"].astype(str)  # numbers written as text
+    part.to_parquet(second, index=False)
+    dims = ["region", "age_group", "sex"]
+    ours = tabulate_by_partition(directory, dims, weights="weight")
+    single = tabulate(frame, dims, weights="weight")
+    pd.testing.assert_frame_equal(
+        ours.drop(columns="weighted_count"), single.drop(columns="weighted_count")
+    )
+    np.testing.assert_allclose(ours["weighted_count"], single["weighted_count"], rtol=1e-12)

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import dask.dataframe as dd
 import numpy as np
@@ -88,35 +88,6 @@ class ParquetSource:
             _to_pandas(pa.Table.from_batches([batch])), self.dtypes, self.files[0]
         )
 
-    def coded(self) -> dd.DataFrame:
-        """The records with every text column read as categories (dictionary codes).
-
-        For the counting jobs (tables, key risk): the text of a column read from
-        Parquet dictionary pages is never decoded, each file keeps its own
-        categories, and the schema is enforced as for :attr:`frame` (a text
-        column that is not text in a file is converted or refused there).
-
-        Returns
-        -------
-        dask.dataframe.DataFrame
-            One partition per file; text columns of dtype ``category``.
-        """
-        meta = self.frame._meta.copy()
-        for name, dtype in self.dtypes.items():
-            if _is_text(dtype):
-                meta[name] = pd.Categorical([], categories=pd.Index([], dtype=dtype))
-        return dd.from_map(
-            _read_file,
-            list(self.files),
-            dtypes=self.dtypes,
-            columns=list(self.dtypes),
-            text_codes=True,
-            meta=meta,
-            divisions=[None] * (len(self.files) + 1),
-            enforce_metadata=False,
-            label="read-parquet-sdckit-coded",
-        )
-
     def summary(self) -> str:
         """Files, records and columns, for a person."""
         return (
@@ -169,7 +140,8 @@ def _first_bad(values: pd.Series, converted: pd.Series) -> int:
     return int(np.flatnonzero(bad)[0])
 
 
-def _shown(value: Any) -> str:
+def shown_value(value: Any) -> str:
+    """A value as a person writes it in a message (whole floats without ``.0``, text quoted)."""
     if isinstance(value, float | np.floating) and float(value).is_integer():
         return str(int(value))
     if isinstance(value, np.generic):
@@ -230,7 +202,7 @@ def enforce_schema(frame: pd.DataFrame, dtypes: dict[str, Any], where: str) -> p
                     row = int(np.flatnonzero(values != np.round(values))[0]) + 1
                     raise DataError(
                         f"partition file {where!r}, column {name!r}: row {row} has "
-                        f"{_shown(values[row - 1])}, but the schema (inferred on a sample) has "
+                        f"{shown_value(values[row - 1])}, but the schema (inferred on a sample) has "
                         "whole numbers"
                     )
             out[name] = column.astype(want)
@@ -241,7 +213,7 @@ def enforce_schema(frame: pd.DataFrame, dtypes: dict[str, Any], where: str) -> p
                 k = _first_bad(column, converted)
                 raise DataError(
                     f"partition file {where!r}, column {name!r}: row {k + 1} has "
-                    f"{_shown(column.iloc[k])}, not a number as the schema (inferred on a "
+                    f"{shown_value(column.iloc[k])}, not a number as the schema (inferred on a "
                     "sample) requires"
                 )
             frame_one = pd.DataFrame({name: converted})
@@ -255,7 +227,7 @@ def enforce_schema(frame: pd.DataFrame, dtypes: dict[str, Any], where: str) -> p
                 k = int(np.flatnonzero(not_text)[0])
                 raise DataError(
                     f"partition file {where!r}, column {name!r}: row {k + 1} has "
-                    f"{_shown(column.iloc[k])}, not text as the schema (inferred on a sample) has"
+                    f"{shown_value(column.iloc[k])}, not text as the schema (inferred on a sample) has"
                 )
             out[name] = column.astype(want)
             continue
@@ -277,9 +249,10 @@ def _text_codes(column: pd.Series) -> bool:
     return pd.api.types.infer_dtype(column.dtype.categories, skipna=True) in ("string", "empty")
 
 
-def _read_file(
+def read_file(
     path: str, dtypes: dict[str, Any], columns: list[str] | None, text_codes: bool = False
 ) -> pd.DataFrame:
+    """One file as a pandas partition, the schema enforced (text as categories with ``text_codes``)."""
     # Dask passes the columns a computation needs (projection: ``columns`` in the signature)
     wanted = {c: dtypes[c] for c in columns} if columns is not None else dtypes
     names = _parquet_file(path).schema_arrow.names
@@ -303,6 +276,104 @@ def _read_file(
         path,
     )
     return pd.DataFrame({c: kept[c] if c in kept else rest[c] for c in wanted}, index=rest.index)
+
+
+class Coded(NamedTuple):
+    """One file's columns as codes and levels, and its numeric columns (see :func:`read_codes`)."""
+
+    codes: list[np.ndarray]
+    levels: list[pd.Index]
+    numbers: dict[str, np.ndarray]
+    n: int
+
+
+def read_codes(
+    path: str, dtypes: dict[str, Any], groups: list[str], values: list[str]
+) -> Coded | None:
+    """One file's ``groups`` columns as integer codes and levels, and its ``values`` as numbers.
+
+    The counting jobs' read, Arrow and numpy only: the needed columns, text
+    from the Parquet dictionary pages (codes: the dictionary indices), whole
+    numbers coded by their offset from the file's smallest value; no pandas
+    frame, no string decoded per record.
+
+    Parameters
+    ----------
+    path : str
+        The Parquet file.
+    dtypes : mapping
+        The schema (pandas dtypes inferred on the sample).
+    groups : list of str
+        Columns to code.
+    values : list of str
+        Numeric columns returned as numpy arrays of the schema's dtype.
+
+    Returns
+    -------
+    Coded or None
+        ``(codes, levels, numbers, n)``; None when a column is missing,
+        of another type than the schema's, or has a missing value, or the
+        file is empty: the caller then reads the file through the schema
+        (which converts the column or raises naming the file, column and row).
+    """
+    text = [c for c in groups if _is_text(dtypes[c])]
+    try:
+        parquet = pq.ParquetFile(path, read_dictionary=text or None)
+    except Exception:  # unreadable: the schema-enforcing read names the file
+        return None
+    wanted = list(dict.fromkeys([*groups, *values]))
+    if any(c not in parquet.schema_arrow.names for c in wanted) or not parquet.metadata.num_rows:
+        return None
+    table = parquet.read(columns=wanted).unify_dictionaries()
+    n = table.num_rows
+    if any(table.column(c).null_count for c in wanted):
+        return None
+    codes: list[np.ndarray] = []
+    levels: list[pd.Index] = []
+    for name in groups:
+        coded = _arrow_codes(table.column(name).combine_chunks(), dtypes[name], n)
+        if coded is None:
+            return None
+        codes.append(coded[0])
+        levels.append(coded[1])
+    numbers: dict[str, np.ndarray] = {}
+    for name in values:
+        kind, arrow_type = np.dtype(dtypes[name]).kind, table.column(name).type
+        if not (
+            pa.types.is_integer(arrow_type) or (kind == "f" and pa.types.is_floating(arrow_type))
+        ):
+            return None
+        numbers[name] = table.column(name).to_numpy().astype(dtypes[name], copy=False)
+    return Coded(codes, levels, numbers, n)
+
+
+def _arrow_codes(column: Any, dtype: Any, n: int) -> tuple[np.ndarray, pd.Index] | None:
+    """Codes and levels of one Arrow column, or None if its type is not the schema's."""
+    arrow_type = column.type
+    if _is_text(dtype):
+        if not pa.types.is_dictionary(arrow_type) or not (
+            pa.types.is_string(arrow_type.value_type)
+            or pa.types.is_large_string(arrow_type.value_type)
+        ):
+            return None
+        dictionary = column.dictionary.to_numpy(zero_copy_only=False)
+        return column.indices.to_numpy().astype(np.int64), pd.Index(dictionary, dtype=object)
+    kind = dtype.kind if isinstance(dtype, np.dtype) else ""
+    if (
+        kind in ("i", "u")
+        and pa.types.is_integer(arrow_type)
+        and not pa.types.is_uint64(arrow_type)
+    ):
+        numbers = column.to_numpy().astype(np.int64)
+        low, high = int(numbers.min()), int(numbers.max())
+        if high - low <= 4 * n + 1024:  # dense: the offset is the code
+            return numbers - low, pd.Index(np.arange(low, high + 1, dtype=np.int64))
+        found, uniques = pd.factorize(numbers)
+        return found.astype(np.int64), pd.Index(uniques)
+    if kind == "f" and pa.types.is_floating(arrow_type):
+        found, uniques = pd.factorize(column.to_numpy(), use_na_sentinel=False)
+        return found.astype(np.int64), pd.Index(uniques)
+    return None
 
 
 def read_parquet(
@@ -357,7 +428,7 @@ def read_parquet(
     rows = tuple(int(_parquet_file(f).metadata.num_rows) for f in files)
     meta = sample.iloc[:0].reset_index(drop=True)
     frame = dd.from_map(
-        _read_file,
+        read_file,
         files,
         dtypes=dtypes,
         columns=cols,

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
+import dask
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from sdckit.distributed._io import ParquetSource, read_parquet
+from sdckit.distributed._io import Coded, ParquetSource, read_codes, read_file, read_parquet
 from sdckit.errors import ParameterError
 
 #: Spawn keys of the independent random streams (one family per use).
@@ -37,9 +39,60 @@ def frame_of(source: ParquetSource | dd.DataFrame) -> dd.DataFrame:
     return source.frame if isinstance(source, ParquetSource) else source
 
 
-def counting_frame(source: ParquetSource | dd.DataFrame) -> dd.DataFrame:
-    """The frame the counting jobs map over: text read as dictionary codes from Parquet."""
-    return source.coded() if isinstance(source, ParquetSource) else source
+#: ``fast(coded, file)``: a file's counts from its coded columns, or None to count it from
+#: the pandas partition instead.
+FastCount = Callable[[Coded, str], Any]
+#: ``slow(partition, file)``: a file's counts from its records read through the schema.
+SlowCount = Callable[[pd.DataFrame, str], pd.DataFrame]
+
+
+def _count_file(
+    path: str,
+    dtypes: dict[str, Any],
+    groups: list[str],
+    values: list[str],
+    fast: FastCount,
+    slow: SlowCount,
+) -> pd.DataFrame:
+    coded = read_codes(path, dtypes, groups, values)
+    counted = fast(coded, path) if coded is not None else None
+    if counted is None:
+        part = read_file(path, dtypes, list(dict.fromkeys([*groups, *values])), text_codes=True)
+        counted = slow(part, path)
+    return counted
+
+
+def count_files(
+    source: ParquetSource,
+    groups: list[str],
+    values: list[str],
+    *,
+    fast: FastCount,
+    slow: SlowCount,
+    progress: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """The map step of a counting job, one Dask task per file, and the rows of all files.
+
+    Each task reads only ``groups`` and ``values`` of its file as Arrow codes
+    (:func:`~sdckit.distributed._io.read_codes`) and counts them with
+    ``fast``; a file whose columns are not of the schema's type (or hold
+    missing values) is read through the schema instead and counted by
+    ``slow``, which converts it or raises naming the file, column and row.
+    The tasks are plain functions of a file, without a Dask DataFrame: a
+    counting job costs a read of its columns and a ``numpy.bincount`` per
+    file.
+
+    Returns
+    -------
+    DataFrame
+        The per-file rows, concatenated (empty if no file has records).
+    """
+    from sdckit.distributed._progress import compute
+
+    task = dask.delayed(_count_file, pure=True)
+    jobs = [task(path, source.dtypes, groups, values, fast, slow) for path in source.files]
+    parts = compute(*jobs, progress=progress)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def first_records(source: ParquetSource | dd.DataFrame, n: int = 1000) -> pd.DataFrame:
@@ -98,34 +151,68 @@ def count_combinations(
 ) -> pd.DataFrame | None:
     """One row per combination of ``columns`` present in ``part``: its records and sums.
 
-    The map step of the tables and of the key risk: every column is factorised
-    (a missing value is a category of its own), the codes are combined into one
-    integer per record, and the records, the ``totals`` (floats) and the
-    ``exact`` sums (non-negative integers below 2^32, summed exactly) of each
-    combination are counted with ``numpy.bincount`` (a sort where the possible
-    combinations far outnumber the records). Equal to a pandas group-by with
-    ``dropna=False``, about twice as fast on text columns.
+    The map step of the tables and of the key risk on a pandas partition:
+    every column is factorised (a missing value is a category of its own) and
+    the codes are counted by :func:`count_codes`. Equal to a pandas group-by
+    with ``dropna=False``, about twice as fast on text columns.
 
     Returns None when the combinations cannot be coded in 63 bits (the caller
     groups with pandas).
     """
-    codes = np.zeros(len(part), dtype=np.int64)
+    codes: list[np.ndarray] = []
     levels: list[pd.Index] = []
-    size = 1
     for name in columns:
         column_codes, uniques = pd.factorize(part[name], use_na_sentinel=False)
+        codes.append(column_codes)
+        levels.append(pd.Index(uniques) if not isinstance(uniques, pd.Index) else uniques)
+    dtypes = {}
+    for name in columns:
+        dtype = part[name].dtype
+        if isinstance(dtype, pd.CategoricalDtype):  # codes of text: back to the text's dtype
+            dtype = dtype.categories.dtype
+        dtypes[name] = dtype
+    return count_codes(
+        codes, levels, columns, dtypes, n=len(part), count=count, totals=totals, exact=exact
+    )
+
+
+def count_codes(
+    codes: list[np.ndarray],
+    levels: list[pd.Index],
+    columns: list[str],
+    dtypes: dict[str, Any],
+    *,
+    n: int,
+    count: str,
+    totals: dict[str, np.ndarray] | None = None,
+    exact: dict[str, np.ndarray] | None = None,
+) -> pd.DataFrame | None:
+    """One row per combination of coded columns: its records, ``totals`` and ``exact`` sums.
+
+    ``codes[j]`` holds, for each of the ``n`` records, the position of its
+    value of ``columns[j]`` in ``levels[j]`` (levels may hold values no record
+    has, and a value twice: the reduce step adds such rows). The codes are
+    combined into one integer per record and the records, the ``totals``
+    (floats) and the ``exact`` sums (non-negative integers below 2^32, summed
+    exactly) of each combination are counted with ``numpy.bincount`` (a sort
+    where the possible combinations far outnumber the records).
+
+    Returns None when the combinations cannot be coded in 63 bits.
+    """
+    combined = np.zeros(n, dtype=np.int64)
+    size = 1
+    for column_codes, uniques in zip(codes, levels, strict=True):
         cardinality = max(len(uniques), 1)
         if size * cardinality >= 2**62:
             return None
-        codes = codes * cardinality + column_codes
+        combined = combined * cardinality + column_codes
         size *= cardinality
-        levels.append(pd.Index(uniques) if not isinstance(uniques, pd.Index) else uniques)
-    if size <= _DIRECT_PER_RECORD * len(part) + 1024:
-        records = np.bincount(codes, minlength=size)
+    if size <= _DIRECT_PER_RECORD * n + 1024:
+        records = np.bincount(combined, minlength=size)
         present = np.flatnonzero(records)
-        group = codes
+        group = combined
     else:
-        present, group = np.unique(codes, return_inverse=True)
+        present, group = np.unique(combined, return_inverse=True)
         size = len(present)
         records = np.bincount(group, minlength=size)
     keep: slice | np.ndarray = slice(None) if len(present) == size else present
@@ -141,8 +228,5 @@ def count_combinations(
     for name, values in (exact or {}).items():
         frame[name] = _exact_sums(group, values, size)[keep]
     for name in columns:
-        dtype = part[name].dtype
-        if isinstance(dtype, pd.CategoricalDtype):  # codes of text: back to the text's dtype
-            dtype = dtype.categories.dtype
-        frame[name] = frame[name].astype(dtype)
+        frame[name] = frame[name].astype(dtypes[name])
     return frame

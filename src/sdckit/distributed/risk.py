@@ -12,9 +12,11 @@ combined table of combinations.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import dask.dataframe as dd
 import numpy as np
@@ -22,11 +24,12 @@ import pandas as pd
 
 from sdckit._results import FrozenResult
 from sdckit.assess.risk import max_numeric_key_levels
-from sdckit.distributed._io import ParquetSource
+from sdckit.distributed._io import Coded, ParquetSource
 from sdckit.distributed._partitions import (
     as_source,
+    count_codes,
     count_combinations,
-    counting_frame,
+    count_files,
     first_records,
     frame_of,
 )
@@ -126,6 +129,14 @@ def _partition_keys(part: pd.DataFrame, keys: list[str], sensitive: str | None) 
     return sizes.rename(_FREQ).reset_index()
 
 
+def _coded_keys(
+    coded: Coded, where: str, *, columns: list[str], dtypes: dict[str, Any]
+) -> pd.DataFrame | None:
+    """:func:`_partition_keys` of a file read as Arrow codes (None: count it from pandas)."""
+    types = {c: dtypes[c] for c in columns}
+    return count_codes(coded.codes, coded.levels, columns, types, n=coded.n, count=_FREQ)
+
+
 def key_risk_by_partition(
     data: str | os.PathLike | ParquetSource | dd.DataFrame,
     keys: Iterable[str],
@@ -177,11 +188,19 @@ def key_risk_by_partition(
         )
     if sensitive is not None and sensitive in keys:
         raise ParameterError(f"sensitive variable {sensitive!r} is also a key")
-    meta = _partition_keys(frame._meta[wanted], keys, sensitive)
-    per_partition = counting_frame(source)[wanted].map_partitions(
-        _partition_keys, keys, sensitive, meta=meta
-    )
-    (parts,) = compute(per_partition, progress=progress)
+    if isinstance(source, ParquetSource):
+        parts = count_files(
+            source,
+            wanted,
+            [],
+            fast=functools.partial(_coded_keys, columns=wanted, dtypes=source.dtypes),
+            slow=lambda part, where: _partition_keys(part, keys, sensitive),
+            progress=progress,
+        )
+    else:
+        meta = _partition_keys(frame._meta[wanted], keys, sensitive)
+        per_partition = frame[wanted].map_partitions(_partition_keys, keys, sensitive, meta=meta)
+        (parts,) = compute(per_partition, progress=progress)
     if not len(parts):
         raise DataError("the data have no records")
     group = wanted

@@ -16,6 +16,7 @@ added in another order).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -24,13 +25,14 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from sdckit.distributed._io import ParquetSource
+from sdckit.distributed._io import Coded, ParquetSource, shown_value
 from sdckit.distributed._partitions import (
     STREAM_RECORD_KEYS,
     as_source,
     check_seed,
+    count_codes,
     count_combinations,
-    counting_frame,
+    count_files,
     frame_of,
     partition_names,
     stream,
@@ -105,6 +107,73 @@ def add_record_keys_by_partition(
     return frame.map_partitions(keyed, meta=meta)
 
 
+def _value_sums(
+    where: str,
+    weights: str | None,
+    weight_values: Any,
+    record_key: str | None,
+    key_values: Any,
+    key_modulus: int | None,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The weights (checked finite and non-negative) and record-key units of one file."""
+    totals: dict[str, np.ndarray] = {}
+    exact: dict[str, np.ndarray] = {}
+    if weights is not None:
+        w = pd.to_numeric(weight_values, errors="coerce")
+        w = np.asarray(w, dtype=np.float64)
+        bad = ~np.isfinite(w) | (w < 0)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise DataError(
+                f"partition file {where!r}, weights column {weights!r}: row {row + 1} has "
+                f"{shown_value(np.asarray(weight_values, dtype=object)[row])}; weights must be finite "
+                "and non-negative"
+            )
+        totals[_WEIGHT] = w
+    if record_key is not None:
+        try:
+            units, _, _ = key_units(key_values, name=record_key, modulus=key_modulus)
+        except DataError as exc:
+            raise DataError(f"partition file {where!r}: {exc}") from exc
+        exact[_KEY] = units
+    return totals, exact
+
+
+def _cells(
+    part: pd.DataFrame,
+    where: str,
+    dims: list[str],
+    weights: str | None,
+    record_key: str | None,
+    key_modulus: int | None,
+) -> pd.DataFrame:
+    """One row per combination of ``dims`` in a pandas partition: count, weight total, key sum."""
+    for dim in dims:
+        missing = part[dim].isna().to_numpy()
+        if missing.any():
+            row = int(np.flatnonzero(missing)[0]) + 1
+            raise DataError(
+                f"partition file {where!r}, column {dim!r}: {int(missing.sum())} missing values "
+                f"(the first in row {row} of the file); tabulate needs complete categories"
+            )
+    totals, exact = _value_sums(
+        where,
+        weights,
+        part[weights] if weights is not None else None,
+        record_key,
+        part[record_key] if record_key is not None else None,
+        key_modulus,
+    )
+    counted = count_combinations(part, dims, count=_COUNT, totals=totals, exact=exact)
+    if counted is not None:
+        return counted
+    cells = part[dims].copy()
+    cells[_COUNT] = np.ones(len(part), dtype=np.int64)
+    for name, values in {**totals, **exact}.items():
+        cells[name] = values
+    return cells.groupby(dims, sort=False, dropna=False, observed=True).sum().reset_index()
+
+
 def _partition_cells(
     part: pd.DataFrame,
     dims: list[str],
@@ -114,42 +183,35 @@ def _partition_cells(
     names: list[str],
     partition_info: dict | None = None,
 ) -> pd.DataFrame:
-    """One row per combination of ``dims`` in a partition: count, weight total, key sum."""
+    """:func:`_cells` of a partition of a Dask DataFrame (named by its position)."""
     where = names[int(partition_info["number"])] if partition_info else "partition"
-    for dim in dims:
-        missing = part[dim].isna().to_numpy()
-        if missing.any():
-            row = int(np.flatnonzero(missing)[0]) + 1
-            raise DataError(
-                f"partition file {where!r}, column {dim!r}: {int(missing.sum())} missing values "
-                f"(the first in row {row} of the file); tabulate needs complete categories"
-            )
-    totals: dict[str, np.ndarray] = {}
-    exact: dict[str, np.ndarray] = {}
-    if weights is not None:
-        w = pd.to_numeric(part[weights], errors="coerce").to_numpy(np.float64)
-        bad = ~np.isfinite(w) | (w < 0)
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise DataError(
-                f"partition file {where!r}, weights column {weights!r}: row {row + 1} has "
-                f"{part[weights].iloc[row]!s}; weights must be finite and non-negative"
-            )
-        totals[_WEIGHT] = w
-    if record_key is not None:
-        try:
-            units, _, _ = key_units(part[record_key], name=record_key, modulus=key_modulus)
-        except DataError as exc:
-            raise DataError(f"partition file {where!r}: {exc}") from exc
-        exact[_KEY] = units
-    counted = count_combinations(part, dims, count=_COUNT, totals=totals, exact=exact)
-    if counted is not None:
-        return counted
-    cells = part[dims].copy()
-    cells[_COUNT] = np.ones(len(part), dtype=np.int64)
-    for name, values in {**totals, **exact}.items():
-        cells[name] = values
-    return cells.groupby(dims, sort=False, dropna=False, observed=True).sum().reset_index()
+    return _cells(part, where, dims, weights, record_key, key_modulus)
+
+
+def _coded_cells(
+    coded: Coded,
+    where: str,
+    *,
+    dims: list[str],
+    dtypes: dict[str, Any],
+    weights: str | None,
+    record_key: str | None,
+    key_modulus: int | None,
+) -> pd.DataFrame | None:
+    """:func:`_cells` of a file read as Arrow codes (None: count it from pandas instead)."""
+    numbers = coded.numbers
+    totals, exact = _value_sums(
+        where,
+        weights,
+        numbers.get(weights) if weights is not None else None,
+        record_key,
+        numbers.get(record_key) if record_key is not None else None,
+        key_modulus,
+    )
+    types = {d: dtypes[d] for d in dims}
+    return count_codes(
+        coded.codes, coded.levels, dims, types, n=coded.n, count=_COUNT, totals=totals, exact=exact
+    )
 
 
 def combined_cells(
@@ -169,19 +231,43 @@ def combined_cells(
         raise ParameterError(
             f"{unknown} are not columns of the data (it has {list(frame.columns)})"
         )
-    meta = _partition_cells(
-        frame._meta[wanted], list(dims), weights, record_key, key_modulus, ["meta"]
-    )
-    per_partition = counting_frame(source)[wanted].map_partitions(
-        _partition_cells,
-        list(dims),
-        weights,
-        record_key,
-        key_modulus,
-        partition_names(source),
-        meta=meta,
-    )
-    (parts,) = compute(per_partition, progress=progress)
+    values = [c for c in (weights, record_key) if c is not None]
+    if isinstance(source, ParquetSource):
+        parts = count_files(
+            source,
+            list(dims),
+            values,
+            fast=functools.partial(
+                _coded_cells,
+                dims=list(dims),
+                dtypes=source.dtypes,
+                weights=weights,
+                record_key=record_key,
+                key_modulus=key_modulus,
+            ),
+            slow=functools.partial(
+                _cells,
+                dims=list(dims),
+                weights=weights,
+                record_key=record_key,
+                key_modulus=key_modulus,
+            ),
+            progress=progress,
+        )
+    else:
+        meta = _partition_cells(
+            frame._meta[wanted], list(dims), weights, record_key, key_modulus, ["meta"]
+        )
+        per_partition = frame[wanted].map_partitions(
+            _partition_cells,
+            list(dims),
+            weights,
+            record_key,
+            key_modulus,
+            partition_names(source),
+            meta=meta,
+        )
+        (parts,) = compute(per_partition, progress=progress)
     if not len(parts):
         raise DataError("the data have no records")
     combined = parts.groupby(list(dims), sort=False, dropna=False).sum().reset_index()
