@@ -254,6 +254,12 @@ def refusals_part(args: argparse.Namespace) -> None:
         )
         table = refused.groupby(["rule", "cause"]).size().rename("queries").reset_index()
         print(markdown(table.sort_values("queries", ascending=False)), "\n")
+        changed = answers["adjusted_by"].str.split(", ").explode()
+        print(
+            f"Answered by changing the query ({name}): rare categories left out of the universe "
+            f"{int((changed == 'universe_gamma').sum())}, aliased terms dropped "
+            f"{int((changed == 'design_rank').sum())}.\n"
+        )
 
 
 def prediction_part() -> None:
