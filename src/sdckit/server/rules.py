@@ -18,7 +18,8 @@ that needs only the query and the metadata).
 
 Query definition (Lucero et al. (2011), §3.1 and §3.2): :func:`universe_definition`,
 :func:`formula_syntax` (from the parsers' :class:`~sdckit.errors.RuleViolation`).
-Universe rules (§3.1.1): :func:`no_marginal_1_or_2`, :func:`universe_gamma`;
+Universe rules (§3.1.1): :func:`no_marginal_1_or_2`, :func:`universe_gamma`
+(:func:`rare_categories_left_out` when a narrower universe passes instead);
 then :func:`drop_q` (§3.1.2) and :func:`perturbation`.
 Regression rules (§3.2; attacks of Bleninger, Drechsler & Ronning (2011)):
 :func:`allowed_variables`, :func:`response_variable`, :func:`max_predictors`,
@@ -102,7 +103,7 @@ PIPELINE: dict[str, tuple[str, ...]] = {
         "interaction_hierarchy",
         "no_fully_interacted_dummy_model",
     ),
-    "universe": ("no_marginal_1_or_2", "universe_gamma", "drop_q"),
+    "universe": ("no_marginal_1_or_2", "universe_gamma", "rare_categories_left_out", "drop_q"),
     "crosstab": ("allowed_variables", "no_small_cells", "perturbation", "dominance"),
     "regression": (
         "analysis_sample_size",
@@ -447,8 +448,8 @@ def universe_gamma(
 def rare_categories_left_out(variable: str, left_out: Sequence[str], *, universe: str) -> Verdict:
     """Universe Gamma passed by leaving the universe's rare categories out, and saying so.
 
-    sdckit's own extension of the Universe Gamma rule (Lucero et al. (2011),
-    §3.1.1), under the ``default`` rule set: when a universe of one piece is
+    sdckit's own extension of the Universe Gamma rule of Lucero et al.
+    (2011), §3.1.1, under the ``default`` rule set: when a universe of one piece is
     refused because its one categorical condition lists categories of
     fewer than Gamma units (alone, or as the rare part of every level or
     of a declared group), the server answers the same piece without them,
