@@ -19,6 +19,10 @@ education by level, ...).
 counted by the first rule that refused and its cause (the level, margin or
 term behind it, from the file's counts).
 
+``--part universes`` (seconds, no analysis): both corpora through the
+universe rules alone (``universe_check``): how many are refused, by which
+rule, and how many are answered with their rare categories left out.
+
 ``--part corpus`` (seconds, no analysis): the stress corpus's universes that
 list a categorical level of fewer than Gamma people, by variable and by
 whether they select every level, and how many the universe rules refuse
@@ -254,6 +258,39 @@ def refusals_part(args: argparse.Namespace) -> None:
         )
         table = refused.groupby(["rule", "cause"]).size().rename("queries").reset_index()
         print(markdown(table.sort_values("queries", ascending=False)), "\n")
+        changed = answers["adjusted_by"].str.split(", ").explode()
+        print(
+            f"Answered by changing the query ({name}): rare categories left out of the universe "
+            f"{int((changed == 'universe_gamma').sum())}, aliased terms dropped "
+            f"{int((changed == 'design_rank').sum())}.\n"
+        )
+
+
+def universes_part(args: argparse.Namespace) -> None:
+    """The universe stage alone (``universe_check``) on both corpora: refused, and left narrower."""
+    adult, metadata = adult_metadata()
+    server = AnalysisServer(adult, metadata, {}, secret=SECRET)
+    public = LibraryServer(server).metadata
+    rows = []
+    for name in ("realistic", "stress"):
+        corpus = benign_corpus(public, n=args.benign, universes=name, random_state=0)
+        checks = [server.universe_check(query.body["universe"]) for query in corpus]
+        refused = [c.rules[0] for c in checks if c.refused]
+        rows.append(
+            {
+                "corpus": name,
+                "queries": len(corpus),
+                "refused": len(refused),
+                "by universe_gamma": refused.count("universe_gamma"),
+                "by no_marginal_1_or_2": refused.count("no_marginal_1_or_2"),
+                "answered without rare categories": sum(
+                    any(v.rule == "universe_gamma" and v.adjustments for v in c.verdicts)
+                    for c in checks
+                    if not c.refused
+                ),
+            }
+        )
+    print(markdown(pd.DataFrame(rows)), "\n")
 
 
 def prediction_part() -> None:
@@ -293,7 +330,9 @@ def main() -> None:
     parser.add_argument("--padding-pairs", type=int, default=20, help="padded pairs per target")
     parser.add_argument("--show", type=int, default=20, help="sdckit refusals listed")
     parser.add_argument(
-        "--part", choices=["all", "servers", "corpus", "refusals", "prediction"], default="all"
+        "--part",
+        choices=["all", "servers", "corpus", "universes", "refusals", "prediction"],
+        default="all",
     )
     args = parser.parse_args()
     print(f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}\n")
@@ -301,6 +340,8 @@ def main() -> None:
         servers_part(args)
     if args.part in ("all", "corpus"):
         corpus_part(args)
+    if args.part in ("all", "universes"):
+        universes_part(args)
     if args.part in ("all", "refusals"):
         refusals_part(args)
     if args.part in ("all", "prediction"):

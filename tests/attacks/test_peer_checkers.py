@@ -147,6 +147,7 @@ def test_benign_corpus_is_drawn_from_the_metadata(planted, universes):
     # Every universe and formula is in the server's languages: none fails to parse.
     assert not answers["refused_by"].str.contains("definition|syntax").any()
     assert (answers.loc[~answers["answered"], "reason"] != "").all()
+    assert (answers.loc[~answers["answered"], "adjusted_by"] == "").all()
 
 
 def test_benign_corpus_kind():

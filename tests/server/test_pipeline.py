@@ -20,7 +20,8 @@ from sdckit.server.analyses import Refusal
 
 # The rules every regression runs: the engine's pipeline table (docs/server.md, "The pipeline").
 STATIC_RULES = rules.PIPELINE["static (regressions and plots)"]
-UNIVERSE_RULES = rules.PIPELINE["universe"]
+# rare_categories_left_out runs only when a narrower universe is answered instead.
+UNIVERSE_RULES = tuple(r for r in rules.PIPELINE["universe"] if r != "rare_categories_left_out")
 
 
 def _rule_functions() -> list[str]:

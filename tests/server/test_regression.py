@@ -205,3 +205,35 @@ def test_static_rules_through_the_server(attack_setup):
     assert isinstance(server.regress("ALL", "log(hours) ~ log(age)"), RegressionResult)
     with pytest.raises(Exception, match="family"):
         server.regress("ALL", "wage ~ age", family="probit")
+
+
+def test_aliased_terms_are_dropped_as_r_does():
+    """A term that is a linear combination of earlier ones is left out and said so, not refused."""
+    data = make_people(1200, seed=3)
+    data["double_hours"] = 2.0 * data["hours"] + 1.0
+    data["shift"] = np.where(data["sex"] == "male", "day", "night")  # the same split as sex
+    metadata = Metadata.infer(data, beta=30)
+    server = AnalysisServer(data, metadata, {"perturbation": False}, secret=SECRET)
+    result = server.regress("ALL", "wage ~ hours + double_hours + sex + shift")
+    assert isinstance(result, RegressionResult)
+    terms = [c.term for c in result.coefficients]
+    assert "double_hours" not in terms and not any(t.startswith("shift[") for t in terms)
+    (rank,) = [v for v in result.verdicts if v.rule == "design_rank"]
+    assert rank.passed and len(rank.adjustments) == 2
+    assert rank.adjustments[0].startswith("double_hours: dropped, aliased")
+    assert [a.source for a in result.anova] == ["hours", "sex", "Residual"]
+    # The same coefficients as the model without the aliased terms, on the same units.
+    plain = server.regress("ALL", "wage ~ hours + sex")
+    assert result.params == pytest.approx(plain.params, rel=1e-9)
+    assert result.df_resid == plain.df_resid
+
+
+def test_design_rank_refuses_when_no_predictor_is_left():
+    from sdckit.server import rules
+
+    verdict = rules.design_rank(["x"], predictors_left=0)
+    assert not verdict.passed and "widen the universe" in verdict.reason
+    assert rules.design_rank(["x"], predictors_left=1).adjustments == (
+        "x: dropped, aliased with the terms before it (an exact linear combination of them in "
+        "this universe; R's lm reports its coefficient as NA)",
+    )

@@ -164,7 +164,52 @@ def test_differencing_a_group_against_the_group_minus_one_category(perturbation)
     data, metadata = _people(1, 0, groups=GROUPS)
     server = AnalysisServer(data, metadata, {"perturbation": perturbation}, secret=SECRET)
     assert not server.crosstab("country = a", "age").refused
-    assert _count_difference(server, "country in {a, c}", "country = a") is None
+    # The group is answered without its rare category c: as "country = a", word for word.
+    assert _count_difference(server, "country in {a, c}", "country = a") == 0
+    mas = AnalysisServer(data, metadata, {"perturbation": perturbation, "rules": "mas2011"},
+                         secret=SECRET)  # fmt: skip
+    assert _count_difference(mas, "country in {a, c}", "country = a") is None
+
+
+@pytest.mark.parametrize(
+    ("universe", "answered_as"),
+    [
+        ("country in {b, c}", "country = b"),  # c (10 people) listed beside b
+        (EVERY, "country in {a, b}"),  # every level: c's ten are too few beside it
+        ("country in {a, b, c} AND age in bin 0", "age in bin 0 AND country in {a, b}"),
+    ],
+)
+def test_rare_categories_are_left_out_and_said(universe, answered_as):
+    data, metadata = _people(10, 30)
+    server = AnalysisServer(data, metadata, secret=SECRET)
+    answer = server.crosstab(universe, "age", mean_of="wage")
+    direct = server.crosstab(answered_as, "age", mean_of="wage")
+    assert not answer.refused and answer.universe == answered_as
+    (gamma,) = [v for v in answer.verdicts if v.rule == "universe_gamma"]
+    assert gamma.adjustments == (
+        f"country: category 'c' left out of the universe, too small to be selected (Universe "
+        f"Gamma rule); the answer is for the universe {answered_as}",
+    )
+    # Nothing but the answer to the narrower universe asked directly (same Drop q, same noise).
+    same = ("counts", "row_totals", "total", "means", "row_means", "total_mean")
+    assert [answer.to_dict()[k] for k in same] == [direct.to_dict()[k] for k in same]
+    # The category alone is refused: leaving it out says what that refusal says.
+    assert server.crosstab("country = c", "age").refused
+
+
+@pytest.mark.parametrize(
+    "universe",
+    [
+        "country = c",  # nothing would be left
+        "country in {b, c} OR age in bin 0",  # several pieces
+        "country in {b, c} AND age in bin 1 AND wage in bin 0",  # b's piece is too small too
+    ],
+)
+def test_rare_categories_not_left_out(universe):
+    data, metadata = _people(10, 30)
+    data.loc[data["country"] == "b", "wage"] = 80.0  # no b in wage bin 0
+    answer = AnalysisServer(data, metadata, secret=SECRET).crosstab(universe, "age")
+    assert answer.refused and "universe_gamma" in answer.rules
 
 
 def test_bad_groups():

@@ -243,8 +243,11 @@ def run_corpus(
     -------
     DataFrame
         One row per query: ``analysis``, ``query`` (one line), ``answered``,
-        ``refused_by`` (rules, comma-separated) and ``reason`` (the first
-        reason the server gave).
+        ``refused_by`` (rules, comma-separated), ``reason`` (the first
+        reason the server gave) and ``adjusted_by`` (the rules of an answer
+        that changed the query to answer it — a category absorbed, a rare
+        category left out of the universe, an aliased term dropped — each
+        once, comma-separated).
     """
     ask = getattr(target, "ask", None)
     if not callable(ask):
@@ -262,6 +265,14 @@ def run_corpus(
                 "answered": answer.get("status") == "ok",
                 "refused_by": ", ".join(dict.fromkeys(str(r.get("rule")) for r in refusals)),
                 "reason": str(refusals[0].get("reason", "")) if refusals else "",
+                "adjusted_by": ", ".join(
+                    dict.fromkeys(
+                        str(v.get("rule"))
+                        for v in answer.get("verdicts", [])
+                        if answer.get("status") == "ok"
+                        if v.get("adjustments")
+                    )
+                ),
             }
         )
         if progress is not None and ((i + 1) % 50 == 0 or i + 1 == len(corpus)):

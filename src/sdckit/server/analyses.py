@@ -754,6 +754,22 @@ def _cross_cells(
     return cell, n_cells
 
 
+def _without_columns(design: _Design, drop: Sequence[int]) -> _Design:
+    """``design`` without the columns ``drop``; a term left with no column goes from the ANOVA."""
+    gone = set(drop)
+    keep = [j for j in range(design.matrix.shape[1]) if j not in gone]
+    position = {j: i for i, j in enumerate(keep)}
+    terms = [
+        (name, [position[j] for j in idx if j in position]) for name, idx in design.term_columns
+    ]
+    return _Design(
+        design.matrix[:, keep],
+        [design.names[j] for j in keep],
+        [(name, idx) for name, idx in terms if idx],
+        design.adjustments,
+    )
+
+
 def _dependent_columns(matrix: np.ndarray) -> list[int]:
     """Columns that are linear combinations of earlier ones.
 
@@ -1092,10 +1108,23 @@ def regression(
         design = _build_design(
             formula, coded, rows, kept_levels, config.min_category_size, config.rules
         )
-        x = design.matrix
         attempt: list[Verdict] = []
-        dependent = _dependent_columns(x)
-        attempt.append(rules.design_rank([design.names[i] for i in dependent]))
+        dependent = _dependent_columns(design.matrix)
+        # Aliased columns are left out as R's lm leaves them out (NA coefficients), and
+        # said so; the intercept never is, and nothing else may be left (rules.design_rank).
+        if dependent and 0 not in dependent:
+            reduced = _without_columns(design, dependent)
+            if not _dependent_columns(reduced.matrix):
+                attempt.append(
+                    rules.design_rank(
+                        [design.names[i] for i in dependent],
+                        predictors_left=reduced.matrix.shape[1] - 1,
+                    )
+                )
+                design = reduced
+        if not attempt:
+            attempt.append(rules.design_rank([design.names[i] for i in dependent]))
+        x = design.matrix
         if attempt[-1].passed:
             df_resid = x.shape[0] - x.shape[1]
             attempt.append(

@@ -64,7 +64,12 @@ from sdckit.server.metadata import Metadata
 from sdckit.server.perturbation import Perturbation
 from sdckit.server.residuals import ResidualPlotResult, render_png, synthetic_residual_panels
 from sdckit.server.rules import Verdict
-from sdckit.server.universe import as_universe, evaluate_universe
+from sdckit.server.universe import (
+    UniverseEvaluation,
+    as_universe,
+    evaluate_universe,
+    without_rare_levels,
+)
 
 __all__ = ["AnalysisServer", "AuditRecord", "AuditSink", "UniverseCheckResult"]
 
@@ -360,22 +365,42 @@ class AnalysisServer:
             max_pieces=self._config.max_universe_pieces,
             keep_empty_intersections=rule_set == "default",
         )
-        verdicts: tuple[Verdict, ...] = (
+        verdicts = self._universe_rules(evaluation)
+        rewrite = (
+            without_rare_levels(evaluation, self._metadata, gamma=self._config.gamma)
+            if rule_set == "default" and verdicts[0].passed and not verdicts[1].passed
+            else None
+        )
+        if rewrite is not None:
+            # Answer the universe without its rare categories, and say so (rules docstring).
+            narrower = evaluate_universe(
+                rewrite[0], self._metadata, self._coded.codes, keep_empty_intersections=True
+            )
+            checked = self._universe_rules(narrower)
+            if all(v.passed for v in checked):
+                evaluation, text = narrower, narrower.universe.to_string()
+                verdicts = (
+                    checked[0],
+                    rules.rare_categories_left_out(rewrite[1], rewrite[2], universe=text),
+                )
+        if not all(v.passed for v in verdicts):
+            return _Prepared(text, None, verdicts, evaluation.joint)
+        sample = self._dropq.subsample(evaluation.members)
+        return _Prepared(text, sample.kept, (*verdicts, rules.drop_q()), evaluation.joint)
+
+    def _universe_rules(self, evaluation: UniverseEvaluation) -> tuple[Verdict, Verdict]:
+        """The verdicts of No Marginal 1 or 2 and Universe Gamma on an evaluated universe."""
+        return (
             rules.no_marginal_1_or_2(
-                evaluation, min_marginal=self._config.min_marginal, rules=rule_set
+                evaluation, min_marginal=self._config.min_marginal, rules=self._config.rules
             ),
             rules.universe_gamma(
                 evaluation,
                 gamma=self._config.gamma,
                 gamma_star=self._config.gamma_star,
-                rules=rule_set,
+                rules=self._config.rules,
             ),
         )
-        if not all(v.passed for v in verdicts):
-            return _Prepared(text, None, verdicts, evaluation.joint)
-        sample = self._dropq.subsample(evaluation.members)
-        verdicts += (rules.drop_q(),)
-        return _Prepared(text, sample.kept, verdicts, evaluation.joint)
 
     def _pipeline(
         self,

@@ -18,7 +18,8 @@ that needs only the query and the metadata).
 
 Query definition (Lucero et al. (2011), §3.1 and §3.2): :func:`universe_definition`,
 :func:`formula_syntax` (from the parsers' :class:`~sdckit.errors.RuleViolation`).
-Universe rules (§3.1.1): :func:`no_marginal_1_or_2`, :func:`universe_gamma`;
+Universe rules (§3.1.1): :func:`no_marginal_1_or_2`, :func:`universe_gamma`
+(:func:`rare_categories_left_out` when a narrower universe passes instead);
 then :func:`drop_q` (§3.1.2) and :func:`perturbation`.
 Regression rules (§3.2; attacks of Bleninger, Drechsler & Ronning (2011)):
 :func:`allowed_variables`, :func:`response_variable`, :func:`max_predictors`,
@@ -76,6 +77,7 @@ __all__ = [
     "no_small_cells",
     "perturbation",
     "r_squared_bound",
+    "rare_categories_left_out",
     "residual_degrees_of_freedom",
     "response_dominance",
     "response_variable",
@@ -101,7 +103,7 @@ PIPELINE: dict[str, tuple[str, ...]] = {
         "interaction_hierarchy",
         "no_fully_interacted_dummy_model",
     ),
-    "universe": ("no_marginal_1_or_2", "universe_gamma", "drop_q"),
+    "universe": ("no_marginal_1_or_2", "universe_gamma", "rare_categories_left_out", "drop_q"),
     "crosstab": ("allowed_variables", "no_small_cells", "perturbation", "dominance"),
     "regression": (
         "analysis_sample_size",
@@ -443,6 +445,47 @@ def universe_gamma(
     return _pass(rule, f"{kind} universe")
 
 
+def rare_categories_left_out(variable: str, left_out: Sequence[str], *, universe: str) -> Verdict:
+    """Universe Gamma passed by leaving the universe's rare categories out, and saying so.
+
+    sdckit's own extension of the Universe Gamma rule of Lucero et al.
+    (2011), §3.1.1, under the ``default`` rule set: when a universe of one piece is
+    refused because its one categorical condition lists categories of
+    fewer than Gamma units (alone, or as the rare part of every level or
+    of a declared group), the server answers the same piece without them,
+    if that universe passes every universe rule on its own. The universe
+    answered is one the analyst could have typed, checked as if she had;
+    each category left out is one whose universe alone the rule refuses, so
+    naming it tells her what asking for it alone would
+    (:func:`sdckit.server.universe.without_rare_levels`; docs/server.md,
+    "Rare categories left out").
+
+    Parameters
+    ----------
+    variable : str
+        The categorical variable of the condition.
+    left_out : sequence of str
+        The categories left out.
+    universe : str
+        The universe answered instead.
+
+    Returns
+    -------
+    Verdict
+        A passing ``universe_gamma`` verdict with the categories left out as its adjustment.
+    """
+    shown = ", ".join(repr(level) for level in left_out)
+    return _pass(
+        "universe_gamma",
+        "disjoint universe",
+        [
+            f"{variable}: categor{'y' if len(left_out) == 1 else 'ies'} {shown} left out of the "
+            "universe, too small to be selected (Universe Gamma rule); the answer is for the "
+            f"universe {universe}"
+        ],
+    )
+
+
 def drop_q() -> Verdict:
     """The Drop q rule: q ~ U{2..k} units leave every universe before any analysis.
 
@@ -566,7 +609,11 @@ def response_variable(formula: Formula, metadata: Metadata, family: str) -> Verd
         )
     if family == "logit":
         if formula.response.transform is not None:
-            return _refuse(rule, "a logistic regression's response cannot be transformed")
+            return _refuse(
+                rule,
+                "a logistic regression's response cannot be transformed; use the variable "
+                "itself as the response",
+            )
         if not var.is_categorical or len(var.levels) != 2:
             kind = (
                 f"categorical with {len(var.levels)} levels" if var.is_categorical else "continuous"
@@ -574,7 +621,8 @@ def response_variable(formula: Formula, metadata: Metadata, family: str) -> Verd
             return _refuse(
                 rule,
                 "logistic regression needs a categorical response with exactly two levels; "
-                f"{var.name!r} is {kind}",
+                f"{var.name!r} is {kind}, choose a two-level response (or family='ols' for a "
+                "continuous one)",
             )
     return _pass(rule)
 
@@ -598,7 +646,7 @@ def max_predictors(formula: Formula, *, limit: int = 20) -> Verdict:
         return _refuse(
             "max_predictors",
             f"the model has {count} predictor variables; at most {limit} are allowed "
-            "(interactions do not count)",
+            "(interactions do not count); remove predictors",
         )
     return _pass("max_predictors")
 
@@ -643,7 +691,7 @@ def approved_transformations(
             return _refuse(
                 rule,
                 f"{factor.to_string()}: only numerical variables may be transformed; "
-                f"{var.name!r} is categorical",
+                f"{var.name!r} is categorical, use it untransformed",
             )
     return _pass(rule)
 
@@ -711,7 +759,7 @@ def interaction_hierarchy(formula: Formula, *, max_order: int = 3) -> Verdict:
             return _refuse(
                 rule,
                 f"{term.to_string()} is a {term.order}-way interaction; at most {max_order}-way "
-                "interactions are allowed",
+                "interactions are allowed, remove it or interact fewer variables",
             )
         missing = [f.to_string() for f in term.factors if f not in mains]
         if missing:
@@ -1081,29 +1129,52 @@ def residual_degrees_of_freedom(df_resid: float, *, minimum: int) -> Verdict:
     return _pass("residual_degrees_of_freedom")
 
 
-def design_rank(dependent_terms: Sequence[str]) -> Verdict:
-    """The design matrix must have full column rank (no term is a combination of others).
+def design_rank(dependent_terms: Sequence[str], *, predictors_left: int = 0) -> Verdict:
+    """Terms that are exact linear combinations of the terms before them are left out.
 
     sdckit's own rule: a rank-deficient design has no unique coefficients to
     release (the MAS fits ordinary least squares, Lucero et al. (2011), §3.2).
+    As R's ``lm`` reports such a term's coefficient as NA (aliased), the
+    server fits the model without the aliased columns (the same column space,
+    hence the same fitted values, residuals and output checks) and lists each
+    one it left out. The verdict depends on the Drop-q subsample's design
+    and names the same terms the refusal of a rank-deficient design named,
+    so it reveals nothing that refusal did not (docs/server.md, "Refusals
+    reveal nothing"). When no predictor is left, the query is refused.
 
     Parameters
     ----------
     dependent_terms : sequence of str
         Design columns that are linear combinations of earlier ones.
+    predictors_left : int, default 0
+        Columns of the design, intercept aside, once those are left out
+        (0 refuses: no model of the predictors asked for is left to fit).
 
     Returns
     -------
     Verdict
+        Passed without remark for a full-rank design; passed with one
+        adjustment per aliased term when predictors are left; refused otherwise.
     """
-    if dependent_terms:
-        return _refuse(
+    if not dependent_terms:
+        return _pass("design_rank")
+    if predictors_left > 0:
+        return _pass(
             "design_rank",
-            f"term(s) {list(dependent_terms)} are exact linear combinations of the terms before "
-            "them in this universe (a predictor the universe holds fixed, or categories that "
-            "always occur together); remove them from the formula",
+            "",
+            [
+                f"{term}: dropped, aliased with the terms before it (an exact linear "
+                "combination of them in this universe; R's lm reports its coefficient as NA)"
+                for term in dependent_terms
+            ],
         )
-    return _pass("design_rank")
+    return _refuse(
+        "design_rank",
+        f"term(s) {list(dependent_terms)} are exact linear combinations of the terms before "
+        "them in this universe (a predictor the universe holds fixed, or categories that "
+        "always occur together) and cannot be left out with a predictor still to fit; use "
+        "predictors that vary in this universe, or widen the universe",
+    )
 
 
 def r_squared_bound(r_squared: float, *, maximum: float) -> Verdict:
@@ -1277,7 +1348,7 @@ def correlation_bound(correlations: np.ndarray, names: Sequence[str], *, maximum
         return _refuse(
             "correlation_bound",
             f"{names[int(i)]} and {names[int(j)]} are almost perfectly correlated (or one is constant) in "
-            "this universe; one would reveal the other",
+            "this universe; one would reveal the other, remove one of them",
         )
     return _pass("correlation_bound")
 

@@ -45,6 +45,7 @@ __all__ = [
     "as_universe",
     "evaluate_universe",
     "parse_universe",
+    "without_rare_levels",
 ]
 
 # The implicit table gets one cell per combination of codes; beyond this size
@@ -707,3 +708,58 @@ def evaluate_universe(
     return UniverseEvaluation(
         universe, variables, table, members, int(members.sum()), joint, tuple(groups)
     )
+
+
+def without_rare_levels(
+    evaluation: UniverseEvaluation, metadata: Metadata, *, gamma: int
+) -> tuple[Universe, str, tuple[str, ...]] | None:
+    """The universe with the listed categories of fewer than ``gamma`` units left out.
+
+    For a universe of one piece whose one categorical condition lists a
+    category holding fewer than ``gamma`` units of the piece (with its other
+    conditions), the same piece listing only the others, and the condition
+    as it was. Each category left out is one whose universe alone (that
+    category and the piece's other conditions) the Universe Gamma rule
+    refuses, so leaving it out tells the analyst nothing the refusal of that
+    universe would not (Lucero et al. (2011), §3.1.1; docs/server.md,
+    "Rare categories left out"). None when there is nothing to leave out, or
+    nothing would be left, or the universe has several pieces or several
+    categorical conditions (which rare combination to leave out would then
+    be a choice).
+
+    Parameters
+    ----------
+    evaluation : UniverseEvaluation
+        The universe on its implicit table (:func:`evaluate_universe`).
+    metadata : Metadata
+        The public metadata.
+    gamma : int
+        The Universe Gamma threshold.
+
+    Returns
+    -------
+    tuple of (Universe, str, tuple of str) or None
+        The universe to answer instead, the variable whose condition lost
+        categories, and those categories.
+    """
+    if len(evaluation.universe.pieces) != 1:
+        return None
+    (piece,) = evaluation.universe.pieces
+    categorical = [c for c in piece.conditions if metadata.variable(c.variable).is_categorical]
+    if len(categorical) != 1:
+        return None
+    (condition,) = categorical
+    var = metadata.variable(condition.variable)
+    selection = _selection_vectors(
+        {c.variable: c for c in piece.conditions}, evaluation.variables, metadata
+    )
+    axis = evaluation.variables.index(var.name)
+    counts = _axis_counts(evaluation.table, selection, axis)
+    kept = tuple(v for v in condition.values if counts[var.levels.index(v)] >= gamma)
+    if not kept or len(kept) == len(condition.values):
+        return None
+    conditions = tuple(
+        Condition(c.variable, kept) if c is condition else c for c in piece.conditions
+    )
+    left_out = tuple(v for v in condition.values if v not in kept)
+    return Universe((SimpleUniverse(conditions),)), var.name, left_out
