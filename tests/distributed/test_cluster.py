@@ -41,7 +41,7 @@ def test_progress_follows_the_scheduler_to_the_last_task(census, client):
     )
     assert seen, "the scheduler reported no progress"
     done, total = seen[-1]
-    assert done == total > 4  # at least a read and a count per file
+    assert done == total >= 4  # at least one task per file (a file is read and counted in one)
     assert all(d <= t for d, t in seen)
 
 
@@ -54,4 +54,4 @@ def test_progress_without_a_cluster_counts_local_tasks(census):
         key_risk_by_partition(
             directory, ["sex"], progress=lambda done, total: seen.append((done, total))
         )
-    assert seen[0][0] == 0 and seen[-1][0] == seen[-1][1] > 4
+    assert seen[0][0] == 0 and seen[-1][0] == seen[-1][1] >= 4  # one task per file at least
