@@ -207,6 +207,11 @@ REGISTRY: tuple[Entry, ...] = (
     Entry("attacks_peers.py", "the stress corpus's rare levels", ("--part", "corpus")),
     Entry("attacks_peers.py", "sdckit's refusals by cause", ("--part", "refusals")),
     Entry(
+        "attacks_peers.py",
+        "universes answered without their rare categories",
+        ("--part", "universes"),
+    ),
+    Entry(
         "attacks_differencing.py", f"{LUCERO}: the residual of a variable", ("--part", "residual")
     ),
     Entry(
