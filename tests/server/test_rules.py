@@ -192,6 +192,22 @@ def test_design_rank_names_the_later_terms_never_the_intercept():
     assert _dependent_columns(design[:, :3]) == []
 
 
+def test_design_rank_does_not_depend_on_a_column_s_units():
+    """A squared income (values about 10^11) beside the intercept is not aliasing."""
+    from sdckit.server.analyses import _dependent_columns
+
+    rng = np.random.default_rng(1)
+    n = 5000
+    income = rng.lognormal(12, 0.6, n)
+    group = rng.integers(0, 4, n)
+    dummies = np.column_stack([(group == g).astype(float) for g in (1, 2, 3)])
+    design = np.column_stack([np.ones(n), income**2, dummies])
+    assert _dependent_columns(design) == []
+    # Real aliasing is still found at any scale: a dummy repeated, the intercept's multiple.
+    aliased = np.column_stack([design, dummies[:, 0], 1e6 * np.ones(n)])
+    assert _dependent_columns(aliased) == [5, 6]
+
+
 def test_no_small_cells():
     assert rules.no_small_cells(np.array([[5, 0], [3, 9]])).passed
     assert not rules.no_small_cells(np.array([[5, 1], [3, 9]])).passed

@@ -777,7 +777,15 @@ def _dependent_columns(matrix: np.ndarray) -> list[int]:
     columns named are those that add nothing to the columns before them, in
     the formula's order (as R's ``lm`` leaves them out), so that a refusal
     names the terms to remove (never the intercept).
+
+    Columns are scaled to unit length first: rank does not depend on a
+    column's units, and without the scaling a column of large values (the
+    square of an income, about 10^11) makes the tolerance larger than the
+    intercept's whole length and every other term looks aliased. R's ``lm``
+    (LINPACK ``dqrdc2``) likewise compares each column with its own length.
     """
+    lengths = np.linalg.norm(matrix, axis=0)
+    matrix = matrix / np.where(lengths > 0, lengths, 1.0)
     _, r, piv = scipy.linalg.qr(matrix, mode="economic", pivoting=True)
     diag = np.abs(np.diag(r))
     if diag.size == 0:
