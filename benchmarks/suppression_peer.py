@@ -37,7 +37,8 @@ ratios for the matching methods.
 
 Needs ``Rscript`` with sdcTable installed (``benchmarks/peers/build_sdctable.sh
 DIR`` builds it into ``DIR/R-lib``; pass ``--r-lib DIR/R-lib``). Without them
-it prints why and exits 0, writing nothing: sdckit never depends on R.
+it says why on stderr and exits 0, writing nothing (so ``make bench`` keeps
+the figures of docs/benchmarks.md): sdckit never depends on R.
 
     .venv/bin/python benchmarks/suppression_peer.py --r-lib /path/R-lib [--only N]
         [--time-limit 300] [--r-methods SIMPLEHEURISTIC,HYPERCUBE] [--methods hypercube]
@@ -167,9 +168,14 @@ def run_r(folder: Path, method: str, limit: float, env: dict[str, str]) -> tuple
 
     timer = threading.Timer(limit, stop)
     timer.start()
-    _, status, usage = os.wait4(process.pid, 0)
-    timer.cancel()
-    log.close()
+    try:
+        _, status, usage = os.wait4(process.pid, 0)
+    except BaseException:  # interrupted: R runs in its own session, so stop it too
+        os.killpg(process.pid, signal.SIGKILL)
+        raise
+    finally:
+        timer.cancel()
+        log.close()
     process.returncode = os.waitstatus_to_exitcode(status)
     peak = usage.ru_maxrss / 1024
     if timed_out.is_set() and (folder / f"timing_{method}.csv").exists():
@@ -280,10 +286,13 @@ def main() -> None:
     parser.add_argument("--methods", default=None, help="sdckit methods (default: the table's)")
     parser.add_argument("--keep", default=None, help="write the files here and keep them")
     args = parser.parse_args()
+    # a SIGTERM ends this run through run_r's cleanup, which stops the R process too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     env = r_environment(args.r_lib)
     why = peer_missing(env)
     if why is not None:
-        print(f"# sdcTable side by side not run: {why}")
+        # stderr only: scripts/regenerate_docs.py keeps the block of a run that prints nothing
+        print(f"sdcTable side by side not run: {why}", file=sys.stderr)
         return
     print(f"# {platform.platform()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
     print(f"# {versions(env)}")
