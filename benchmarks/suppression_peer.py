@@ -183,7 +183,8 @@ def run_r(folder: Path, method: str, limit: float, env: dict[str, str]) -> tuple
     if timed_out.is_set():
         prepared = "prepared:" in (folder / f"log_{method}.txt").read_text()
         phase = "protectTable" if prepared else "makeProblem and primarySuppression"
-        return f"killed at the {limit:.0f} s limit, in {phase}", peak
+        cpu = usage.ru_utime + usage.ru_stime
+        return f"killed at the {limit:.0f} s limit ({cpu:.0f} s of CPU), in {phase}", peak
     if process.returncode != 0:
         lines = (folder / f"log_{method}.txt").read_text().strip().splitlines()
         last = next((line for line in reversed(lines) if line.strip()), "no output")
@@ -233,20 +234,35 @@ def exposed_primary(report: AuditResult, levels: pd.DataFrame) -> tuple[np.ndarr
 
 
 def attack_agreement(
-    folder: Path, method: str, levels: pd.DataFrame, dims: list[str], exact: np.ndarray
+    folder: Path,
+    method: str,
+    levels: pd.DataFrame,
+    dims: list[str],
+    verdicts: tuple[np.ndarray, np.ndarray],
 ) -> str:
-    """sdcTable's own attack() on its pattern against sdckit's audit: the exact primaries."""
+    """sdcTable's own attack() on its pattern against sdckit's audit (``verdicts``: exposed,
+    exact primary cells per row of ``levels``)."""
     path = folder / f"attack_{method}.csv"
     if not path.exists():
         return "sdcTable's attack() did not finish within the limit"
     attacked = pd.read_csv(path, dtype={d: str for d in dims})
     structure = levels.attrs["structure"]
-    theirs = np.zeros(structure.n_cells, dtype=bool)
-    theirs[structure.cell_positions(attacked)] = (attacked["up"] - attacked["low"]).abs() <= 1e-6
-    theirs = theirs[structure.cell_positions(levels)]
+    at = structure.cell_positions(levels)
+    rows = np.full(structure.n_cells, -1)
+    rows[at] = np.arange(len(levels))
+    mine = rows[structure.cell_positions(attacked)]
+    value = levels["count"].to_numpy(np.float64)[mine]
+    low, up = attacked["low"].to_numpy(), attacked["up"].to_numpy()
+    short = (low > value - levels["lower_protection"].to_numpy()[mine] + 1e-6) | (
+        up < value + levels["upper_protection"].to_numpy()[mine] - 1e-6
+    )
+    theirs = np.zeros(len(levels), dtype=bool)
+    theirs[mine] = np.abs(up - low) <= 1e-6
+    exposed, exact = verdicts
     return (
-        f"primary cells recomputable exactly: sdcTable's attack() {int(theirs.sum())} of "
-        f"{len(attacked)}, sdckit's audit {int(exact.sum())}; same cells: "
+        f"sdcTable's attack(): {int(short.sum())} of {len(attacked)} primary cells short of "
+        f"the protection levels, {int(theirs.sum())} recomputable exactly; sdckit's audit: "
+        f"{int(exposed.sum())} and {int(exact.sum())}; same exact cells: "
         f"{bool(np.array_equal(theirs, exact))}"
     )
 
@@ -345,8 +361,9 @@ def main() -> None:
                     name, levels, tool, hidden, report, f"{seconds:.1f}", f"{cpu:.1f}", f"{cpu / floor:.0f}",
                     f"{report.stats['seconds']:.1f}", f"{peak:.0f} MiB",
                 )  # fmt: skip
-                _, exact = exposed_primary(report, levels)
-                notes.append(f"{method}: {attack_agreement(folder, method, levels, dims, exact)}")
+                verdicts = exposed_primary(report, levels)
+                agreement = attack_agreement(folder, method, levels, dims, verdicts)
+                notes.append(f"{method}: {agreement}")
         for method in args.methods.split(",") if args.methods else methods:
             reset_peak()
             cpu_start, start = time.process_time(), time.perf_counter()
