@@ -29,7 +29,8 @@ timing was measured.
 every benchmark while their sections move to generated blocks.
 
 A command that fails leaves its block as it was, and the run exits 1 after
-the other blocks. The file is rewritten atomically after each block, so an
+the other blocks. A command that succeeds but prints nothing (a benchmark
+against a peer tool that is not installed here) leaves it as it was too. The file is rewritten atomically after each block, so an
 interrupted run keeps what it finished.
 """
 
@@ -152,6 +153,14 @@ def regenerate(block: Block, index: int) -> bool:
             file=sys.stderr,
         )
         return False
+    if not done.stdout.strip():
+        # a benchmark against a peer tool that is not installed says why on stderr only
+        print(
+            f"{block.path.name}: {block.command} printed nothing; block kept\n"
+            f"{done.stderr[-2000:]}",
+            file=sys.stderr,
+        )
+        return True
     # Find the block again by its command (the document may have been edited while the
     # command ran): the same occurrence of the same command as when the run started.
     text = block.path.read_text(encoding="utf-8")

@@ -55,6 +55,16 @@ def test_a_block_is_rewritten_with_the_output_and_a_failure_keeps_it(tmp_path):
     assert text.startswith("text\n") and text.endswith("end\n")
 
 
+def test_a_command_that_prints_nothing_keeps_its_block(tmp_path):
+    tool = _regenerate_docs()
+    silent = tmp_path / "silent.py"
+    silent.write_text("import sys\nprint('peer absent', file=sys.stderr)\n")
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"<!-- generated: {silent} -->\nmeasured\n<!-- end generated -->\n")
+    assert tool.main([str(doc)]) == 0
+    assert doc.read_text() == f"<!-- generated: {silent} -->\nmeasured\n<!-- end generated -->\n"
+
+
 def test_a_block_edited_above_while_its_command_runs_gets_the_output(tmp_path):
     tool = _regenerate_docs()
     doc = tmp_path / "doc.md"
