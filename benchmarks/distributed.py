@@ -298,6 +298,11 @@ def run(
         peaks = client.run(peak_memory_mb)
         # (max over the workers, their sum, this process: scheduler, DuckDB, generation)
         times["peak MB per worker"] = (max(peaks.values()), sum(peaks.values()), peak_memory_mb())
+        print(
+            f"  {workers} worker(s): peak resident memory {max(peaks.values()):.0f} MB per worker, "
+            f"{peak_memory_mb():.0f} MB driver",
+            flush=True,
+        )
     return times
 
 
@@ -467,10 +472,11 @@ def main() -> None:
             flush=True,
         )
         results = {w: run(directory, w, args.memory_limit, args) for w in workers}
-        if args.breakdown:
+        print(f"uptime: {os.popen('uptime').read().strip()}")
+        report(results, args)
+        if args.breakdown:  # after the report: a long run stopped here keeps the cluster figures
             breakdown(directory)
-    print(f"uptime: {os.popen('uptime').read().strip()}")
-    report(results, args)
+            print(f"uptime: {os.popen('uptime').read().strip()}")
 
 
 if __name__ == "__main__":
