@@ -23,11 +23,14 @@ time is the driver's (graph, reduce, scheduling); ``--project-records`` and
 ``--project-workers`` print driver + work x (records ratio) / workers, a
 projection to a larger cluster from measured per-partition costs (not a
 measurement: it assumes the work grows with the records and the driver's part
-does not, and ignores the network).
+does not, and ignores the network). The total wall and CPU of the tables and
+key counts and the peak memory of the driver plus the workers are printed
+against the issue's aim at 10^8 records (under 20 minutes, within 20 GB).
 
     .venv/bin/python benchmarks/distributed.py                     # 10^6 records, 10 files
     .venv/bin/python benchmarks/distributed.py --records 100000    # quick
     nice -n 10 .venv/bin/python benchmarks/distributed.py --records 10000000 --files 40
+    .venv/bin/python benchmarks/distributed.py --records 100000000 --files 400 --rwn-files 0
 """
 
 from __future__ import annotations
@@ -51,7 +54,8 @@ from collections.abc import Callable  # noqa: E402
 import dask  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
 
 from distributed import Client, get_task_stream  # noqa: E402
 from sdckit.distributed import (  # noqa: E402
@@ -70,25 +74,41 @@ HIERARCHY = {"region": {"north": ["r1", "r2", "r3"], "south": ["r4", "r5", "r6",
 
 
 def write_census(directory: Path, n: int, n_files: int, seed: int) -> None:
-    """n person records in n_files Parquet files, each drawn from its own stream."""
+    """n person records in n_files Parquet files, each drawn from its own stream.
+
+    The categories are drawn as codes and their text taken by pyarrow: the
+    draws of ``Generator.choice``, the same records as drawing text with it,
+    for half the CPU (no column of numpy strings converted per file).
+    """
+    regions = pa.array([f"r{j}" for j in range(1, 9)])
+    sexes = pa.array(["female", "male"])
+    tenures = pa.array(["own", "rent", "other"])
+    tenure_cdf = np.cumsum([0.6, 0.35, 0.05])
+    tenure_cdf /= tenure_cdf[-1]
     sizes = np.diff(np.linspace(0, n, n_files + 1).astype(np.int64))
     for i, size in enumerate(sizes):
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(i,)))
         age = rng.integers(0, 95, size=size)
         hours = np.clip(rng.normal(35, 10, size=size), 0, 80).round(1)
         log_income = 9 + 0.02 * np.minimum(age, 60) + 0.015 * hours + rng.normal(0, 0.4, size=size)
-        pd.DataFrame(
+        # the order of the draws is that of the columns, as Generator.choice makes them
+        region = regions.take(rng.integers(0, len(regions), size=size))
+        age_group = np.minimum(age // 5, 18)
+        sex = sexes.take(rng.integers(0, len(sexes), size=size))
+        tenure = tenures.take(np.searchsorted(tenure_cdf, rng.random(size), side="right"))
+        table = pa.table(
             {
-                "region": rng.choice([f"r{j}" for j in range(1, 9)], size=size),
-                "age_group": np.minimum(age // 5, 18),
-                "sex": rng.choice(["female", "male"], size=size),
-                "tenure": rng.choice(["own", "rent", "other"], size=size, p=[0.6, 0.35, 0.05]),
+                "region": region,
+                "age_group": age_group,
+                "sex": sex,
+                "tenure": tenure,
                 "age": age,
                 "hours": hours,
                 "income": np.round(np.exp(log_income), 2),
                 "record_key": rng.integers(0, 2**31 - 1, size=size),
             }
-        ).to_parquet(directory / f"part-{i:04d}.parquet", index=False)
+        )
+        pq.write_table(table, directory / f"part-{i:04d}.parquet")
 
 
 def cpu_seconds() -> float:
@@ -191,14 +211,15 @@ def breakdown(directory: Path) -> None:
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, (groups, values, job, duck_name) in jobs.items():
-        started = cpu_seconds()
-        coded = [read_codes(f, source.dtypes, groups, values) for f in source.files]
-        read = cpu_seconds() - started
-        started = cpu_seconds()
-        for item in coded:
+        read = count = 0.0
+        for path in source.files:  # file by file: the codes of 10^8 records would fill GBs
+            started = cpu_seconds()
+            item = read_codes(path, source.dtypes, groups, values)
+            read += cpu_seconds() - started
             assert item is not None
+            started = cpu_seconds()
             count_codes(item.codes, item.levels, groups, source.dtypes, n=item.n, count="n")
-        count = cpu_seconds() - started
+            count += cpu_seconds() - started
         with dask.config.set(scheduler="sync"):
             started = cpu_seconds()
             job()
@@ -275,12 +296,24 @@ def run(
                     flush=True,
                 )
         peaks = client.run(peak_memory_mb)
-        times["peak MB per worker"] = (max(peaks.values()), 0.0, 0.0)
+        # (max over the workers, their sum, this process: scheduler, DuckDB, generation)
+        times["peak MB per worker"] = (max(peaks.values()), sum(peaks.values()), peak_memory_mb())
+        print(
+            f"  {workers} worker(s): peak resident memory {max(peaks.values()):.0f} MB per worker, "
+            f"{peak_memory_mb():.0f} MB driver",
+            flush=True,
+        )
     return times
 
 
 #: Entries of a run's results that are not jobs.
 _NOT_JOBS = ("peak MB per worker", "idle cluster, CPU s per wall s")
+#: The jobs of the issue's aim at 10^8 records: tables and key counts under 20 minutes.
+_COUNTING = (
+    "3-way table + margins + hierarchy",
+    "cell key perturbation (same table)",
+    "key risk (3 keys, l-diversity of tenure)",
+)
 
 
 def _duckdb_floor(name: str) -> str | None:
@@ -355,6 +388,28 @@ def report(
         + ", ".join(f"{floor[w]:.1f} s with {w} worker(s)" for w in workers)
         + " (for scale only)"
     )
+    print(
+        "\nTables and key counts (the 3-way table, its cell key perturbation, the key risk), "
+        "wall and CPU in total; peak resident memory of the driver (this process: scheduler, "
+        "DuckDB, file generation) plus every worker"
+    )
+    aim = args.records >= 100_000_000
+    for w in workers:
+        wall = sum(results[w][name][0] for name in _COUNTING)
+        cpu = sum(results[w][name][2] for name in _COUNTING)
+        _, workers_mb, driver_mb = results[w]["peak MB per worker"]
+        memory = (workers_mb + driver_mb) / 1024
+        verdict = ""
+        if aim:
+            met = wall < 20 * 60 and memory < 20
+            verdict = (
+                f"; issue 18's aim at 10^8 records (under 20 minutes, within 20 GB): "
+                f"{'met' if met else 'NOT met'}"
+            )
+        print(
+            f"  {w} worker(s): {wall:.0f} s ({wall / 60:.1f} min) wall, {cpu:.1f} CPU s; "
+            f"{memory:.1f} GB ({driver_mb:.0f} MB driver + {workers_mb:.0f} MB workers){verdict}"
+        )
     base_w = workers[0]
     scale = args.project_records / args.records
     print(
@@ -404,19 +459,24 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         directory = Path(tmp) / "census"
         directory.mkdir()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), cpu_seconds()
         write_census(directory, args.records, args.files, seed=18)
         subset = Path(tmp) / "rwn_subset"
         subset.mkdir()
         for path in sorted(directory.glob("*.parquet"))[: args.rwn_files]:
             os.link(path, subset / path.name)
         size = sum(p.stat().st_size for p in directory.iterdir()) / 1e6
-        print(f"generated {size:.0f} MB in {time.perf_counter() - started:.0f} s", flush=True)
+        print(
+            f"generated {size:.0f} MB in {time.perf_counter() - started:.0f} s "
+            f"({cpu_seconds() - cpu:.0f} CPU s)",
+            flush=True,
+        )
         results = {w: run(directory, w, args.memory_limit, args) for w in workers}
-        if args.breakdown:
+        print(f"uptime: {os.popen('uptime').read().strip()}")
+        report(results, args)
+        if args.breakdown:  # after the report: a long run stopped here keeps the cluster figures
             breakdown(directory)
-    print(f"uptime: {os.popen('uptime').read().strip()}")
-    report(results, args)
+            print(f"uptime: {os.popen('uptime').read().strip()}")
 
 
 if __name__ == "__main__":
