@@ -74,7 +74,7 @@ def main() -> None:
     sd = result.errors.groupby("training", sort=False)["error"].std()
     print(
         f"{args.dataset}: {len(data)} records, response {response!r}, holdout {result.holdout}, "
-        f"{args.reps} replications, {args.trees} trees, min_samples_leaf {args.min_leaf}"
+        f"{args.reps} replications, {args.trees} trees, min_samples_leaf {args.min_leaf}\n"
     )
     print("| training data | misclassification (mean) | sd over replications | paper |")
     print("|---|---|---|---|")
@@ -82,6 +82,22 @@ def main() -> None:
         label = "no SDC" if name == "original" else f"RWN {name}, q = 0.5"
         print(f"| {label} | {value:.3f} | {sd[name]:.3f} | {PAPER[args.dataset][name]:.3f} |")
     print(f"| constant prediction (commonest class) | {result.baseline_error:.3f} | | |")
+    errors = result.mean_errors
+    unmasked, constant = float(errors["original"]), float(result.baseline_error)
+    masked = errors.drop("original")
+    if unmasked >= constant:
+        print(
+            f"\nThe forest on unmasked data errs {unmasked:.3f}, no better than the constant "
+            f"prediction's {constant:.3f}: it has learnt nothing, so this table shows nothing "
+            "about masking."
+        )
+    else:
+        print(
+            f"\nThe forest on unmasked data beats the constant prediction by "
+            f"{constant - unmasked:.3f}; masking changes its error by "
+            f"{masked.min() - unmasked:+.3f} to {masked.max() - unmasked:+.3f} (sd over "
+            f"replications {sd.min():.3f}-{sd.max():.3f})."
+        )
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 The comparison Perry, Matloff & Tendick (2022, Section 5.1 and Section 8) made
 with sdcMicro: the bodyfat data of R's mfp package, cleaned
-as in their Section 8.1 — body fat by Siri's equation, the 11 implausible
+as in their Section 8.3 — body fat by Siri's equation, the 11 implausible
 records removed (body fat under 4 %: 6 records; the 29.5-inch height: 1; body
 fat inconsistent with the measured density by more than one point: 4), BMI
 added. For each method and strength (RWN: eps with k = 5, q = 1; rank

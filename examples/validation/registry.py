@@ -119,6 +119,18 @@ REGISTRY: tuple[Entry, ...] = (
     ),
     Entry("noise_business.py", "Oganian (2011) on the CASC business files (issue 31)"),
     Entry(
+        "noise_business.py",
+        "Oganian (2011) on CASC with two constraint chains, 150 other seeds (issue 31)",
+        (
+            "--seeds",
+            "150",
+            "--seed-offset",
+            "1000",
+            "--only",
+            "CASCrefmicrodata:multiplicative, constraints",
+        ),
+    ),
+    Entry(
         "maskers_bodyfat.py",
         f"{PMT}: RWN vs rank swapping vs MDAV on bodyfat",
         ("--replications", "5"),
@@ -129,6 +141,16 @@ REGISTRY: tuple[Entry, ...] = (
         ("--reps", "10", "--seed", "2022"),
     ),
     Entry("assess_prediction.py", f"{PMT}, §8.4 (prediction check)", ("--dataset", "pima")),
+    Entry(
+        "assess_prediction.py",
+        f"{PMT}, §8.4 (prediction check on pef, 5 of the paper's 25 replications)",
+        ("--dataset", "pef", "--holdout", "1000", "--reps", "5"),
+    ),
+    Entry(
+        "assess_prediction.py",
+        f"{PMT}, §8.4 (pef with forests that beat the constant prediction: leaves of 20)",
+        ("--dataset", "pef", "--holdout", "1000", "--reps", "5", "--min-leaf", "20"),
+    ),
     Entry("distributed_rwn.py", f"{PMT}, §11.3 (partitioned RWN)"),
     Entry(
         "distributed_rwn.py",
@@ -148,6 +170,11 @@ REGISTRY: tuple[Entry, ...] = (
     Entry("server_differencing.py", f"{LUCERO}, §4, eq. (5) and bounds (6)"),
     Entry("server_perturbation.py", f"{LUCERO}, §4 with the padding defence"),
     Entry("server_utility.py", f"{LUCERO}: cost of the padding defence"),
+    Entry(
+        "server_utility.py",
+        f"{LUCERO}: cost of the padding defence with the wider factor range rejected",
+        ("--quick", "--weight-range", "0.10", "0.30"),
+    ),
     Entry("swaprate_gaussian.py", f"{KIFER}, §5.1 (Gaussian data)", ("--runs", "10")),
     Entry(
         "swaprate_gaussian.py",

@@ -71,7 +71,7 @@ def main() -> None:
     print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}")
     print(f"trials per cell of the table: {trials}, a fresh secret each")
     for name, counts in TABLES.items():
-        print(f"\n2 x 2 table {name}, n = {counts.sum()}, target cell {TARGET}")
+        print(f"\n2 x 2 table {name}, n = {counts.sum()}, target cell {TARGET}\n")
         print(
             "| k | Drop q alone: correct | wrong | only target differs "
             "| perturbation alone: correct | wrong | only target differs "

@@ -211,3 +211,63 @@ def test_every_cited_section_exists_in_the_paper(paper):
         if number not in contents:
             bad.append(f"{file}:{line}: {paper} ({year}), section {number}")
     assert not bad, "sections the paper does not have:\n" + "\n".join(bad)
+
+
+#: Claims whose section is known: (paper's authors as a pattern, year, words of the claim,
+#: the sections that hold it). A citation of that paper in the same paragraph (or table row)
+#: as the words must name one of those sections. Each was once cited under a wrong section
+#: that exists (which the test above cannot see).
+TOPICS = [
+    # "the latter would come to dominate the distance metric ... the wts argument": the
+    # advice to shrink the weights of discrete variables is in "Code and Tuning Parameters".
+    (r"Matloff\s+(?:&|and)\s+Tendick", "2015", r"dominat|shrink", {"4"}),
+    # "eliminate 11 observations that contain values that appear to be erroneous or
+    # biologically implausible": the cleaning of bodyfat is in "Experiments", not §8.1.
+    (r"Matloff\s+(?:&|and)\s+Tendick", "2022", r"implausible", {"8.3"}),
+]
+
+
+def _paragraphs(text: str) -> list[str]:
+    """Blank-line separated paragraphs; every table row is a paragraph of its own."""
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", text):
+        rows = [line for line in block.splitlines() if line.lstrip().startswith("|")]
+        out += rows if rows else [block]
+    return out
+
+
+def _cited_near(pattern: str, year: str, words: str, text: str) -> list[str]:
+    """The sections of ``pattern (year)`` cited in the paragraphs of ``text`` holding ``words``."""
+    cite = re.compile(pattern + rf"(?:'s)?[^§\n]{{0,20}}?\(?{year}\)?,?\s*{SECTION}")
+    found = []
+    for paragraph in _paragraphs(text):
+        if re.search(words, paragraph):
+            for m in cite.finditer(paragraph):
+                found += [n for n in m.groups() if n]
+    return found
+
+
+def test_known_claims_cite_the_section_that_holds_them():
+    files = [*ROOT.glob("src/**/*.py"), *ROOT.glob("docs/*.md"), ROOT / "README.md"]
+    bad, seen = [], 0
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        for pattern, year, words, allowed in TOPICS:
+            sections = _cited_near(pattern, year, words, text)
+            seen += len(sections)
+            bad += [
+                f"{path.relative_to(ROOT)}: ({year}) §{s} for {words!r}"
+                for s in sections
+                if s not in allowed
+            ]
+    assert seen >= 3  # the claims are still cited (a pattern that finds nothing checks nothing)
+    assert not bad, "claims cited under the wrong section:\n" + "\n".join(bad)
+
+
+def test_a_claim_cited_under_another_section_is_caught():
+    text = (
+        "cleaned as in Perry, Matloff & Tendick (2022) Section 8.1: the 11 implausible records\n"
+        "\nMatloff & Tendick's (2015, §3) advice to shrink the weights\n"
+    )
+    assert _cited_near(TOPICS[1][0], "2022", TOPICS[1][2], text) == ["8.1"]
+    assert _cited_near(TOPICS[0][0], "2015", TOPICS[0][2], text) == ["3"]

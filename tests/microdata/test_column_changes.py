@@ -8,7 +8,7 @@ import pytest
 
 from sdckit import rwn
 from sdckit.microdata import available_maskers, mask
-from sdckit.microdata.base import column_changes
+from sdckit.microdata.base import changed_share, column_changes
 from shared_data import shared_csv
 
 
@@ -143,3 +143,12 @@ def test_an_all_missing_numeric_column_is_reported_without_a_warning():
         table = column_changes(before, after, ["x", "y"])
     assert np.isnan(table.loc["x", "mean_ratio"]) and np.isnan(table.loc["x", "variance_ratio"])
     assert table.loc["y", "changed_share"] == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize("dtype", ["str", "string[python]", "string[pyarrow]", "object"])
+def test_changed_share_of_text_counts_a_blank_against_a_value_and_not_two_blanks(dtype) -> None:
+    # Text of one dtype is compared in place (not coded jointly): the same answer either way.
+    before = pd.Series(["x", None, "y", None, "z"], dtype=dtype)
+    after = pd.Series(["x", None, None, "y", "q"], dtype=dtype)
+    assert changed_share(before, after) == pytest.approx(3 / 5)
+    assert changed_share(before, before.copy()) == 0.0

@@ -388,6 +388,13 @@ def changed_share(before: pd.Series, after: pd.Series) -> float:
     if isinstance(dtype, pd.CategoricalDtype) and dtype == after.dtype:
         # Same categories: the codes decide (-1, missing, equals -1).
         return float(np.mean(before.cat.codes.to_numpy() != after.cat.codes.to_numpy()))
+    if isinstance(dtype, pd.StringDtype) and dtype == after.dtype:
+        # Text of one dtype: compared in place (pyarrow's kernel for arrow strings), not
+        # coded jointly; a missing value differs from a text and equals a missing value.
+        compared = before.array != after.array  # NaN-backed text: NaN != anything is True
+        differ = pd.array(compared).to_numpy(dtype=bool, na_value=True)
+        both_missing = before.isna().to_numpy() & after.isna().to_numpy()
+        return float(np.mean(differ & ~both_missing))
     joint = pd.concat([before, after], ignore_index=True)
     codes = pd.factorize(joint, use_na_sentinel=True)[0]
     return float(np.mean(codes[: len(before)] != codes[len(before) :]))

@@ -217,7 +217,7 @@ def rwn(
         given a smaller weight, so that its step costs just that distance: a neighbour differing in one
         category then competes with the neighbours that differ in the numeric
         variables instead of being excluded. This is an automatic form of
-        Matloff & Tendick's advice (2015, §3) to shrink the weights of discrete
+        Matloff & Tendick's advice (2015, §4) to shrink the weights of discrete
         variables so that they do not dominate the metric. Variables named in
         ``weights`` keep the weight given. The shrunk variables and factors are
         in ``stats["balanced_variables"]``. ``False``: plain design, as in

@@ -50,12 +50,32 @@ def plain_number(value: Any) -> Any:
 
 
 def _changed_columns(
-    data: pd.DataFrame, parent: pd.DataFrame | None, columns: list[str]
+    data: pd.DataFrame,
+    parent: pd.DataFrame | None,
+    columns: list[str],
+    known: Mapping[str, float] | None = None,
 ) -> list[str]:
-    """The columns whose values differ from the parent state's (all without a parent)."""
+    """The columns whose values differ from the parent state's (all without a parent).
+
+    ``known`` gives the changed share of the columns the method masked, from
+    its own ``column_changes`` against the same parent. A method leaves the
+    other columns as they were: ``Series.equals`` (one pass in C, pyarrow's
+    for text) settles those; :func:`changed_share` is asked only when the
+    values are not identical (3 and 3.0 are the same value to it, not to
+    ``equals``).
+    """
     if parent is None:
         return list(columns)
-    return [c for c in columns if c not in parent.columns or changed_share(parent[c], data[c]) > 0]
+    known = known or {}
+
+    def changed(c: str) -> bool:
+        if c not in parent.columns:
+            return True
+        if c in known:
+            return bool(known[c] > 0)
+        return not parent[c].equals(data[c]) and changed_share(parent[c], data[c]) > 0
+
+    return [c for c in columns if changed(c)]
 
 
 _STATE_DOC = {
@@ -176,6 +196,7 @@ def state_metrics(
     parent: pd.DataFrame | None = None,
     parent_metrics: Mapping[str, Any] | None = None,
     known_columns: Mapping[str, Mapping[str, Any]] | None = None,
+    step_changes: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """Risk of ``data`` and its utility against the project's original.
 
@@ -200,6 +221,10 @@ def state_metrics(
     known_columns : mapping, optional
         The ``"columns"`` figures of this same ``data`` computed before,
         under other roles (they depend on the values only): reused.
+    step_changes : DataFrame, optional
+        The ``column_changes`` of the method that made ``data`` from
+        ``parent`` (:attr:`sdckit.microdata.MaskResult.column_changes`): which
+        of its masked columns changed is read there, not compared again.
 
     Returns
     -------
@@ -216,7 +241,10 @@ def state_metrics(
     sensitive = project.columns_with("sensitive")
     weight = project.columns_with("weight")
     published = [c for c in data.columns if project.roles.get(str(c)) not in ("id", "drop")]
-    changed = set(_changed_columns(data, parent, [str(c) for c in data.columns]))
+    step_shares = None
+    if parent is not None and step_changes is not None and "changed_share" in step_changes:
+        step_shares = {str(c): float(v) for c, v in step_changes["changed_share"].items()}
+    changed = set(_changed_columns(data, parent, [str(c) for c in data.columns], step_shares))
     old_errors = dict(parent_metrics.get("errors", {}))
     risk: dict[str, Any] = {}
     utility: dict[str, Any] = {}

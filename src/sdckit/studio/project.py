@@ -143,7 +143,11 @@ def _inferred_kind(series: pd.Series) -> str:
 
 
 def schema_overrides(
-    data: pd.DataFrame, kinds: Mapping[str, str], roles: Mapping[str, str]
+    data: pd.DataFrame,
+    kinds: Mapping[str, str],
+    roles: Mapping[str, str],
+    *,
+    inferred: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The ``kinds`` and ``roles`` arguments of :meth:`sdckit.schema.Schema.infer` for a project.
 
@@ -159,6 +163,10 @@ def schema_overrides(
         ``{column: kind}`` of the project (see :data:`KINDS`).
     roles : mapping
         ``{column: role}`` of the project (see :data:`ROLES`).
+    inferred : mapping, optional
+        The kind sdckit infers for each column of ``data``, when known (a
+        project infers them once, when the file is opened); judged on
+        ``data`` otherwise.
 
     Returns
     -------
@@ -173,7 +181,8 @@ def schema_overrides(
         if kind == "date":
             schema_roles[name] = Role.IGNORE.value
             continue
-        if kind != _inferred_kind(data[name]):
+        judged = inferred.get(name) if inferred is not None else None
+        if kind != (judged or _inferred_kind(data[name])):
             schema_kinds[name] = kind
         if role != "other":
             schema_roles[name] = _SCHEMA_ROLE[role].value
@@ -271,7 +280,9 @@ class Project:
         if data.shape[1] == 0 or len(data) == 0:
             raise DataError(f"input file {str(self.path)!r} holds no records")
         self.original = data
-        self.kinds: dict[str, str] = {str(c): _inferred_kind(data[c]) for c in data.columns}
+        # Judged once: the original never changes, and every step's schema compares with it.
+        self._inferred: dict[str, str] = {str(c): _inferred_kind(data[c]) for c in data.columns}
+        self.kinds: dict[str, str] = dict(self._inferred)
         self.roles: dict[str, str] = dict.fromkeys(self.kinds, "other")
         self.suggestions: dict[str, str] = {}
         #: ``{column: {"role": ..., "kind": ...}}``: what each suggestion proposes.
@@ -370,7 +381,9 @@ class Project:
                 f"column {weights[1]!r}: only one weight column, and {weights[0]!r} is one already"
             )
         # The schema must accept the new declaration before anything changes.
-        schema_kinds, schema_roles = schema_overrides(self.original, new_kinds, new_roles)
+        schema_kinds, schema_roles = schema_overrides(
+            self.original, new_kinds, new_roles, inferred=self._inferred
+        )
         try:
             Schema.infer(self.original, kinds=schema_kinds, roles=schema_roles)
         except SchemaError:
@@ -409,7 +422,7 @@ class Project:
         tuple of dict
             ``(schema_kinds, schema_roles)`` (see :func:`schema_overrides`).
         """
-        return schema_overrides(self.original, self.kinds, self.roles)
+        return schema_overrides(self.original, self.kinds, self.roles, inferred=self._inferred)
 
     def columns_with(self, *roles: str) -> list[str]:
         """The columns having any of ``roles``, in file order.
@@ -547,7 +560,11 @@ class Project:
             data, method, clean, seed=seed, kinds=kinds, roles=roles, progress=progress
         )
         figures = state_metrics(
-            self, result.data, parent=data, parent_metrics=self.metrics_of(base)
+            self,
+            result.data,
+            parent=data,
+            parent_metrics=self.metrics_of(base),
+            step_changes=result.column_changes,
         )
         return result, figures
 
