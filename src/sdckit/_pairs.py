@@ -66,6 +66,7 @@ pair_doc = shared_doc(PAIR_FRAGMENTS)
 __all__ = [
     "categorical_columns",
     "check_pair",
+    "check_pair_schema",
     "complete_rows",
     "joint_design",
     "numeric_columns",
@@ -94,6 +95,28 @@ def check_pair(original: object, masked: object) -> tuple[pd.DataFrame, pd.DataF
     original_frame = check_dataframe(original, "original", min_rows=2)
     masked_frame = check_dataframe(masked, "masked", min_rows=2)
     return _check_same_records(original_frame, masked_frame)
+
+
+def check_pair_schema(
+    original: object, masked: object, schema: Schema | None
+) -> tuple[pd.DataFrame, pd.DataFrame, Schema]:
+    """:func:`check_pair`, then :func:`resolve_schema`: the opening of every comparison.
+
+    Parameters
+    ----------
+    original, masked : DataFrame
+        The original file and its release.
+    schema : Schema or None
+        The schema given by the user (checked against the original), or None
+        to infer it from the original.
+
+    Returns
+    -------
+    tuple
+        ``(original, masked, schema)``, checked.
+    """
+    original_frame, masked_frame = check_pair(original, masked)
+    return original_frame, masked_frame, resolve_schema(original_frame, schema)
 
 
 def _check_same_records(

@@ -21,6 +21,7 @@ __all__ = [
     "check_int",
     "check_positive",
     "check_random_state",
+    "check_required_columns",
     "describe_row",
     "number_text",
     "plain_value",
@@ -132,6 +133,35 @@ def check_columns(
         )
     if len(set(cols)) != len(cols):
         raise ParameterError(f"{name} lists a column more than once: {cols}")
+    return cols
+
+
+def check_required_columns(
+    data: pd.DataFrame, columns: Iterable[str] | str | None, what: str, one: str
+) -> list[str]:
+    """:func:`check_columns` for a ``columns`` parameter that must name at least one column.
+
+    Parameters
+    ----------
+    data, columns
+        As for :func:`check_columns`, except that ``columns=None`` is refused.
+    what : str
+        What to name, for the message when ``columns`` is None
+        ("columns: name the key variables to make k-anonymous").
+    one : str
+        One such column, for the message when ``columns`` is empty
+        ("columns: name at least one key variable").
+
+    Returns
+    -------
+    list of str
+        The columns in the order given, each once.
+    """
+    if columns is None:
+        raise ParameterError(f"columns: name {what}")
+    cols = check_columns(data, columns, "columns")
+    if not cols:
+        raise ParameterError(f"columns: name at least one {one}")
     return cols
 
 

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from sdckit._docs import shared_doc
-from sdckit._pairs import categorical_columns, check_pair, resolve_schema
+from sdckit._pairs import categorical_columns, check_pair_schema
 from sdckit._results import FrozenResult, MicrodataResult
 from sdckit._validation import RandomState, as_sequence, check_columns, check_int
 from sdckit.assess._inputs import MeasureInputs
@@ -277,8 +277,7 @@ def assess(
     if isinstance(masked, MicrodataResult):  # a masking result or SAFE's (tables.SafeResult)
         method, params, diagnostics = masked.method, dict(masked.params), masked.diagnostics
         masked = masked.data
-    original, masked = check_pair(original, masked)
-    schema = resolve_schema(original, schema)
+    original, masked, schema = check_pair_schema(original, masked, schema)
     top = check_int(top, "top", minimum=1)
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     search = resolve_backend(backend, random_state=random_state)

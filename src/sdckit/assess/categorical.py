@@ -31,7 +31,7 @@ import pandas as pd
 from scipy.special import hyp2f1
 
 from sdckit._keys import KeyGroups, check_missing, group_keys, key_codes
-from sdckit._pairs import check_pair, pair_doc, resolve_schema
+from sdckit._pairs import check_pair_schema, pair_doc, resolve_schema
 from sdckit._results import FrozenResult
 from sdckit._validation import (
     check_columns,
@@ -546,8 +546,7 @@ def compare_individual_risk(
     -------
     IndividualRiskComparison
     """
-    original, masked = check_pair(original, masked)
-    schema = resolve_schema(original, schema)
+    original, masked, schema = check_pair_schema(original, masked, schema)
     return IndividualRiskComparison(
         original=individual_risk(original, keys, missing="any", schema=schema),
         masked=individual_risk(masked, keys, missing="any", schema=schema),

@@ -178,24 +178,15 @@ def _pca_figure(pca: PCAComparison) -> PageFigure:
     fig = blank_figure(max(6, 0.45 * p + 3), 3.6)
     ax = fig.subplots()
     x = np.arange(p)
-    ax.bar(x - 0.2, pca.variance_original.to_numpy(), 0.4, color=ORIGINAL_COLOR, label="original")
-    ax.bar(x + 0.2, pca.variance_masked.to_numpy(), 0.4, color=MASKED_COLOR, label="masked")
-    ax.plot(
-        x,
-        pca.variance_original.cumsum().to_numpy(),
-        color=ORIGINAL_COLOR,
-        marker=".",
-        linewidth=1,
-        label="cumulative, original",
+    files = (
+        ("original", pca.variance_original, ORIGINAL_COLOR, -0.2),
+        ("masked", pca.variance_masked, MASKED_COLOR, 0.2),
     )
-    ax.plot(
-        x,
-        pca.variance_masked.cumsum().to_numpy(),
-        color=MASKED_COLOR,
-        marker=".",
-        linewidth=1,
-        label="cumulative, masked",
-    )
+    for label, variance, color, shift in files:
+        ax.bar(x + shift, variance.to_numpy(), 0.4, color=color, label=label)
+    for label, variance, color, _ in files:
+        cumulative = variance.cumsum().to_numpy()
+        ax.plot(x, cumulative, color=color, marker=".", linewidth=1, label=f"cumulative, {label}")
     ax.set_xticks(x, list(pca.variance_original.index), fontsize=8)
     ax.set_ylabel("proportion of variance")
     ax.set_ylim(0, 1.02)

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from sdckit._pairs import (
-    check_pair,
+    check_pair_schema,
     complete_rows,
     joint_design,
     numeric_columns,
@@ -268,8 +268,7 @@ def compare_mahalanobis(
     -------
     ExtremeRecords
     """
-    original, masked = check_pair(original, masked)
-    schema = resolve_schema(original, schema)
+    original, masked, schema = check_pair_schema(original, masked, schema)
     top = check_int(top, "top", minimum=1)
     d0 = mahalanobis_distances(original, columns=columns, schema=schema)
     d1 = mahalanobis_distances(masked, columns=columns, schema=schema)
@@ -306,8 +305,7 @@ def compare_cooks_distance(
     -------
     ExtremeRecords
     """
-    original, masked = check_pair(original, masked)
-    schema = resolve_schema(original, schema)
+    original, masked, schema = check_pair_schema(original, masked, schema)
     top = check_int(top, "top", minimum=1)
     fit0 = fit_regression(original, response, predictors, schema=schema)
     fit1 = fit_regression(masked, response, predictors, schema=schema)
@@ -559,8 +557,7 @@ def _link_pair(
     chunk_size: int,
     n_jobs: int | None,
 ) -> _Linked:
-    original, masked = check_pair(original, masked)
-    resolved = resolve_schema(original, schema)
+    original, masked, resolved = check_pair_schema(original, masked, schema)
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     search = resolve_backend(backend)
     if columns is None:
@@ -749,8 +746,7 @@ def interval_disclosure(
     -------
     IntervalDisclosure
     """
-    original, masked = check_pair(original, masked)
-    schema = resolve_schema(original, schema)
+    original, masked, schema = check_pair_schema(original, masked, schema)
     k = check_positive(k, "k", allow_zero=True)
     cols = numeric_columns(original, schema, columns)
     if not cols:
@@ -772,6 +768,37 @@ def interval_disclosure(
 # ---------------------------------------------------------------------------
 # Categorical key variables: frequencies, k-anonymity, l-diversity
 # ---------------------------------------------------------------------------
+
+
+def key_figure_lines(risk: Any, records: str = "") -> list[str]:
+    """The first lines of a key-risk summary: combinations, uniques, k-anonymity, violations.
+
+    Shared by :meth:`KeyRisk.summary` and
+    :meth:`sdckit.distributed.DistributedKeyRisk.summary`, so that the
+    single-machine and the partitioned figures read alike.
+
+    Parameters
+    ----------
+    risk : KeyRisk or DistributedKeyRisk
+        Any result with the attributes ``keys``, ``n_combinations``,
+        ``sample_uniques``, ``k_anonymity``, ``violations`` and
+        ``expected_reidentifications`` (typed ``Any``: the partitioned result
+        lives in a layer above this module).
+    records : str, default ""
+        Appended to the first line (the partitioned result adds its number of records).
+
+    Returns
+    -------
+    list of str
+        Three lines, the last two indented.
+    """
+    return [
+        f"key variables {', '.join(risk.keys)}: {risk.n_combinations} combinations, "
+        f"{risk.sample_uniques} sample unique(s), {risk.k_anonymity}-anonymous{records}",
+        "  records violating k-anonymity: "
+        + ", ".join(f"k={k}: {v}" for k, v in risk.violations.items()),
+        f"  expected re-identifications (sum 1/f_k): {risk.expected_reidentifications:.1f}",
+    ]
 
 
 @dataclass(frozen=True)
@@ -830,13 +857,7 @@ class KeyRisk(FrozenResult):
     diversities: Mapping[str, Diversity] = field(default_factory=dict)
 
     def summary(self) -> str:
-        lines = [
-            f"key variables {', '.join(self.keys)}: {self.n_combinations} combinations, "
-            f"{self.sample_uniques} sample unique(s), {self.k_anonymity}-anonymous",
-            "  records violating k-anonymity: "
-            + ", ".join(f"k={k}: {v}" for k, v in self.violations.items()),
-            f"  expected re-identifications (sum 1/f_k): {self.expected_reidentifications:.1f}",
-        ]
+        lines = key_figure_lines(self)
         if self.missing == "any":
             lines.append("  missing key values match any value")
         if self.population_frequencies is not None:
@@ -1010,8 +1031,7 @@ def compare_key_risk(
     -------
     KeyRiskComparison
     """
-    original, masked = check_pair(original, masked)
-    schema = resolve_schema(original, schema)
+    original, masked, schema = check_pair_schema(original, masked, schema)
     return KeyRiskComparison(
         original=key_risk(original, keys, sensitive=sensitive, schema=schema),
         masked=key_risk(masked, keys, sensitive=sensitive, schema=schema),

@@ -33,7 +33,7 @@ from sdckit._docs import shared_doc
 from sdckit._pairs import (
     PAIR_FRAGMENTS,
     categorical_columns,
-    check_pair,
+    check_pair_schema,
     numeric_columns,
     numeric_matrix,
     pair_doc,
@@ -187,8 +187,7 @@ def compare_correlations(
     -------
     CorrelationComparison
     """
-    original, masked = check_pair(original, masked)
-    schema = resolve_schema(original, schema)
+    original, masked, schema = check_pair_schema(original, masked, schema)
     top = check_int(top, "top", minimum=0)
     sign_threshold = check_fraction(sign_threshold, "sign_threshold")
     cols = numeric_columns(original, schema, columns)
@@ -487,8 +486,7 @@ def compare_regression(
     -------
     RegressionComparison
     """
-    original, masked = check_pair(original, masked)
-    schema = resolve_schema(original, schema)
+    original, masked, schema = check_pair_schema(original, masked, schema)
     predictors = check_columns(original, predictors, "predictors")
     fit0 = fit_regression(original, response, predictors, schema=schema, alpha=alpha)
     fit1 = fit_regression(masked, response, predictors, schema=schema, alpha=alpha)
@@ -619,8 +617,7 @@ def compare_pca(
     -------
     PCAComparison
     """
-    original, masked = check_pair(original, masked)
-    schema = resolve_schema(original, schema)
+    original, masked, schema = check_pair_schema(original, masked, schema)
     cols = numeric_columns(original, schema, columns)
     if len(cols) < 2:
         raise SchemaError(f"PCA needs at least 2 numeric columns, got {cols}")
@@ -747,8 +744,7 @@ def compare_moments(
     -------
     MomentComparison
     """
-    original, masked = check_pair(original, masked)
-    schema = resolve_schema(original, schema)
+    original, masked, schema = check_pair_schema(original, masked, schema)
     cols = numeric_columns(original, schema, columns)
     if not cols:
         raise SchemaError("means and covariances need at least one numeric column")
@@ -868,8 +864,7 @@ def compare_mutual_information(
     -------
     MutualInformationComparison
     """
-    original, masked = check_pair(original, masked)
-    schema = resolve_schema(original, schema)
+    original, masked, schema = check_pair_schema(original, masked, schema)
     if columns is None:
         cols = categorical_columns(schema)
     else:
@@ -1183,8 +1178,7 @@ def prediction_check(
     -------
     PredictionCheck
     """
-    original, masked = check_pair(original, masked)
-    schema = resolve_schema(original, schema)
+    original, masked, schema = check_pair_schema(original, masked, schema)
     predictors = _prediction_variables(original, response, predictors, schema)
     n = len(original)
     size, n_replications, n_estimators, min_samples_leaf = _forest_settings(

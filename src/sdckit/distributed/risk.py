@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit._results import FrozenResult
-from sdckit.assess.risk import max_numeric_key_levels
+from sdckit.assess.risk import key_figure_lines, max_numeric_key_levels
 from sdckit.distributed._io import Coded, ParquetSource
 from sdckit.distributed._partitions import (
     as_source,
@@ -106,14 +106,7 @@ class DistributedKeyRisk(FrozenResult):
         str
             Several lines, as :meth:`sdckit.assess.KeyRisk.summary`.
         """
-        lines = [
-            f"key variables {', '.join(self.keys)}: {self.n_combinations} combinations, "
-            f"{self.sample_uniques} sample unique(s), {self.k_anonymity}-anonymous "
-            f"({self.n_records} records)",
-            "  records violating k-anonymity: "
-            + ", ".join(f"k={k}: {v}" for k, v in self.violations.items()),
-            f"  expected re-identifications (sum 1/f_k): {self.expected_reidentifications:.1f}",
-        ]
+        lines = key_figure_lines(self, f" ({self.n_records} records)")
         if self.sensitive is not None:
             lines.append(f"  sensitive {self.sensitive!r}: {self.l_diversity}-diverse")
         return "\n".join(lines)

@@ -69,6 +69,7 @@ from sdckit._validation import (
     check_dataframe,
     check_fraction,
     check_random_state,
+    check_required_columns,
     describe_row,
 )
 from sdckit.errors import DataError, ParameterError
@@ -434,11 +435,9 @@ def pram(
     PramResult
     """
     check_dataframe(data)
-    if columns is None:
-        raise ParameterError("columns: name the categorical variables to randomise")
-    cols = check_columns(data, columns, "columns")
-    if not cols:
-        raise ParameterError("columns: name at least one variable to randomise")
+    cols = check_required_columns(
+        data, columns, "the categorical variables to randomise", "variable to randomise"
+    )
     strata_cols = check_columns(
         data, [strata] if isinstance(strata, str) else list(strata or []), "strata"
     )

@@ -46,6 +46,7 @@ from sdckit._validation import (
     check_fraction,
     check_int,
     check_random_state,
+    check_required_columns,
     describe_row,
 )
 from sdckit.errors import DataError, ParameterError
@@ -214,11 +215,9 @@ def record_swap(
     RecordSwapResult
     """
     check_dataframe(data)
-    if columns is None:
-        raise ParameterError("columns: name the geographic hierarchy, coarsest level first")
-    geography = check_columns(data, columns, "columns")
-    if not geography:
-        raise ParameterError("columns: name at least one geographic level")
+    geography = check_required_columns(
+        data, columns, "the geographic hierarchy, coarsest level first", "geographic level"
+    )
     risk_keys = check_columns(data, list(keys or []), "keys")
     similar = check_columns(data, list(similarity or []), "similarity")
     for name, group in (("keys", risk_keys), ("similarity", similar)):

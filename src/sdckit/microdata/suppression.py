@@ -33,7 +33,13 @@ import numpy as np
 import pandas as pd
 
 from sdckit._keys import SUPPRESSED_MISSING, check_missing, group_keys, key_codes
-from sdckit._validation import RandomState, check_columns, check_dataframe, check_int
+from sdckit._validation import (
+    RandomState,
+    check_columns,
+    check_dataframe,
+    check_int,
+    check_required_columns,
+)
 from sdckit.errors import ParameterError
 from sdckit.microdata.base import MaskResult, register_masker
 from sdckit.schema import Schema
@@ -201,11 +207,9 @@ def check_key_columns(
 ) -> list[str]:
     """The data checked and the key columns (required, existing, at least one)."""
     check_dataframe(data)
-    if columns is None:
-        raise ParameterError("columns: name the key variables to make k-anonymous")
-    keys = check_columns(data, columns, "columns")
-    if not keys:
-        raise ParameterError("columns: name at least one key variable")
+    keys = check_required_columns(
+        data, columns, "the key variables to make k-anonymous", "key variable"
+    )
     if schema is not None:
         schema.check_matches(data)
     return keys
