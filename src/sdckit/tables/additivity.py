@@ -46,7 +46,7 @@ REPAIR_RING_CELLS = 64
 #: Most LPs of the dive; the cells still bad after them are rounded at once.
 DIVE_LPS = 40
 #: Cells freed by the first local repair run of an aggregate beyond its bounds ...
-REPAIR_CELLS = 256
+REPAIR_CELLS = 64
 #: ... doubled at each later run for it, up to this many.
 REPAIR_MAX_CELLS = 4096
 #: Most local repair runs.
