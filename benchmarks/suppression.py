@@ -136,7 +136,25 @@ def trace_audit() -> None:
     """Print each large component the settled audit models and each LP's CPU seconds on it."""
     from sdckit.tables import audit
 
-    witness, run = audit._witness_intervals, audit._run
+    witness, run, settle = audit._witness_intervals, audit._run, audit._local_settle
+
+    def traced_settle(sub, rhs, ub, truth, targets, need_lo, need_hi, known):  # type: ignore[no-untyped-def]
+        cpu = time.process_time()
+        out = settle(sub, rhs, ub, truth, targets, need_lo, need_hi, known)
+        state, solves = out[2], out[4]
+        asked = need_lo <= need_hi
+        witnessed = int((audit._settled(known, targets, need_lo, need_hi) & asked).sum())
+        print(
+            f"#   local LPs on a component of {len(ub)} hidden cells: {int(asked.sum())} cells "
+            f"asked, {witnessed} settled by the true table and the hypercubes, "
+            f"{int((state == 1).sum())} proved protected by a restriction, "
+            f"{int((state == 2).sum())} proved exposed by a relaxation, "
+            f"{int(((state == 0) & asked).sum()) - witnessed} left to LPs over the component; "
+            f"{solves} local LPs, {time.process_time() - cpu:.1f} s CPU, "
+            f"peak RSS {peak_mib():.0f} MiB",
+            flush=True,
+        )
+        return out
 
     def traced_witness(h, ub, scale, targets, need_lo, need_hi, *, seed=None):  # type: ignore[no-untyped-def]
         if len(ub) >= 1000:
@@ -161,6 +179,7 @@ def trace_audit() -> None:
         return status
 
     audit._witness_intervals, audit._run = traced_witness, traced_run
+    audit._local_settle = traced_settle
 
 
 def phases(shape: tuple, without: bool) -> None:
@@ -237,7 +256,7 @@ def main() -> None:
         "--phases": "hypercube only, phase by phase: CPU seconds and peak memory of the search "
         "and of the settled audit, each printed as soon as it ends",
         "--no-floor": "skip the one-LP floor (the / LP column)",
-        "--trace": "with --phases: each large component and LP",
+        "--trace": "with --phases: each large component and LP, and what the local LPs settle",
         "--simplex": "with --phases: every LP of the audit by the dual simplex from the last "
         "basis (as before session 7; the true table still seeds the witnesses)",
     }

@@ -279,3 +279,20 @@ def test_large_table_path_starts_from_the_lp(keyed, ptable):
     assert result.stats["cells_beyond_max_deviation"] == 0
     # without a time limit the whole model ends at the optimum from that start
     assert result.stats["objective"] == exact.stats["objective"]
+
+
+def test_cells_beyond_max_deviation_are_reported_never_hidden(keyed, ptable, monkeypatch):
+    # a restoration that ends with aggregates beyond their bounds (here: the perturbed
+    # elementary cells with every margin re-summed, as if no repair had had time) says so
+    def unrepaired(problem, time_limit, block_cells, runs, start="lp"):
+        return problem.table(problem.centre[problem.inner]), {}
+
+    monkeypatch.setattr(additivity, "_restore_elementary", unrepaired)
+    perturbed = cell_key_perturb(
+        keyed, ptable, dims=["district", "age", "sex"], hierarchies=REGIONS
+    ).internal
+    result = restore_additivity(perturbed, max_deviation=3, method="elementary")
+    beyond = result.stats["cells_beyond_max_deviation"]
+    change = (result.internal["restored"] - result.internal["perturbed"]).abs()
+    assert beyond == int((change > 3).sum()) > 0
+    assert f"{beyond} cells deviate by more than max_deviation=3" in result.summary()

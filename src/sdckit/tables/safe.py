@@ -46,6 +46,8 @@ from sdckit.errors import DataError, InfeasibleError, ParameterError
 
 __all__ = ["SafeResult", "safe_perturb"]
 
+#: The cost of a move that changes no controlled cell (below every real cost).
+NO_TABLE = np.iinfo(np.int64).min // 2
 # linear cell positions are int64: the cross-classification may have up to 2^62 cells
 MAX_POSSIBLE_CELLS = 2**62
 
@@ -114,13 +116,21 @@ class _State:
         self.coords = np.array(np.unravel_index(ids, shape), dtype=np.int64).reshape(len(shape), -1)
         self.subtables = subtables
         self.sub_shapes = [tuple(shape[a] for a in t) for t in subtables]
-        self.dev = [np.zeros(int(np.prod(s)), dtype=np.int64) for s in self.sub_shapes]
+        # every controlled table's deviations and allowances in one flat array (table k
+        # from offsets[k]), so that a move is costed over all tables in a few array operations
+        sizes = [int(np.prod(s)) for s in self.sub_shapes]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.flat_dev = np.zeros(int(self.offsets[-1]), dtype=np.int64)
         # how far each controlled cell may deviate beyond the common bound b (w + B offset)
-        self.allowance = allowance
+        self.flat_allowance = np.concatenate(allowance).astype(np.int64)
+        self.dev = [self.flat_dev[a:b] for a, b in itertools.pairwise(self.offsets)]
+        self.allowance = [self.flat_allowance[a:b] for a, b in itertools.pairwise(self.offsets)]
         self.moves: list[tuple[int, int, int]] = []
         self._members: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         # each elementary cell's controlled cell in every controlled table, computed once
         self.keys = [self.project(self.coords, k) for k in range(len(subtables))]
+        # (tables, cells): each elementary cell's position in the flat deviations
+        self.flat_keys = np.stack(self.keys) + self.offsets[:-1, None]
         # cells differing in one variable share every other coordinate: per variable, the
         # cells sorted by that key and where each key's group starts
         self._groups = []
@@ -143,23 +153,18 @@ class _State:
 
     def cost(self, src: np.ndarray, dst: np.ndarray, amount: np.ndarray) -> np.ndarray:
         """Largest excess ``|deviation| - allowance`` among the controlled cells each move touches."""
-        worst = np.full(len(src), np.iinfo(np.int64).min // 2, dtype=np.int64)
-        for k in range(len(self.subtables)):
-            a, b = self.keys[k][src], self.keys[k][dst]
-            moved = a != b
-            extra = self.allowance[k]
-            after = np.maximum(
-                np.abs(self.dev[k][a] - amount) - extra[a],
-                np.abs(self.dev[k][b] + amount) - extra[b],
-            )
-            worst = np.where(moved, np.maximum(worst, after), worst)
-        return worst
+        a, b = self.flat_keys[:, src], self.flat_keys[:, dst]
+        dev, extra = self.flat_dev, self.flat_allowance
+        after = np.maximum(np.abs(dev[a] - amount) - extra[a], np.abs(dev[b] + amount) - extra[b])
+        return np.where(a != b, after, NO_TABLE).max(axis=0, initial=NO_TABLE)
 
     def cost_one(self, src: int, dst: int, amount: int) -> int:
         """:meth:`cost` of one move, in plain Python (no array set-up per controlled table)."""
-        worst = np.iinfo(np.int64).min // 2
-        for keys, dev, extra in zip(self.keys, self.dev, self.allowance, strict=True):
-            a, b = int(keys[src]), int(keys[dst])
+        worst = NO_TABLE
+        dev, extra = self.flat_dev, self.flat_allowance
+        for a, b in zip(
+            self.flat_keys[:, src].tolist(), self.flat_keys[:, dst].tolist(), strict=True
+        ):
             if a != b:
                 worst = max(
                     worst,
@@ -169,27 +174,26 @@ class _State:
         return int(worst)
 
     def apply(self, src: int, dst: int, amount: int) -> None:
-        for k in range(len(self.subtables)):
-            a, b = int(self.keys[k][src]), int(self.keys[k][dst])
-            if a != b:
-                self.dev[k][a] -= amount
-                self.dev[k][b] += amount
+        a, b = self.flat_keys[:, src], self.flat_keys[:, dst]
+        moved = a != b
+        self.flat_dev[a[moved]] -= amount  # one cell per table: no repeated position
+        self.flat_dev[b[moved]] += amount
         self.y[src] -= amount
         self.y[dst] += amount
         self.moves.append((src, dst, amount))
 
     def max_deviation(self) -> int:
-        return max((int(np.abs(d).max(initial=0)) for d in self.dev), default=0)
+        return int(np.abs(self.flat_dev).max(initial=0))
 
     def max_excess(self) -> int:
         """The largest ``|deviation| - allowance``: the bound ``b`` the solution meets."""
-        return max(
-            (
-                int((np.abs(d) - e).max(initial=0))
-                for d, e in zip(self.dev, self.allowance, strict=True)
-            ),
-            default=0,
-        )
+        return int((np.abs(self.flat_dev) - self.flat_allowance).max(initial=0))
+
+    def violations(self, target: int) -> list[tuple[int, int]]:
+        """``(table, controlled cell)`` of every cell whose excess is above ``target``, in order."""
+        where = np.flatnonzero(np.abs(self.flat_dev) - self.flat_allowance > target)
+        table = np.searchsorted(self.offsets, where, side="right") - 1
+        return list(zip(table.tolist(), (where - self.offsets[table]).tolist(), strict=True))
 
     def lookup(self, linear: np.ndarray) -> np.ndarray:
         """Positions among the non-empty cells of linear cell ids; -1 where a cell never held records."""
@@ -248,7 +252,7 @@ def _fix_options(
 #: Cells drawn per unsafe cell that no neighbour helps, when all are costed at once.
 BATCH_SAMPLE = 32
 #: Moves costed at once in the first phase (bounds its memory).
-COST_CHUNK = 1_000_000
+COST_CHUNK = 100_000
 
 
 def _batch_options(
@@ -414,18 +418,14 @@ def _optimise(
 ) -> None:
     best_moves = len(state.moves)
     best_max = state.max_excess()
-    snapshot = (state.y.copy(), [d.copy() for d in state.dev])
+    snapshot = (state.y.copy(), state.flat_dev.copy())
     for _ in range(max_rounds):
         target = best_max - 1
         if target < 0:
             break
         repaired = True
         for _sweep in range(10 * (best_max + 1)):
-            violations = [
-                (k, int(i))
-                for k, (d, e) in enumerate(zip(state.dev, state.allowance, strict=True))
-                for i in np.flatnonzero(np.abs(d) - e > target)
-            ]
+            violations = state.violations(target)
             if not violations:
                 break
             k, cell = violations[int(rng.integers(len(violations)))]
@@ -446,11 +446,12 @@ def _optimise(
         if repaired and state.max_excess() <= target:
             best_max = state.max_excess()
             best_moves = len(state.moves)
-            snapshot = (state.y.copy(), [d.copy() for d in state.dev])
+            snapshot = (state.y.copy(), state.flat_dev.copy())
             history.append(("tightened", best_max))
         else:
             break
-    state.y, state.dev = snapshot
+    state.y = snapshot[0]
+    state.flat_dev[:] = snapshot[1]
     del state.moves[best_moves:]
 
 
