@@ -286,3 +286,28 @@ def test_local_certificates_on_hypercube_patterns(
     inner = local["interval"] == "inner bound"
     assert (local["lower"][inner] >= exact["lower"][inner] - 1e-7).all()
     assert (local["upper"][inner] <= exact["upper"][inner] + 1e-7).all()
+
+
+def test_witnesses_hold_the_true_value_of_cells_no_direction_moves():
+    """A hidden cell no deviation moves keeps its true value as a finite witness.
+
+    Before session 9 it got ``inf`` / ``-inf``, and any large component holding such a
+    cell skipped the local LPs for whole-component LPs (about 55 s each on the sparse
+    10^5-cell table).
+    """
+    from scipy import sparse
+
+    # one relation: c0 + c1 - c2 = 0 over three cells, a fourth cell in no relation
+    matrix = sparse.csr_matrix(np.array([[1.0, 1.0, -1.0, 0.0]]))
+    truth = np.array([2.0, 3.0, 5.0, 7.0])
+    hidden = np.array([True, True, True, True])
+    ub = np.full(4, np.inf)
+    low, high = audit._deviation_witnesses(
+        matrix, hidden, truth.copy(), truth, ub, [(np.array([0, 2]), np.array([1.0, 1.0]))]
+    )
+    assert np.isfinite(low).all() and np.isfinite(high).all()
+    assert low[1] == high[1] == 3.0 and low[3] == high[3] == 7.0
+    assert low[0] == 0.0 and high[0] > 2.0  # the moved cells still get their range
+    # a true table the attacker cannot see as possible: nothing is witnessed
+    low, high = audit._deviation_witnesses(matrix, hidden, truth.copy(), truth + 1, ub, [])
+    assert np.isinf(low).all() and np.isinf(high).all()

@@ -452,8 +452,10 @@ def _deviation_witnesses(
     that keeps each moved cell within ``[0, ub]`` (the true table being one:
     ``R truth = 0`` and equal to ``published`` off the hidden cells, else
     nothing is returned). Each direction is checked; one that fails is
-    ignored.
-    Cells no direction moves get ``inf`` / ``-inf``.
+    ignored. Cells no direction moves get their true value on both sides
+    (until session 9 they got ``inf`` / ``-inf``, which kept every component
+    holding such a cell off the local LPs); ``inf`` / ``-inf`` everywhere
+    when the true table is not one the attacker sees as possible.
     """
     n = len(hidden)
     low, high = np.full(n, np.inf), np.full(n, -np.inf)
@@ -488,9 +490,10 @@ def _deviation_witnesses(
     moved = (x + t_up[cert] * sgn, x - t_down[cert] * sgn)
     np.minimum.at(low, pos, np.minimum(*moved))
     np.maximum.at(high, pos, np.maximum(*moved))
-    # the true table itself is feasible
-    np.minimum.at(low, pos, x)
-    np.maximum.at(high, pos, x)
+    # the true table itself is feasible: every cell's range holds its true value, so a
+    # cell no direction moves gets ``[truth, truth]`` (finite), never ``inf`` / ``-inf``
+    np.minimum(low, truth, out=low)
+    np.maximum(high, truth, out=high)
     return low, high
 
 
