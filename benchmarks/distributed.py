@@ -456,6 +456,8 @@ def main() -> None:
         f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     )
     print(f"uptime: {os.popen('uptime').read().strip()}", flush=True)
+    if args.tmp is not None:
+        Path(args.tmp).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         directory = Path(tmp) / "census"
         directory.mkdir()

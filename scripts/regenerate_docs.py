@@ -28,6 +28,17 @@ timing was measured.
 (their output goes to the terminal only), so that ``make bench`` still runs
 every benchmark while their sections move to generated blocks.
 
+``--from-log LOG --command CMD`` writes the standard output a run of CMD
+already saved in LOG into CMD's block instead of running it again: for runs
+of an hour or more (10^8 records), made once on a quiet machine with
+``CMD > LOG``. The line above the output then says that it comes from a
+saved log and when the log was written; the run's own lines (``uptime``,
+machine) are its record of the load.
+
+    .venv/bin/python benchmarks/distributed.py --records 100000000 ... > /tmp/run.log
+    .venv/bin/python scripts/regenerate_docs.py docs/benchmarks.md \
+        --command "benchmarks/distributed.py --records 100000000 ..." --from-log /tmp/run.log
+
 A command that fails leaves its block as it was, and the run exits 1 after
 the other blocks. A command that succeeds but prints nothing (a benchmark
 against a peer tool that is not installed here) leaves it as it was too. The file is rewritten atomically after each block, so an
@@ -177,6 +188,33 @@ def regenerate(block: Block, index: int) -> bool:
     return True
 
 
+def from_log(block: Block, log: Path) -> bool:
+    """Write the output of a run of ``block``'s command saved in ``log`` into its block."""
+    output = log.read_text(encoding="utf-8")
+    if not output.strip():
+        print(f"{block.path.name}: {log} is empty; block kept", file=sys.stderr)
+        return False
+    written = dt.datetime.fromtimestamp(log.stat().st_mtime, tz=dt.UTC)
+    head = (
+        f"`.venv/bin/python {block.command}`, output of a run saved in a log written "
+        f"{written:%Y-%m-%d %H:%M} UTC and inserted by `scripts/regenerate_docs.py --from-log` "
+        f"({platform.machine()} with {os.cpu_count()} cores, {_versions()}; the run's own "
+        "lines give its load)"
+    )
+    body = (
+        f"{head}:\n\n{output.rstrip()}\n\n"
+        if block.markdown
+        else (f"{head}:\n\n```\n{output.rstrip()}\n```\n")
+    )
+    text = block.path.read_text(encoding="utf-8")
+    same = [m for m in BLOCK.finditer(text) if m.group("command").strip() == block.command]
+    m = same[block.occurrence]
+    _write(
+        block.path, text[: m.start()] + m.group("open") + body + m.group("close") + text[m.end() :]
+    )
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the generated blocks of the given documents."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -187,7 +225,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--unreferenced", type=Path, help="Also run the scripts of this folder no block names."
     )
+    parser.add_argument(
+        "--from-log",
+        type=Path,
+        help="Write this saved output of a run of --command into its block instead of running it.",
+    )
     args = parser.parse_args(argv)
+    if args.from_log is not None:
+        if not args.command:
+            parser.error("--from-log needs --command: the exact command of the block it fills")
+        if not args.from_log.is_file():
+            parser.error(f"--from-log: no file {args.from_log}")
+        matches = [b for path in args.docs for b in blocks(path) if b.command == args.command]
+        if len(matches) != 1:
+            parser.error(
+                f"--from-log: {len(matches)} blocks have the command {args.command!r}; need one"
+            )
+        return 0 if from_log(matches[0], args.from_log) else 1
     ok = True
     named: set[Path] = set()
     for path in args.docs:

@@ -84,3 +84,27 @@ def test_a_block_edited_above_while_its_command_runs_gets_the_output(tmp_path):
     text = doc.read_text()
     assert "placeholder" in text  # the block added meanwhile is untouched
     assert "```\nfigure 7\n```" in text and "stale" not in text
+
+
+def test_a_saved_log_fills_the_block_of_its_command_only(tmp_path):
+    tool = _regenerate_docs()
+    long_run = tmp_path / "long_run.py"
+    long_run.write_text("raise SystemExit('must not run')\n")
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        f"<!-- generated: {long_run} --n 1 -->\nold one\n<!-- end generated -->\n"
+        f"<!-- generated: {long_run} --n 2 -->\nold two\n<!-- end generated -->\n"
+    )
+    log = tmp_path / "run.log"
+    log.write_text("uptime: load average 0.5\nfigure 99\n")
+    assert tool.main([str(doc), "--command", f"{long_run} --n 2", "--from-log", str(log)]) == 0
+    text = doc.read_text()
+    assert "old one" in text and "old two" not in text
+    assert "figure 99" in text and "saved in a log" in text
+    # without --command, or naming no block, it refuses and writes nothing
+    before = doc.read_text()
+    with pytest.raises(SystemExit):
+        tool.main([str(doc), "--from-log", str(log)])
+    with pytest.raises(SystemExit):
+        tool.main([str(doc), "--command", f"{long_run} --n 3", "--from-log", str(log)])
+    assert doc.read_text() == before

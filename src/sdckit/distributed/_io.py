@@ -21,6 +21,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sdckit.distributed._progress import ProgressCallback
@@ -357,17 +358,20 @@ def _arrow_codes(column: Any, dtype: Any, n: int) -> tuple[np.ndarray, pd.Index]
         ):
             return None
         dictionary = column.dictionary.to_numpy(zero_copy_only=False)
-        return column.indices.to_numpy().astype(np.int64), pd.Index(dictionary, dtype=object)
+        # the dictionary indices as they are (int8-int32): the combination upcasts them
+        return column.indices.to_numpy(), pd.Index(dictionary, dtype=object)
     kind = dtype.kind if isinstance(dtype, np.dtype) else ""
     if (
         kind in ("i", "u")
         and pa.types.is_integer(arrow_type)
         and not pa.types.is_uint64(arrow_type)
     ):
-        numbers = column.to_numpy().astype(np.int64)
-        low, high = int(numbers.min()), int(numbers.max())
+        numbers = column.to_numpy().astype(np.int64, copy=False)
+        extremes = pc.min_max(column)  # one pass in Arrow
+        low, high = int(extremes["min"].as_py()), int(extremes["max"].as_py())
         if high - low <= 4 * n + 1024:  # dense: the offset is the code
-            return numbers - low, pd.Index(np.arange(low, high + 1, dtype=np.int64))
+            codes = numbers - low if low else numbers
+            return codes, pd.Index(np.arange(low, high + 1, dtype=np.int64))
         found, uniques = pd.factorize(numbers)
         return found.astype(np.int64), pd.Index(uniques)
     if kind == "f" and pa.types.is_floating(arrow_type):

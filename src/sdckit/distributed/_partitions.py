@@ -135,7 +135,13 @@ _DIRECT_PER_RECORD = 4
 
 
 def _exact_sums(codes: np.ndarray, units: np.ndarray, size: int) -> np.ndarray:
-    """Exact int64 sums of non-negative units below 2^32 per code (two 16-bit halves)."""
+    """Exact int64 sums of non-negative units below 2^32 per code.
+
+    One float64 ``bincount`` is exact while no sum can exceed 2^53 (fewer than
+    2^21 records of units below 2^32); beyond, two bincounts of 16-bit halves.
+    """
+    if len(units) <= 2**21:
+        return np.bincount(codes, weights=units.astype(np.float64), minlength=size).astype(np.int64)
     low = np.bincount(codes, weights=(units & 0xFFFF).astype(np.float64), minlength=size)
     high = np.bincount(codes, weights=(units >> 16).astype(np.float64), minlength=size)
     return high.astype(np.int64) * 65536 + low.astype(np.int64)
@@ -199,13 +205,16 @@ def count_codes(
 
     Returns None when the combinations cannot be coded in 63 bits.
     """
-    combined = np.zeros(n, dtype=np.int64)
+    # no columns: one combination; otherwise a fresh copy of the first codes (never the input)
+    combined = codes[0].astype(np.int64) if codes else np.zeros(n, dtype=np.int64)
     size = 1
-    for column_codes, uniques in zip(codes, levels, strict=True):
+    for j, (column_codes, uniques) in enumerate(zip(codes, levels, strict=True)):
         cardinality = max(len(uniques), 1)
         if size * cardinality >= 2**62:
             return None
-        combined = combined * cardinality + column_codes
+        if j > 0:
+            combined *= cardinality
+            combined += column_codes
         size *= cardinality
     if size <= _DIRECT_PER_RECORD * n + 1024:
         records = np.bincount(combined, minlength=size)
