@@ -223,34 +223,10 @@ class _State:
         return order[lo:hi]
 
 
-def _fix_options(
-    state: _State, s: int, rng: np.random.Generator, sample: int, pool: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Moves that make unsafe cell ``s`` safe without creating another unsafe cell.
-
-    ``pool``: the cells that held records when the pass began, from which
-    the fallback (no neighbour helps) draws its sample.
-    """
-    c = int(state.y[s])
-    near = state.neighbours(s)
-    yn = state.y[near]
-    empty_into = near[(yn >= 1) & (yn + c >= 3)]
-    need = 3 - c
-    fill_from = near[(yn - need >= 3) | (yn == need)]
-    if len(empty_into) == 0 and len(fill_from) == 0:
-        # no neighbour helps: allow any cell that can take the records
-        # a sample of them (each is costed over every table), drawn from the pass's pool
-        drawn = pool if len(pool) <= 4 * sample else rng.choice(pool, 4 * sample, replace=False)
-        y = state.y[drawn]
-        empty_into = drawn[(y >= 1) & (y + c >= 3) & (drawn != s)][:sample]
-    src = np.concatenate([np.full(len(empty_into), s), fill_from])
-    dst = np.concatenate([empty_into, np.full(len(fill_from), s)])
-    amount = np.concatenate([np.full(len(empty_into), c), np.full(len(fill_from), need)])
-    return src, dst, amount
-
-
 #: Cells drawn per unsafe cell that no neighbour helps, when all are costed at once.
 BATCH_SAMPLE = 32
+#: Draws shared out among the unsafe cells no neighbour helps, in one sweep.
+LONELY_DRAWS = 200_000
 #: Moves costed at once in the first phase (bounds its memory).
 COST_CHUNK = 100_000
 
@@ -258,12 +234,15 @@ COST_CHUNK = 100_000
 def _batch_options(
     state: _State, cells: np.ndarray, rng: np.random.Generator, sample: int, pool: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_fix_options` of many unsafe cells at once: ``src, dst, amount, owner``.
+    """Moves that make each unsafe cell safe without creating another: ``src, dst, amount, owner``.
 
-    ``owner`` is each move's position in ``cells``. A cell no neighbour helps
-    gets ``BATCH_SAMPLE`` (at most ``sample``) cells of ``pool`` drawn at
-    random (with replacement); the full ``sample`` is drawn when the cell is
-    costed again alone.
+    ``owner`` is each move's position in ``cells``. A cell is emptied into a
+    neighbouring cell (one variable different) that then holds at least 3,
+    or filled up to 3 from a neighbour that keeps at least 3 (or is
+    emptied). A cell no neighbour helps gets cells of ``pool`` drawn at
+    random (with replacement) that can take its records: ``LONELY_DRAWS``
+    shared out among such cells, at least ``BATCH_SAMPLE`` and at most ``4 *
+    sample`` each (costed moves: at most ``sample`` per cell).
     """
     c_all = state.y[cells]
     owners, near = [], []
@@ -292,11 +271,15 @@ def _batch_options(
     helped[own[into | fill]] = True
     lonely = np.flatnonzero(~helped)
     if len(lonely) and len(pool):
-        for part in np.array_split(lonely, max(1, len(lonely) * sample // 2_000_000)):
-            drawn = pool[rng.integers(0, len(pool), size=(len(part), min(sample, BATCH_SAMPLE)))]
+        # a few lonely cells get up to 4 * sample draws each, many of them BATCH_SAMPLE
+        draws = min(4 * sample, max(BATCH_SAMPLE, LONELY_DRAWS // len(lonely)))
+        for part in np.array_split(lonely, max(1, len(lonely) * draws // 2_000_000)):
+            drawn = pool[rng.integers(0, len(pool), size=(len(part), draws))]
             y = state.y[drawn]
             cp = c_all[part][:, None]
-            rows, cols = np.nonzero((y >= 1) & (y + cp >= 3) & (drawn != cells[part][:, None]))
+            ok = (y >= 1) & (y + cp >= 3) & (drawn != cells[part][:, None])
+            ok &= np.cumsum(ok, axis=1) <= sample
+            rows, cols = np.nonzero(ok)
             src.append(cells[part][rows])
             dst.append(drawn[rows, cols])
             amount.append(c_all[part][rows])
@@ -317,60 +300,73 @@ def _still_valid(state: _State, s: int, src: int, dst: int, amount: int) -> bool
     return bool(y[s] + amount == 3 and (y[src] - amount >= 3 or y[src] == amount))
 
 
+def _visit(
+    state: _State,
+    cells: np.ndarray,
+    bound: int,
+    rng: np.random.Generator,
+    sample: int,
+    pool: np.ndarray,
+) -> tuple[int, int]:
+    """One pass over the unsafe ``cells``: ``(moves made, cheapest cost)``.
+
+    Every cell's moves are costed at once; the cells are visited in the
+    order of their cheapest move (ties at random) and that move is made when
+    it is still valid and within ``bound`` (checked in plain Python over the
+    flat deviations). A cell whose move earlier moves of the pass made
+    invalid or dearer than the bound waits for the next pass, which costs it
+    afresh with the others: no cell is costed alone. ``cheapest`` is the
+    cheapest move when the pass made none.
+    """
+    src, dst, amount, owner = _batch_options(state, cells, rng, sample, pool)
+    cost = np.concatenate(
+        [
+            state.cost(src[i : i + COST_CHUNK], dst[i : i + COST_CHUNK], amount[i : i + COST_CHUNK])
+            for i in range(0, len(src), COST_CHUNK)
+        ]
+        or [np.zeros(0, dtype=np.int64)]
+    )
+    # each cell's cheapest move (ties at random), the cells cheapest first
+    order = np.lexsort((rng.random(len(cost)), cost, owner))
+    first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]] if len(order) else order
+    first = first[np.lexsort((rng.random(len(first)), cost[first]))]
+    within = first[cost[first] <= bound]
+    if len(within) == 0:
+        return 0, int(cost[first[0]]) if len(first) else np.iinfo(np.int64).max
+    made = 0
+    y = state.y
+    for s, move in zip(
+        cells[owner[within]].tolist(),
+        zip(src[within].tolist(), dst[within].tolist(), amount[within].tolist(), strict=True),
+        strict=True,
+    ):
+        if y[s] != 1 and y[s] != 2:
+            continue  # made safe by an earlier move of the pass
+        if _still_valid(state, s, *move) and state.cost_one(*move) <= bound:
+            state.apply(*move)
+            made += 1
+    return made, 0
+
+
 def _first_feasible(
     state: _State, bound: int, limit: int, rng: np.random.Generator, history: list, sample: int
 ) -> int:
     """Phase 1: every unsafe cell's options costed at once, the cells moved cheapest first.
 
-    Each pass costs the moves of every unsafe cell in one vectorised sweep
-    and visits the cells in the order of their cheapest move (ties at
-    random); a move that earlier moves of the pass made invalid or dearer is
-    costed again for its cell alone (:func:`_fix_options`). A pass without a
-    move raises the bound to the cheapest move found (the paper's ``b = b +
-    1``, without the passes in between that could make no move).
+    Passes (:func:`_visit`) over every unsafe cell until none is left. The
+    first move of a pass is always made when it is within the bound (nothing
+    has changed since it was costed); a pass without a move raises the bound
+    to the cheapest move found (the paper's ``b = b + 1``, without the
+    passes in between that could make no move). Every move makes at least
+    one unsafe cell safe and none unsafe, so the phase ends.
     """
-    big = np.iinfo(np.int64).max
     while True:
         unsafe = np.flatnonzero((state.y == 1) | (state.y == 2))
         if len(unsafe) == 0:
             return bound
         pool = np.flatnonzero(state.y >= 1)
-        src, dst, amount, owner = _batch_options(state, unsafe, rng, sample, pool)
-        cost = np.concatenate(
-            [
-                state.cost(
-                    src[i : i + COST_CHUNK], dst[i : i + COST_CHUNK], amount[i : i + COST_CHUNK]
-                )
-                for i in range(0, len(src), COST_CHUNK)
-            ]
-            or [np.zeros(0, dtype=np.int64)]
-        )
-        # each cell's cheapest move (ties at random), the cells cheapest first
-        order = np.lexsort((rng.random(len(cost)), cost, owner))
-        first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]] if len(order) else order
-        first = first[np.lexsort((rng.random(len(first)), cost[first]))]
-        progress = False
-        cheapest = big
-        for m in first:
-            if cost[m] > bound:
-                cheapest = int(cost[m]) if not progress else cheapest
-                break
-            s = int(unsafe[owner[m]])
-            if state.y[s] not in (1, 2):
-                continue
-            move = (int(src[m]), int(dst[m]), int(amount[m]))
-            if _still_valid(state, s, *move) and state.cost_one(*move) <= bound:
-                state.apply(*move)
-                progress = True
-                continue
-            a, b, k = _fix_options(state, s, rng, sample, pool)
-            if len(a):
-                again = state.cost(a, b, k)
-                pick = int(rng.choice(np.flatnonzero(again == again.min())))
-                if again[pick] <= bound:
-                    state.apply(int(a[pick]), int(b[pick]), int(k[pick]))
-                    progress = True
-        if not progress:
+        made, cheapest = _visit(state, unsafe, bound, rng, sample, pool)
+        if not made:
             bound = max(bound + 1, min(cheapest, limit + 1))
             history.append(("raised", bound))
             if bound > limit:
@@ -383,31 +379,40 @@ def _first_feasible(
 def _repair_options(
     state: _State, k: int, cell: int, too_many: bool, rng: np.random.Generator, sample: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Moves of one record between safe elementary cells that shift controlled cell ``cell``."""
+    """Moves of one record between safe elementary cells that shift controlled cell ``cell``.
+
+    A move changes one variable of controlled table ``k`` of a record inside
+    ``cell`` (out of it when the cell has too many, into it from outside
+    when too few); both elementary cells keep at least 3. All the
+    candidates are built at once from the linear cell positions.
+    """
     axes = state.subtables[k]
-    target = np.unravel_index(cell, state.sub_shapes[k])
     inside = state.members(k, cell)
     inside = inside[state.y[inside] >= (4 if too_many else 3)]
     if len(inside) > sample:
         inside = rng.choice(inside, sample, replace=False)
+    strides = np.cumprod((*state.shape[1:], 1)[::-1])[::-1]
     src_list, dst_list = [], []
     for axis in axes:
-        for category in range(state.shape[axis]):
-            if category == target[axes.index(axis)]:
-                continue
-            moved = state.coords[:, inside].copy()
-            moved[axis] = category
-            outside = state.lookup(np.ravel_multi_index(tuple(moved), state.shape))
-            exists = outside >= 0
-            here, there = inside[exists], outside[exists]
-            if too_many:
-                ok = state.y[there] >= 3
-                src_list.append(here[ok])
-                dst_list.append(there[ok])
-            else:
-                ok = state.y[there] >= 4
-                src_list.append(there[ok])
-                dst_list.append(here[ok])
+        own = state.coords[axis, inside]  # the same category for every cell inside
+        categories = np.arange(state.shape[axis], dtype=np.int64)
+        if len(own):
+            categories = categories[categories != own[0]]
+        linear = state.ids[inside][:, None] + (categories[None, :] - own[:, None]) * int(
+            strides[axis]
+        )
+        outside = state.lookup(linear.ravel())
+        here = np.repeat(inside, len(categories))
+        exists = outside >= 0
+        here, there = here[exists], outside[exists]
+        if too_many:
+            ok = state.y[there] >= 3
+            src_list.append(here[ok])
+            dst_list.append(there[ok])
+        else:
+            ok = state.y[there] >= 4
+            src_list.append(there[ok])
+            dst_list.append(here[ok])
     if not src_list:
         return np.array([], dtype=np.int64), np.array([], dtype=np.int64)
     return np.concatenate(src_list), np.concatenate(dst_list)
