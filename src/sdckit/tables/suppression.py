@@ -101,7 +101,8 @@ class SuppressionResult(FrozenResult):
     stats : mapping
         ``cells``, ``primary``, ``secondary``, ``suppressed_value`` (sum of
         the suppressed cells' values), ``seconds``, ``exposed`` (cells the
-        audit found too narrow), ``unprotected`` (primary cells the method
+        audit found too narrow, or could not settle within ``audit_time_limit``:
+        ``unsettled``), ``unprotected`` (primary cells the method
         itself could not protect), and per method ``mip_gap``,
         ``subtables``.
     """
@@ -686,6 +687,7 @@ def suppress(
     cost: str = "value",
     time_limit: float | None = None,
     audit: bool = True,
+    audit_time_limit: float | None = None,
 ) -> SuppressionResult:
     """Primary and secondary cell suppression of a table, audited by the attacker's LP.
 
@@ -717,6 +719,11 @@ def suppress(
         is kept with its gap.
     audit : bool, default True
         Run :func:`sdckit.tables.audit_suppression` on the result.
+    audit_time_limit : float, optional
+        Seconds (wall clock) for each audit's LPs (``time_limit`` of
+        :func:`sdckit.tables.audit_suppression`): a cell the audit cannot
+        settle in time counts as exposed (``"not settled"``), never as
+        protected. Default: no limit.
 
     Returns
     -------
@@ -784,7 +791,12 @@ def suppress(
     repaired = 0
     if audit:
         report = audit_suppression(
-            internal, structure=structure, value=value, intervals="settle", deviations=cubes
+            internal,
+            structure=structure,
+            value=value,
+            intervals="settle",
+            deviations=cubes,
+            time_limit=audit_time_limit,
         )
         if method == "modular" and report.stats["exposed"]:
             # HiTaS protects each sub-table, not their combination: complete the pattern with a
@@ -801,7 +813,12 @@ def suppress(
             repaired = int(exposed.sum())
             internal, release = pattern_frames(frame, structure, value, primary, hidden)
             report = audit_suppression(
-                internal, structure=structure, value=value, intervals="settle", deviations=cubes
+                internal,
+                structure=structure,
+                value=value,
+                intervals="settle",
+                deviations=cubes,
+                time_limit=audit_time_limit,
             )
     stats = {
         "cells": n,
@@ -810,6 +827,7 @@ def suppress(
         "suppressed_value": float(values[hidden].sum()),
         "seconds": seconds,
         "exposed": None if report is None else report.stats["exposed"],
+        "unsettled": None if report is None else report.stats["unsettled"],
         "no_hypercube": len(unprotected),
         "repaired": repaired,
         **{
@@ -818,5 +836,11 @@ def suppress(
             if k in ("mip_gap", "subtables", "relaxed_subtables", "hypercube_subtables")
         },
     }
-    params = {"method": method, "cost": cost, "value": value, "time_limit": time_limit}
+    params = {
+        "method": method,
+        "cost": cost,
+        "value": value,
+        "time_limit": time_limit,
+        "audit_time_limit": audit_time_limit,
+    }
     return SuppressionResult(release, internal, report, params, stats)
