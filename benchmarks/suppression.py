@@ -27,6 +27,7 @@ every later line).
     .venv/bin/python benchmarks/suppression.py [--quick] [--time-limit 20] [--only N]
         [--methods hypercube,modular]
     .venv/bin/python benchmarks/suppression.py --phases [--only 2] [--exact-audit]
+        [--trace] [--audit-time-limit SECONDS]
 """
 
 from __future__ import annotations
@@ -138,9 +139,9 @@ def trace_audit() -> None:
 
     witness, run, settle = audit._witness_intervals, audit._run, audit._local_settle
 
-    def traced_settle(sub, rhs, ub, truth, targets, need_lo, need_hi, known):  # type: ignore[no-untyped-def]
+    def traced_settle(sub, rhs, ub, truth, targets, need_lo, need_hi, known, **options):  # type: ignore[no-untyped-def]
         cpu = time.process_time()
-        out = settle(sub, rhs, ub, truth, targets, need_lo, need_hi, known)
+        out = settle(sub, rhs, ub, truth, targets, need_lo, need_hi, known, **options)
         state, solves = out[2], out[4]
         asked = need_lo <= need_hi
         witnessed = int((audit._settled(known, targets, need_lo, need_hi) & asked).sum())
@@ -156,7 +157,8 @@ def trace_audit() -> None:
         )
         return out
 
-    def traced_witness(h, ub, scale, targets, need_lo, need_hi, *, seed=None):  # type: ignore[no-untyped-def]
+    def traced_witness(h, ub, scale, targets, need_lo, need_hi, **options):  # type: ignore[no-untyped-def]
+        seed = options.get("seed")
         if len(ub) >= 1000:
             still = (
                 None
@@ -169,7 +171,7 @@ def trace_audit() -> None:
                 "table and the hypercubes",
                 flush=True,
             )
-        return witness(h, ub, scale, targets, need_lo, need_hi, seed=seed)
+        return witness(h, ub, scale, targets, need_lo, need_hi, **options)
 
     def traced_run(h):  # type: ignore[no-untyped-def]
         cpu = time.process_time()
@@ -182,7 +184,7 @@ def trace_audit() -> None:
     audit._local_settle = traced_settle
 
 
-def phases(shape: tuple, without: bool) -> None:
+def phases(shape: tuple, without: bool, audit_limit: float | None = None) -> None:
     """The hypercube method phase by phase: what each costs (CPU seconds, peak memory)."""
     name, extra, n, _ = shape
     print(f"# {platform.platform()}, {os.cpu_count()} cores; {' '.join(sys.argv)}", flush=True)
@@ -221,11 +223,15 @@ def phases(shape: tuple, without: bool) -> None:
     )
     cpu = time.process_time()
     internal, _ = pattern_frames(flagged, structure, "count", primary, hidden)
-    audit = audit_suppression(internal, intervals="settle", deviations=cubes)
+    audit = audit_suppression(
+        internal, intervals="settle", deviations=cubes, time_limit=audit_limit
+    )
+    limit = "" if audit_limit is None else f" (time limit {audit_limit:g} s)"
     report(
-        "settled audit from the hypercubes",
+        f"settled audit from the hypercubes{limit}",
         cpu,
-        f"{audit.stats['exposed']} exposed, {audit.stats['lp_solves']} LPs",
+        f"{audit.stats['exposed']} exposed, of them {audit.stats['unsettled']} not settled, "
+        f"{audit.stats['lp_solves']} LPs",
     )
     if without:
         cpu = time.process_time()
@@ -250,6 +256,12 @@ def main() -> None:
         help="run table N only (0: 2-way, 1: 3-way, 2: 4-way, 3: 4-way dense)",
     )
     parser.add_argument("--methods", default=None, help="comma-separated methods to run")
+    parser.add_argument(
+        "--audit-time-limit",
+        type=float,
+        default=None,
+        help="with --phases: seconds for the audit's LPs (cells left count as exposed)",
+    )
     switches = {
         "--exact-audit": "also time the exact audit (two LPs per suppressed cell) of each "
         "pattern; with --phases, the settled audit without the hypercubes",
@@ -281,7 +293,7 @@ def main() -> None:
             import sdckit.tables.audit
 
             sdckit.tables.audit.LARGE_COMPONENT = 10**12
-        phases(shape, args.exact_audit)
+        phases(shape, args.exact_audit, args.audit_time_limit)
         return
     print(f"# {platform.platform()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
     print(f"# {' '.join(sys.argv)}; load average {os.getloadavg()[0]:.1f}")

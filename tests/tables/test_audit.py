@@ -311,3 +311,35 @@ def test_witnesses_hold_the_true_value_of_cells_no_direction_moves():
     # a true table the attacker cannot see as possible: nothing is witnessed
     low, high = audit._deviation_witnesses(matrix, hidden, truth.copy(), truth + 1, ub, [])
     assert np.isinf(low).all() and np.isinf(high).all()
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("local", [False, True])
+def test_audit_time_limit_never_claims_protection(
+    seed: int, local: bool, afresh: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a cell the settled audit cannot settle within time_limit counts as exposed ("not
+    # settled"): the verdict can only lose cells protected, never gain any
+    if local:
+        monkeypatch.setattr("sdckit.tables.audit.LOCAL_COMPONENT", 0)
+    structure, values = small_table(seed, (4, 3), {"v0": {"g": ["c0", "c1"]}})
+    hidden = random_hidden(structure, seed, n_inner=5)
+    frame = tidy(structure, values, hidden)
+    frame["primary"] = False
+    frame.loc[np.flatnonzero(hidden)[:3], "primary"] = True
+    exact = audit_suppression(frame, protection=0.3).cells
+    for limit, none_left in ((1e-9, False), (600.0, True)):
+        result = audit_suppression(frame, protection=0.3, intervals="settle", time_limit=limit)
+        cells = result.cells
+        left = (cells["interval"] == "not settled").to_numpy()
+        assert result.stats["unsettled"] == int(left.sum())
+        assert (cells["exposed"].to_numpy() | ~exact["exposed"].to_numpy()).all()
+        assert cells.loc[left, "exposed"].all()
+        assert (cells["exposed"] == exact["exposed"]).all() or not none_left
+        if none_left:
+            assert not left.any()
+    # with no time at all, every cell asked is left: the true table alone moves none of them
+    instant = audit_suppression(frame, protection=0.3, intervals="settle", time_limit=1e-9)
+    asked = (frame["primary"] | (frame["count"] > 0)).to_numpy() & hidden
+    assert instant.stats["unsettled"] == int(asked.sum()) > 0
+    assert "NOT settled within the audit's time limit" in instant.summary()

@@ -10,7 +10,12 @@ from sdckit.errors import DataError, ParameterError
 from sdckit.tables import primary_suppression, suppress, tabulate
 from sdckit.tables.audit import protection_met
 from sdckit.tables.release import check_release
-from sdckit.tables.suppression import Protection, exhaustive_cost
+from sdckit.tables.suppression import (
+    Protection,
+    exhaustive_cost,
+    hypercube_pattern,
+    optimal_pattern,
+)
 
 
 def count_table(seed: int, dims: int, hierarchical: bool) -> pd.DataFrame:
@@ -114,3 +119,53 @@ def test_methods_agree_on_what_they_protect_and_errors() -> None:
         suppress(table, rules=["freq>=3"], method="ghmiter")
     with pytest.raises(DataError, match="no 'primary' column"):
         suppress(table)
+
+
+def test_optimal_model_started_from_hypercubes_returns_their_pattern_at_the_limit() -> None:
+    # the modular method's sub-tables hand the optimal model the pattern of their hypercubes:
+    # a search stopped by time_limit then returns a protected pattern no dearer than it
+    # (before, it raised NoTableInTime or returned a pattern at any gap)
+    rng = np.random.default_rng(1)
+    n = 1500
+    p = [0.4, 0.2, 0.15, 0.1, 0.1, 0.05]
+    data = pd.DataFrame(
+        {
+            "a": rng.choice(list("pqrstu"), n, p=p),
+            "b": rng.choice(list("ABCDEF"), n, p=p),
+            "c": rng.choice(list("xyz"), n, p=[0.6, 0.3, 0.1]),
+        }
+    )
+    table = primary_suppression(tabulate(data, ["a", "b", "c"]), rules=["freq>=3"])
+    structure = table.attrs["structure"]
+    values = np.zeros(structure.n_cells)
+    values[structure.cell_positions(table)] = table["count"].to_numpy(np.float64)
+    at = structure.cell_positions(table)
+    primary = np.zeros(structure.n_cells, dtype=bool)
+    upper, lower = np.zeros(structure.n_cells), np.zeros(structure.n_cells)
+    primary[at] = table["primary"].to_numpy(bool)
+    upper[at] = table["upper_protection"].fillna(0).to_numpy(np.float64)
+    lower[at] = np.minimum(table["lower_protection"].fillna(0).to_numpy(np.float64), values[at])
+    weights = values + 1.0
+    chosen: list[tuple[np.ndarray, np.ndarray]] = []
+    owners: list[int] = []
+    cubes_pattern, missed = hypercube_pattern(
+        structure,
+        Protection(values, primary, upper, lower, weights),
+        chosen=chosen,
+        owners=owners,
+    )
+    assert len(missed) == 0 and sorted(owners) == np.flatnonzero(primary).tolist()
+    relations, _ = structure.relations()
+    pattern = optimal_pattern(
+        relations,
+        values,
+        primary,
+        upper,
+        lower,
+        weights,
+        time_limit=0.01,
+        cubes=dict(zip(owners, chosen, strict=True)),
+    )
+    assert pattern is not None
+    assert weights[pattern].sum() <= weights[cubes_pattern].sum() + 1e-9
+    assert protection_met(relations, values, pattern, primary, upper, lower)

@@ -66,13 +66,16 @@ class AuditResult(FrozenResult):
         ``intervals="settle"`` ``"inner bound"``: ends attained by feasible
         tables, the exact interval contains it; ``"outer bound"``: the
         interval of a relaxation, which contains the exact one and already
-        falls short of the protection; ``"not computed"`` for a
+        falls short of the protection; ``"not settled"``: the audit's
+        ``time_limit`` ran out first, the range of the tables found so far,
+        reported exposed; ``"not computed"`` for a
         cell nothing was asked of). Internal: it holds true values.
     params : mapping
     stats : mapping
         ``cells``, ``suppressed``, ``published_primary``, ``exposed``,
-        ``exact``, ``lp_solves``, ``intervals``, ``levels_given`` (False: only exact disclosure checked),
-        ``seconds``.
+        ``exact``, ``unsettled`` (cells ``time_limit`` left unsettled, counted
+        in ``exposed``), ``lp_solves``, ``intervals``, ``levels_given`` (False:
+        only exact disclosure checked), ``seconds``.
     """
 
     cells: pd.DataFrame
@@ -107,6 +110,11 @@ class AuditResult(FrozenResult):
                     f"{s['published_primary']} cells that need protection are published, and "
                     + head
                 )
+        if s.get("unsettled"):
+            head += (
+                f"; {s['unsettled']} of them NOT settled within the audit's time limit "
+                "(protection not proven)"
+            )
         text = f"{head}; {s['cells']} cells, {s['lp_solves']} LP solves in {s['seconds']:.2f} s"
         if s.get("intervals") == "settle":
             text += " (intervals settled by feasible tables where possible, not all exact)"
@@ -132,6 +140,8 @@ def attacker_intervals(
     truth: np.ndarray | None = None,
     deviations: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
     outer: np.ndarray | None = None,
+    time_limit: float | None = None,
+    unsettled: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Smallest and largest value of each hidden cell over the tables an attacker cannot exclude.
 
@@ -180,6 +190,14 @@ def attacker_intervals(
     outer : array of bool, optional
         Filled with whether each interval is an outer bound of the exact one
         (a relaxation's, which proved the cell exposed).
+    time_limit : float, optional
+        With ``need``: seconds (wall clock) for every LP of the call together.
+        When they run out, the cells not yet settled keep the range of the
+        feasible tables found so far (an inner bound, short of what they
+        need) and are flagged in ``unsettled``: their protection is not
+        proven, and the caller must not report them protected.
+    unsettled : array of bool, optional
+        Filled with whether each cell was left unsettled by ``time_limit``.
 
     Returns
     -------
@@ -224,6 +242,8 @@ def attacker_intervals(
     upper = ub[local].copy()
     optimal = np.ones(len(wanted), dtype=bool)
     outer_bound = np.zeros(len(wanted), dtype=bool)
+    open_at_limit = np.zeros(len(wanted), dtype=bool)
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
     solves = 0
     row_component = component[sub.indices[sub.indptr[:-1]]]  # a row's first hidden cell
     row_order = np.argsort(row_component, kind="stable")
@@ -266,6 +286,7 @@ def attacker_intervals(
                     need_lo,
                     need_hi,
                     known,
+                    deadline=deadline,
                 )
                 solves += k
                 local_done = state > 0
@@ -289,15 +310,18 @@ def attacker_intervals(
                 continue
             h = _component_model(sub[own_rows][:, members], rhs[own_rows], ub[members])
             scale = float(np.abs(rhs[own_rows]).max())
-            lo, hi, ok, k = _witness_intervals(
-                h, ub[members], scale, position, need_lo, need_hi, seed=known
+            lo, hi, ok, k, left = _witness_intervals(
+                h, ub[members], scale, position, need_lo, need_hi, seed=known, deadline=deadline
             )
+            open_at_limit[targets] = left
         lower[targets], upper[targets], optimal[targets] = lo, hi, ok
         solves += k
     if exact is not None:
         exact[:] = optimal
     if outer is not None:
         outer[:] = outer_bound
+    if unsettled is not None:
+        unsettled[:] = open_at_limit
     return lower, upper, solves
 
 
@@ -395,6 +419,8 @@ def _local_settle(
     need_lo: np.ndarray,
     need_hi: np.ndarray,
     known: tuple[np.ndarray, np.ndarray],
+    *,
+    deadline: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """Settle the open targets of a large component by local LPs (:func:`_local_intervals`).
 
@@ -405,7 +431,8 @@ def _local_settle(
     exact one), 2 where the relaxation proves exposure (its interval, an
     outer bound; ``exact`` when that interval is a single value, which is
     then the exact interval since the true table is feasible), 0 where
-    neither settles it or the witnesses already did.
+    neither settles it or the witnesses already did. Past ``deadline``
+    (:func:`time.perf_counter`) the targets not yet tried stay at 0.
     """
     lower = np.full(len(targets), np.nan)
     upper = np.full(len(targets), np.nan)
@@ -415,6 +442,8 @@ def _local_settle(
     settled = _settled(known, targets, need_lo, need_hi)
     sub_csc = sub.tocsc()
     for out in np.flatnonzero(~settled):
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
         cell = int(targets[out])
         near = _neighbourhood(sub, sub_csc, cell, LOCAL_HOPS, LOCAL_CELLS)
         (a, b), (c, d), k = _local_intervals(sub, rhs, ub, truth, cell, near)
@@ -560,14 +589,33 @@ def _component_model(sub: sparse.csr_matrix, rhs: np.ndarray, ub: np.ndarray) ->
     return h
 
 
+class _OutOfTime(Exception):
+    """The audit's ``time_limit`` ran out during an LP."""
+
+
+def _within(h: highspy.Highs, deadline: float | None) -> None:
+    """Give HiGHS the time left before ``deadline``; raise :class:`_OutOfTime` when none is."""
+    if deadline is None:
+        return
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        raise _OutOfTime
+    h.setOptionValue("time_limit", left)
+
+
 def _run(h: highspy.Highs) -> str:
-    """Solve; ``"optimal"`` or ``"unbounded"``, an InfeasibleError otherwise."""
+    """Solve; ``"optimal"`` or ``"unbounded"``, an InfeasibleError otherwise.
+
+    Raises :class:`_OutOfTime` when HiGHS's time limit (set by :func:`_within`) stopped it.
+    """
     h.run()
     status = h.getModelStatus()
     if status == highspy.HighsModelStatus.kOptimal:
         return "optimal"
     if status == highspy.HighsModelStatus.kUnbounded:
         return "unbounded"
+    if status == highspy.HighsModelStatus.kTimeLimit:
+        raise _OutOfTime
     if status == highspy.HighsModelStatus.kInfeasible:
         raise InfeasibleError(
             "the published cells contradict the table's relations (no non-negative "
@@ -578,11 +626,13 @@ def _run(h: highspy.Highs) -> str:
     )
 
 
-def _exact_intervals(h: highspy.Highs, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+def _exact_intervals(
+    h: highspy.Highs, targets: np.ndarray, deadline: float | None = None
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Min and max of each target column of the model in ``h``, two LPs each.
 
     Each solve changes only the objective (and its sense), so it starts from
-    the previous optimal basis.
+    the previous optimal basis. Raises :class:`_OutOfTime` past ``deadline``.
     """
     lower = np.empty(len(targets))
     upper = np.empty(len(targets))
@@ -598,6 +648,7 @@ def _exact_intervals(h: highspy.Highs, targets: np.ndarray) -> tuple[np.ndarray,
             (highspy.ObjSense.kMaximize, upper),
         ):
             h.changeObjectiveSense(sense)
+            _within(h, deadline)
             solves += 1
             if _run(h) == "unbounded":
                 target[out] = np.inf
@@ -625,6 +676,8 @@ def _feasible_with(h: highspy.Highs, column: int, low: float, high: float, ub: f
         return True
     if status == highspy.HighsModelStatus.kInfeasible:
         return False
+    if status == highspy.HighsModelStatus.kTimeLimit:
+        raise _OutOfTime
     raise InfeasibleError(
         f"the attacker's linear programme ended with status {h.modelStatusToString(status)!r}"
     )
@@ -648,6 +701,7 @@ class _Witness:
         self.targets = targets
         self.need_lo = need_lo
         self.need_hi = need_hi
+        self.solves = 0  # feasibility LPs of :func:`_settle_one`
 
     def add(self, x: np.ndarray) -> None:
         np.minimum(self.low, x, out=self.low)
@@ -708,7 +762,8 @@ def _witness_intervals(
     need_hi: np.ndarray,
     *,
     seed: tuple[np.ndarray, np.ndarray] | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    deadline: float | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]:
     """Intervals that settle protection: witnessed by feasible tables, exact only where needed.
 
     Each round solves two LPs, one maximising the sum of the targets whose
@@ -725,11 +780,14 @@ def _witness_intervals(
     asks nothing: it gets the range of the witnesses found for the others
     (NaN when none was). ``scale``: the largest published sum in the
     relations, from which the cap starts. ``seed``: the lowest and highest
-    value of each column over feasible tables already known.
+    value of each column over feasible tables already known. ``deadline``
+    (:func:`time.perf_counter`): no LP runs past it; the targets not settled
+    by then keep the witnessed range (NaN where none) and are flagged.
 
     Returns the lower and upper ends, whether each target's ends are the
     exact LP optimum (False: attained by a feasible table, the exact interval
-    is at least as wide), and the number of LPs solved.
+    is at least as wide), the number of LPs solved, and whether each target
+    was left unsettled by ``deadline`` (its protection not proven).
     """
     n = len(ub)
     witness = _Witness(n, targets, need_lo, need_hi)
@@ -756,7 +814,13 @@ def _witness_intervals(
         h.changeColsBounds(
             len(columns), columns, np.zeros(len(columns)), np.full(len(columns), cap)
         )
+    out_of_time = False
     for _ in range(0 if known else 6):  # a cap too low for some table of the relations: raise it
+        try:
+            _within(h, deadline)
+        except _OutOfTime:
+            out_of_time = True
+            break
         if len(columns):
             h.changeColsBounds(
                 len(columns), columns, np.zeros(len(columns)), np.full(len(columns), cap)
@@ -768,12 +832,15 @@ def _witness_intervals(
         ):
             witness.add(np.asarray(h.getSolution().col_value))
             break
+        if h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
+            out_of_time = True
+            break
         cap *= 10.0
     else:
         if not known:
             _run(h)  # no cap fits: the published cells themselves contradict the relations
     cost = np.zeros(n)
-    for _ in range(WITNESS_ROUNDS):
+    for _ in range(0 if out_of_time else WITNESS_ROUNDS):
         down, up = witness.open_sides()
         before = int((down | up).sum())
         for sense, side in ((highspy.ObjSense.kMaximize, 1), (highspy.ObjSense.kMinimize, 0)):
@@ -785,9 +852,16 @@ def _witness_intervals(
             cost[chosen] = 1.0
             h.changeColsCost(n, np.arange(n), cost)
             h.changeObjectiveSense(sense)
-            solves += 1
-            _run(h)
+            try:
+                _within(h, deadline)
+                solves += 1
+                _run(h)
+            except _OutOfTime:
+                out_of_time = True
+                break
             witness.add(np.asarray(h.getSolution().col_value))
+        if out_of_time:
+            break
         down, up = witness.open_sides()
         still = int((down | up).sum())
         if still == 0 or before - still < ROUND_GAIN * before:
@@ -799,44 +873,77 @@ def _witness_intervals(
     # each cell still open: one feasibility LP per open side; a side no table reaches
     # means the cell is exposed, and it gets its exact interval
     exact = np.zeros(len(targets), dtype=bool)
+    left = np.zeros(len(targets), dtype=bool)
     step = 2 * EXACT_TOLERANCE
     for out, k in enumerate(targets):
         if witness.done(out):
             continue
-        column, bound = int(k), float(ub[k])
-        lo_need, hi_need = float(need_lo[out]), float(need_hi[out])
-        sides = []
-        if witness.high[k] < hi_need - EXACT_TOLERANCE:
-            sides.append((hi_need, np.inf))
-        if witness.low[k] > lo_need + EXACT_TOLERANCE:
-            sides.append((-np.inf, lo_need))
-        for low, high in sides:
-            solves += 1
-            if not _feasible_with(h, column, low, high, bound):
-                exact[out] = True
-                break
-            witness.add(np.asarray(h.getSolution().col_value))
-        if exact[out] or witness.done(out):
+        if out_of_time:
+            left[out] = True
             continue
-        # both ends reached but the interval is still a point: can the cell move at all?
-        moves = [(hi_need + step, np.inf)] + (
-            [(-np.inf, lo_need - step)] if lo_need >= step else []
-        )
-        for low, high in moves:
-            solves += 1
-            if _feasible_with(h, column, low, high, bound):
-                witness.add(np.asarray(h.getSolution().col_value))
-                break
-        else:
-            exact[out] = True
+        try:
+            if _settle_one(h, witness, out, int(k), float(ub[k]), step, deadline):
+                exact[out] = True
+        except _OutOfTime:
+            out_of_time = left[out] = True
     seen = np.isfinite(witness.low[targets])
     lower = np.where(seen, witness.low[targets], np.nan)
     upper = np.where(seen, witness.high[targets], np.nan)
-    if exact.any():
-        lo, hi, exact_solves = _exact_intervals(h, targets[exact])
-        lower[exact], upper[exact] = lo, hi
-        solves += exact_solves
-    return lower, upper, exact, solves
+    if exact.any() and not out_of_time:
+        try:
+            lo, hi, exact_solves = _exact_intervals(h, targets[exact], deadline)
+            lower[exact], upper[exact] = lo, hi
+            solves += exact_solves
+        except _OutOfTime:
+            out_of_time = True
+    if out_of_time:
+        # a cell a side of which no table reaches is exposed, but its exact interval was not
+        # computed: it keeps its witnessed range, flagged as unsettled (reported exposed)
+        left |= exact
+        exact[:] = False
+    return lower, upper, exact, solves + witness.solves, left
+
+
+def _settle_one(
+    h: highspy.Highs,
+    witness: _Witness,
+    out: int,
+    column: int,
+    bound: float,
+    step: float,
+    deadline: float | None,
+) -> bool:
+    """Feasibility LPs for open target ``out`` (model column ``column``, upper bound ``bound``).
+
+    One LP per open side (a table reaching the side's required value); when
+    both are reached but the range is still a point, whether the cell can move
+    at all. Each table found is a witness; the LPs are counted in
+    ``witness.solves``. Returns True when a side cannot be reached or the cell
+    cannot move (the cell is exposed and needs its exact interval).
+    """
+    lo_need, hi_need = float(witness.need_lo[out]), float(witness.need_hi[out])
+    sides = []
+    if witness.high[column] < hi_need - EXACT_TOLERANCE:
+        sides.append((hi_need, np.inf))
+    if witness.low[column] > lo_need + EXACT_TOLERANCE:
+        sides.append((-np.inf, lo_need))
+    for low, high in sides:
+        _within(h, deadline)
+        witness.solves += 1
+        if not _feasible_with(h, column, low, high, bound):
+            return True
+        witness.add(np.asarray(h.getSolution().col_value))
+    if witness.done(out):
+        return False
+    # both ends reached but the interval is still a point: can the cell move at all?
+    moves = [(hi_need + step, np.inf)] + ([(-np.inf, lo_need - step)] if lo_need >= step else [])
+    for low, high in moves:
+        _within(h, deadline)
+        witness.solves += 1
+        if _feasible_with(h, column, low, high, bound):
+            witness.add(np.asarray(h.getSolution().col_value))
+            return False
+    return True
 
 
 def resolve_structure(
@@ -927,6 +1034,7 @@ def judge_intervals(
     upper_bounds: np.ndarray | None = None,
     intervals: str = "exact",
     deviations: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
+    time_limit: float | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The attacker's interval of every hidden cell under ``relations`` and the verdict.
 
@@ -936,8 +1044,10 @@ def judge_intervals(
     ``needs`` marks the cells that need protection (without any, every
     hidden cell is checked for exact disclosure); ``labels`` has one row per
     cell and starts the report; ``deviations`` as in
-    :func:`attacker_intervals` (settled intervals only). Returns the report (the rows of
-    :attr:`AuditResult.cells`) and the statistics but ``cells``.
+    :func:`attacker_intervals` (settled intervals only), and ``time_limit`` (settled
+    intervals only: a cell left unsettled is reported exposed, ``"not settled"``).
+    Returns the report (the rows of :attr:`AuditResult.cells`) and the statistics but
+    ``cells``.
     """
     lpl, upl = levels
     check_all = not needs.any()
@@ -948,6 +1058,7 @@ def judge_intervals(
     start = time.perf_counter()
     optimal = np.zeros(int(hidden.sum()), dtype=bool)
     outer = np.zeros(int(hidden.sum()), dtype=bool)
+    unsettled = np.zeros(int(hidden.sum()), dtype=bool)
     lower, upper, solves = attacker_intervals(
         relations,
         np.nan_to_num(seen),
@@ -958,6 +1069,8 @@ def judge_intervals(
         truth=truth,
         deviations=deviations,
         outer=outer,
+        time_limit=time_limit if intervals == "settle" else None,
+        unsettled=unsettled,
     )
     seconds = time.perf_counter() - start
     # a cell that needs protection but was published is the plainest exposure of all
@@ -967,13 +1080,16 @@ def judge_intervals(
     upper = np.concatenate([upper, truth[shown]])
     optimal = np.concatenate([optimal, np.ones(len(shown), dtype=bool)])
     outer = np.concatenate([outer, np.zeros(len(shown), dtype=bool)])
+    unsettled = np.concatenate([unsettled, np.zeros(len(shown), dtype=bool)])
     required = needs[cells]
     # an inner bound of width zero proves nothing: exact disclosure needs the exact interval
     exact = (upper - lower < EXACT_TOLERANCE) & optimal
     narrow = (lower > truth[cells] - lpl[cells] + EXACT_TOLERANCE) | (
         upper < truth[cells] + upl[cells] - EXACT_TOLERANCE
     )
-    exposed = (narrow & required) | (exact & (required | check_all))
+    # a cell the time limit left unsettled has no proof of protection: it counts as exposed
+    exposed = ((narrow | unsettled) & required) | (exact & (required | check_all))
+    exposed |= unsettled & check_all
     report = labels.iloc[cells].reset_index(drop=True)
     report["value"] = truth[cells]
     report["suppressed"] = hidden[cells]
@@ -985,7 +1101,15 @@ def judge_intervals(
     report["interval"] = np.where(
         optimal,
         "exact",
-        np.where(outer, "outer bound", np.where(np.isnan(lower), "not computed", "inner bound")),
+        np.where(
+            outer,
+            "outer bound",
+            np.where(
+                unsettled,
+                "not settled",
+                np.where(np.isnan(lower), "not computed", "inner bound"),
+            ),
+        ),
     )
     report["exposed"] = exposed
     stats = {
@@ -993,6 +1117,7 @@ def judge_intervals(
         "published_primary": len(shown),
         "exposed": int(exposed.sum()),
         "exact": int(exact.sum()),
+        "unsettled": int(unsettled.sum()),
         "lp_solves": solves,
         "intervals": intervals,
         "seconds": seconds,
@@ -1015,6 +1140,7 @@ def audit_suppression(
     upper_bounds: str | None = None,
     intervals: str = "exact",
     deviations: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
+    time_limit: float | None = None,
 ) -> AuditResult:
     """The attacker's interval of every suppressed cell, compared with the required protection.
 
@@ -1071,6 +1197,12 @@ def audit_suppression(
         the farthest non-negative tables along it are then tables the
         attacker cannot exclude, which settle cells with no LP of their own.
         The verdict does not depend on them, only the time.
+    time_limit : float, optional
+        With ``intervals="settle"``: seconds (wall clock) for all the audit's
+        LPs. A cell still unsettled when they run out is reported exposed
+        with ``interval`` ``"not settled"`` (its protection is not proven;
+        it is not shown exposed either), counted in ``stats["unsettled"]``.
+        Default: no limit, every cell settled.
 
     Returns
     -------
@@ -1119,6 +1251,7 @@ def audit_suppression(
         upper_bounds=bounds,
         intervals=intervals,
         deviations=deviations,
+        time_limit=time_limit,
     )
     stats = {"cells": structure.n_cells, **stats}
     params = {
@@ -1126,5 +1259,6 @@ def audit_suppression(
         "value": value,
         "protection": protection,
         "intervals": intervals,
+        "time_limit": time_limit,
     }
     return AuditResult(report, params, stats)
