@@ -122,7 +122,11 @@ REGISTRY: tuple[Entry, ...] = (
         expect=("| normal, plain (eqs. 5-9) | x1, x2 | 0.66% |",),
         fast_args=("--replicates", "1"),
     ),
-    Entry("noise_business.py", "Oganian (2011) on the CASC business files (issue 31)"),
+    Entry(
+        "noise_business.py",
+        "Oganian (2011) on the CASC business files (issue 31)",
+        runtime="about 1.5 min (80 s at load 7)",
+    ),
     Entry(
         "noise_business.py",
         "Oganian (2011) on CASC with two constraint chains, 150 other seeds (issue 31)",
@@ -173,8 +177,16 @@ REGISTRY: tuple[Entry, ...] = (
         f"{PMT}, §§10-11: approximate against exact RWN on Adult, estimated against true recall",
     ),
     Entry("server_differencing.py", f"{LUCERO}, §4, eq. (5) and bounds (6)"),
-    Entry("server_perturbation.py", f"{LUCERO}, §4 with the padding defence"),
-    Entry("server_utility.py", f"{LUCERO}: cost of the padding defence"),
+    Entry(
+        "server_perturbation.py",
+        f"{LUCERO}, §4 with the padding defence",
+        runtime="about 16 min at load 9 (937 s)",
+    ),
+    Entry(
+        "server_utility.py",
+        f"{LUCERO}: cost of the padding defence",
+        runtime="about 3 min at load 9 (193 s)",
+    ),
     Entry(
         "server_utility.py",
         f"{LUCERO}: cost of the padding defence with the wider factor range rejected",
@@ -194,9 +206,30 @@ REGISTRY: tuple[Entry, ...] = (
         runtime="about 40 min on a loaded machine",
     ),
     Entry("swaprate_figure5.py", f"{KIFER}, Figure 5 (semi-synthetic Adult)", ("--runs", "50")),
+    Entry(
+        "swaprate_figure5.py",
+        f"{KIFER}, Figure 5 and §5.1 with the verdict, 10 runs per point (the block)",
+        ("--runs", "10", "--settings", "semi-synthetic Adult, rL;gaussian (Section 5.1)"),
+    ),
+    Entry(
+        "swaprate_figure5.py",
+        f"{KIFER}, Figure 5 on six attributes with the verdict, 2 runs per point (the block)",
+        ("--runs", "2", "--settings", "semi-synthetic Adult, six"),
+    ),
     Entry("swaprate_lemma44.py", f"{KIFER}, Lemma 4.4"),
     Entry("swaprate_identifiability.py", f"{KIFER}, §4.1 (identifiability, our addition)"),
-    Entry("swaprate_calibration.py", "swap-rate verdict calibration (issue 30)", ("--runs", "200")),
+    Entry("swaprate_calibration.py", "swap-rate verdict calibration (issue 30)", ("--runs", "270")),
+    Entry(
+        "swaprate_calibration.py",
+        "swap-rate verdict calibration on real Adult, one run per cell of the quicker sets",
+        (
+            "--runs",
+            "35",
+            "--sets",
+            "sex, race;education, race;age, education, sex;rL (3);rR (4);rL + rR (7);"
+            "consensus rL | rR",
+        ),
+    ),
     Entry("swaprate_docs_examples.py", "the examples of docs/swaprate.md"),
     Entry("tables_ptables.py", f"{GH}, appendix Table 1 (perturbation tables)"),
     Entry("tables_adult.py", f"{GH}, §6, Table 5 style on Adult"),

@@ -49,18 +49,6 @@ ALLOWED: dict[tuple[str, str], int] = {
         "docs/benchmarks.md",
         "Tables: secondary cell suppression of hierarchical tables (issue 21)",
     ): 1,
-    (
-        "docs/benchmarks.md",
-        "RWN for large files: approximate and sampled neighbourhoods (issue 17)",
-    ): 3,
-    (
-        "docs/benchmarks.md",
-        "Search logs: blocks by profile bisection, blocked SRP within 5% of exact (issue 26, session 7)",
-    ): 2,
-    (
-        "docs/benchmarks.md",
-        "RWN for large files at 10^6 records, and where the time goes (issue 17, second session)",
-    ): 8,
     ("docs/benchmarks.md", "Tables: suppression and SAFE at scale, profiled (issues 21 and 24)"): 2,
     (
         "docs/benchmarks.md",
@@ -86,10 +74,6 @@ ALLOWED: dict[tuple[str, str], int] = {
         "docs/validation.md",
         "Table 5 style on adult, re-run with the corrected maximum-entropy design",
     ): 1,
-    (
-        "docs/validation.md",
-        "Kifer (2015), Figure 5 (semi-synthetic Adult) and Section 5.1 (Gaussian), with the verdict",
-    ): 2,
     (
         "docs/validation.md",
         "Attacks: regression attacks on EIA, after Bleninger, Drechsler & Ronning (2011), Tables 1-3 (issue 25)",
