@@ -231,6 +231,11 @@ REGISTRY: tuple[Entry, ...] = (
         ),
     ),
     Entry("swaprate_docs_examples.py", "the examples of docs/swaprate.md"),
+    Entry(
+        "swaprate_docs_examples.py",
+        "docs/swaprate.md's example 1 over 20 seeds (coverage of its interval)",
+        ("--seeds", "20"),
+    ),
     Entry("tables_ptables.py", f"{GH}, appendix Table 1 (perturbation tables)"),
     Entry("tables_adult.py", f"{GH}, §6, Table 5 style on Adult"),
     Entry("tables_second_round.py", f"{GH}: second round (issue 24)"),
