@@ -158,3 +158,25 @@ def test_no_pasted_output_outside_the_allowed_sections() -> None:
     assert not new, f"pasted output outside a generated block (make it a block or remove it): {new}"
     gone = {key: n for key, n in ALLOWED.items() if found.get(key, 0) < n}
     assert not gone, f"ALLOWED lists more than these sections hold (shrink it): {gone}"
+
+
+GENERATED = re.compile(
+    r"^<!-- generated(?: markdown)?: (?P<command>.*?) -->\n(?P<body>.*?)^<!-- end generated -->",
+    re.S | re.M,
+)
+
+
+def test_every_generated_block_was_written_by_the_rewriter() -> None:
+    # A block's body starts with the line scripts/regenerate_docs.py writes (its command,
+    # date, machine, load and versions), or says it has not been run yet: an output
+    # pasted into a block by hand has no such line.
+    pasted = []
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = doc.read_text(encoding="utf-8")
+        for m in GENERATED.finditer(text):
+            first = (m.group("body").splitlines() or [""])[0]
+            stamp = f"`.venv/bin/python {m.group('command').strip()}` on "
+            if not (first.startswith(stamp) or first.lower().startswith("not run yet")):
+                line = text[: m.start()].count("\n") + 1
+                pasted.append(f"{doc.name}:{line} {m.group('command')}")
+    assert not pasted, f"generated blocks not written by scripts/regenerate_docs.py: {pasted}"
