@@ -211,11 +211,13 @@ REGISTRY: tuple[Entry, ...] = (
         "swaprate_figure5.py",
         f"{KIFER}, Figure 5 and §5.1 with the verdict, 10 runs per point (the block)",
         ("--runs", "10", "--settings", "semi-synthetic Adult, rL;gaussian (Section 5.1)"),
+        runtime="about 7.5 min at load 14-19 (448 s)",
     ),
     Entry(
         "swaprate_figure5.py",
         f"{KIFER}, Figure 5 on six attributes with the verdict, 2 runs per point (the block)",
         ("--runs", "2", "--settings", "semi-synthetic Adult, six"),
+        runtime="about 11 min at load 16 (658 s)",
     ),
     Entry("swaprate_lemma44.py", f"{KIFER}, Lemma 4.4"),
     Entry("swaprate_identifiability.py", f"{KIFER}, §4.1 (identifiability, our addition)"),
@@ -230,6 +232,7 @@ REGISTRY: tuple[Entry, ...] = (
             "sex, race;education, race;age, education, sex;rL (3);rR (4);rL + rR (7);"
             "consensus rL | rR",
         ),
+        runtime="about 4 min at load 14-19 (223 s)",
     ),
     Entry("swaprate_docs_examples.py", "the examples of docs/swaprate.md"),
     Entry(
@@ -252,6 +255,7 @@ REGISTRY: tuple[Entry, ...] = (
         "querylog_zealous.py",
         "Götz et al. (2012): the attack on ZEALOUS over 20 seeds of its random stream",
         ("--zealous-seeds", "20"),
+        runtime="about 2 min at load 12-14 (132 s)",
     ),
     Entry("attacks_regression.py", "Bleninger, Drechsler & Ronning (2011), Tables 1-3"),
     Entry(
