@@ -309,7 +309,7 @@ def prediction_part() -> None:
         ).data,
     }
     print(
-        f"## Part 2: EIA, {len(data)} records; keys TOTSALES, STATE, MONTH; sensitive TOTREVENUE\n"
+        f"**Part 2: EIA, {len(data)} records; keys TOTSALES, STATE, MONTH; sensitive TOTREVENUE**\n"
     )
     rows = []
     for name, masked in releases.items():

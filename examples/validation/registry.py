@@ -108,7 +108,12 @@ REGISTRY: tuple[Entry, ...] = (
         ("--reps", "10"),
         runtime="about 6 min",
     ),
-    Entry("maskers_oganian.py", "Oganian (2011), §5 (moment ratios)", ("--replicates", "500")),
+    Entry(
+        "maskers_oganian.py",
+        "Oganian (2011), §5 (moment ratios)",
+        ("--replicates", "500"),
+        runtime="about 2 min (123 s at load 5)",
+    ),
     Entry(
         "maskers_oganian_linkage.py",
         "Oganian (2011), §5 (re-identification by record linkage, about 0.3%)",
@@ -117,7 +122,11 @@ REGISTRY: tuple[Entry, ...] = (
         expect=("| normal, plain (eqs. 5-9) | x1, x2 | 0.66% |",),
         fast_args=("--replicates", "1"),
     ),
-    Entry("noise_business.py", "Oganian (2011) on the CASC business files (issue 31)"),
+    Entry(
+        "noise_business.py",
+        "Oganian (2011) on the CASC business files (issue 31)",
+        runtime="about 1.5 min (80 s at load 7)",
+    ),
     Entry(
         "noise_business.py",
         "Oganian (2011) on CASC with two constraint chains, 150 other seeds (issue 31)",
@@ -162,14 +171,23 @@ REGISTRY: tuple[Entry, ...] = (
     Entry(
         "rwn_large_files.py",
         f"{PMT}, §§10-11: utility and risk of approximate and sampled neighbourhoods",
+        runtime="about 15 min of CPU (2016 s at load 8-16)",
     ),
     Entry(
         "rwn_approximate_adult.py",
         f"{PMT}, §§10-11: approximate against exact RWN on Adult, estimated against true recall",
     ),
     Entry("server_differencing.py", f"{LUCERO}, §4, eq. (5) and bounds (6)"),
-    Entry("server_perturbation.py", f"{LUCERO}, §4 with the padding defence"),
-    Entry("server_utility.py", f"{LUCERO}: cost of the padding defence"),
+    Entry(
+        "server_perturbation.py",
+        f"{LUCERO}, §4 with the padding defence",
+        runtime="about 16 min at load 9 (937 s)",
+    ),
+    Entry(
+        "server_utility.py",
+        f"{LUCERO}: cost of the padding defence",
+        runtime="about 3 min at load 9 (193 s)",
+    ),
     Entry(
         "server_utility.py",
         f"{LUCERO}: cost of the padding defence with the wider factor range rejected",
@@ -189,10 +207,39 @@ REGISTRY: tuple[Entry, ...] = (
         runtime="about 40 min on a loaded machine",
     ),
     Entry("swaprate_figure5.py", f"{KIFER}, Figure 5 (semi-synthetic Adult)", ("--runs", "50")),
+    Entry(
+        "swaprate_figure5.py",
+        f"{KIFER}, Figure 5 and §5.1 with the verdict, 10 runs per point (the block)",
+        ("--runs", "10", "--settings", "semi-synthetic Adult, rL;gaussian (Section 5.1)"),
+        runtime="about 7.5 min at load 14-19 (448 s)",
+    ),
+    Entry(
+        "swaprate_figure5.py",
+        f"{KIFER}, Figure 5 on six attributes with the verdict, 2 runs per point (the block)",
+        ("--runs", "2", "--settings", "semi-synthetic Adult, six"),
+        runtime="about 11 min at load 16 (658 s)",
+    ),
     Entry("swaprate_lemma44.py", f"{KIFER}, Lemma 4.4"),
     Entry("swaprate_identifiability.py", f"{KIFER}, §4.1 (identifiability, our addition)"),
-    Entry("swaprate_calibration.py", "swap-rate verdict calibration (issue 30)", ("--runs", "200")),
+    Entry("swaprate_calibration.py", "swap-rate verdict calibration (issue 30)", ("--runs", "270")),
+    Entry(
+        "swaprate_calibration.py",
+        "swap-rate verdict calibration on real Adult, one run per cell of the quicker sets",
+        (
+            "--runs",
+            "35",
+            "--sets",
+            "sex, race;education, race;age, education, sex;rL (3);rR (4);rL + rR (7);"
+            "consensus rL | rR",
+        ),
+        runtime="about 4 min at load 14-19 (223 s)",
+    ),
     Entry("swaprate_docs_examples.py", "the examples of docs/swaprate.md"),
+    Entry(
+        "swaprate_docs_examples.py",
+        "docs/swaprate.md's example 1 over 20 seeds (coverage of its interval)",
+        ("--seeds", "20"),
+    ),
     Entry("tables_ptables.py", f"{GH}, appendix Table 1 (perturbation tables)"),
     Entry("tables_adult.py", f"{GH}, §6, Table 5 style on Adult"),
     Entry("tables_second_round.py", f"{GH}: second round (issue 24)"),
@@ -203,6 +250,12 @@ REGISTRY: tuple[Entry, ...] = (
     Entry("querylog_srp.py", "Erola et al. (2011), §4.2 (SRP on the AOL sample)"),
     Entry(
         "querylog_zealous.py", "Götz et al. (2012): planted queries vs microaggregation and ZEALOUS"
+    ),
+    Entry(
+        "querylog_zealous.py",
+        "Götz et al. (2012): the attack on ZEALOUS over 20 seeds of its random stream",
+        ("--zealous-seeds", "20"),
+        runtime="about 2 min at load 12-14 (132 s)",
     ),
     Entry("attacks_regression.py", "Bleninger, Drechsler & Ronning (2011), Tables 1-3"),
     Entry(
@@ -239,6 +292,11 @@ REGISTRY: tuple[Entry, ...] = (
     ),
     Entry("attacks_peers.py", "the stress corpus's rare levels", ("--part", "corpus")),
     Entry("attacks_peers.py", "sdckit's refusals by cause", ("--part", "refusals")),
+    Entry(
+        "attacks_peers.py",
+        "Bleninger, Drechsler & Ronning (2011): prediction from the keys of EIA releases",
+        ("--part", "prediction"),
+    ),
     Entry(
         "attacks_peers.py",
         "universes answered without their rare categories",
