@@ -82,3 +82,26 @@ def test_bad_rule_is_a_one_line_error(tmp_path, table_file, capsys) -> None:
     )
     assert code == 2
     assert "dominance needs ['k']" in capsys.readouterr().err
+
+
+def test_a_pattern_with_an_exposed_cell_is_not_written(tmp_path, table_file, capsys, monkeypatch):
+    import sdckit.cli.tables as cli_tables
+
+    real = cli_tables.suppress
+
+    class Exposed:
+        """The real result, with the audit's verdict turned to one exposed cell."""
+
+        def __init__(self, result):
+            self.table, self.internal = result.table, result.internal
+            self.stats = {**result.stats, "exposed": 1}
+
+        def summary(self) -> str:
+            return "1 primary cell exposed"
+
+    monkeypatch.setattr(cli_tables, "suppress", lambda *a, **k: Exposed(real(*a, **k)))
+    release = tmp_path / "release.csv"
+    args = ["tables", "suppress", str(table_file), "-o", str(release), "--dims", "district,age"]
+    assert main([*args, "--rule", "freq>=15", "--quiet"]) == 1
+    assert not release.exists()
+    assert "no release written" in " ".join(capsys.readouterr().err.split())

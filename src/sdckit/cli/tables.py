@@ -858,11 +858,23 @@ def suppress_command(
             result = suppress(flagged, **options)
         else:
             result = suppress(data, rules=rule, dims=_dims(dims), hierarchies=spec, **options)
-    _write_suppressed(result.table, result.internal, output, sdmx=sdmx, with_status=with_status)
     if not quiet:
         err_console.print(result.summary(), highlight=False)
     if result.stats["exposed"]:
-        raise typer.Exit(1)
+        _refuse_exposed(int(result.stats["exposed"]), [output])
+    _write_suppressed(result.table, result.internal, output, sdmx=sdmx, with_status=with_status)
+
+
+def _refuse_exposed(exposed: int, outputs: list[Path]) -> None:
+    """Write no release in which the audit found a primary cell exposed (exit code 1)."""
+    err_console.print(
+        f"error: the audit found {exposed} primary cell(s) not protected by this pattern; no "
+        f"release written ({', '.join(str(o) for o in outputs)}): a release with an exposed "
+        "cell discloses it. Try another --method (hypercube protects every primary cell it "
+        "can), or check a pattern with `sdckit tables audit`.",
+        highlight=False,
+    )
+    raise typer.Exit(1)
 
 
 def _write_suppressed(
@@ -900,8 +912,8 @@ def suppress_linked_command(
     """Suppress linked tables together: a cell they share is suppressed in all or none.
 
     Each table is protected with the others' suppressions carried over until
-    nothing changes; then every table and the set jointly are audited (exit
-    code 1 if a cell is exposed).
+    nothing changes; then every table and the set jointly are audited (if a
+    cell is exposed, no release is written and the exit code is 1).
     """
     hierarchies, value, contributor = how.hierarchies, how.value, how.contributor
     cost, time_limit, with_status, sdmx = how.cost, how.time_limit, how.with_status, how.sdmx
@@ -933,12 +945,15 @@ def suppress_linked_command(
             result = suppress_linked(
                 frames, rules=rule, dims=[_dims(d) for d in dims], hierarchies=spec, **options
             )
-    for table, internal, output in zip(result.tables, result.internals, outputs, strict=True):
-        _write_suppressed(table, internal, output, sdmx=sdmx, with_status=with_status)
     if not quiet:
         err_console.print(result.summary(), highlight=False)
     if result.stats["exposed"] or any(result.stats["exposed_per_table"]):
-        raise typer.Exit(1)
+        _refuse_exposed(
+            max(int(result.stats["exposed"]), sum(map(int, result.stats["exposed_per_table"]))),
+            list(outputs),
+        )
+    for table, internal, output in zip(result.tables, result.internals, outputs, strict=True):
+        _write_suppressed(table, internal, output, sdmx=sdmx, with_status=with_status)
 
 
 def register(app: typer.Typer) -> None:
