@@ -124,8 +124,7 @@ def _stamp(load_before: float) -> str:
     )
 
 
-def _body(block: Block, output: str, seconds: float, load_before: float) -> str:
-    head = f"`.venv/bin/python {block.command}` on {_stamp(load_before)}; took {seconds:.0f} s"
+def _body(block: Block, output: str, head: str) -> str:
     if block.markdown:
         return f"{head}:\n\n{output.rstrip()}\n\n"
     return f"{head}:\n\n```\n{output.rstrip()}\n```\n"
@@ -172,19 +171,28 @@ def regenerate(block: Block, index: int) -> bool:
             file=sys.stderr,
         )
         return True
-    # Find the block again by its command (the document may have been edited while the
-    # command ran): the same occurrence of the same command as when the run started.
+    head = f"`.venv/bin/python {block.command}` on {_stamp(load_before)}; took {seconds:.0f} s"
+    return _replace(block, _body(block, done.stdout, head))
+
+
+def _replace(block: Block, body: str) -> bool:
+    """Write ``body`` into ``block``; False when the block is gone from its document.
+
+    The block is found again by its command (the document may have been edited
+    while the command ran): the same occurrence of the same command as when
+    the run started.
+    """
     text = block.path.read_text(encoding="utf-8")
     same = [m for m in BLOCK.finditer(text) if m.group("command").strip() == block.command]
-    occurrence = block.occurrence
-    if occurrence >= len(same):
+    if block.occurrence >= len(same):
         print(
             f"{block.path.name}: block {block.command!r} is gone; output dropped", file=sys.stderr
         )
         return False
-    m = same[occurrence]
-    new = m.group("open") + _body(block, done.stdout, seconds, load_before) + m.group("close")
-    _write(block.path, text[: m.start()] + new + text[m.end() :])
+    m = same[block.occurrence]
+    _write(
+        block.path, text[: m.start()] + m.group("open") + body + m.group("close") + text[m.end() :]
+    )
     return True
 
 
@@ -201,18 +209,7 @@ def from_log(block: Block, log: Path) -> bool:
         f"({platform.machine()} with {os.cpu_count()} cores, {_versions()}; the run's own "
         "lines give its load)"
     )
-    body = (
-        f"{head}:\n\n{output.rstrip()}\n\n"
-        if block.markdown
-        else (f"{head}:\n\n```\n{output.rstrip()}\n```\n")
-    )
-    text = block.path.read_text(encoding="utf-8")
-    same = [m for m in BLOCK.finditer(text) if m.group("command").strip() == block.command]
-    m = same[block.occurrence]
-    _write(
-        block.path, text[: m.start()] + m.group("open") + body + m.group("close") + text[m.end() :]
-    )
-    return True
+    return _replace(block, _body(block, output, head))
 
 
 def main(argv: list[str] | None = None) -> int:

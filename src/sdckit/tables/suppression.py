@@ -790,14 +790,18 @@ def suppress(
     report = None
     repaired = 0
     if audit:
-        report = audit_suppression(
-            internal,
-            structure=structure,
-            value=value,
-            intervals="settle",
-            deviations=cubes,
-            time_limit=audit_time_limit,
-        )
+
+        def audited(table: pd.DataFrame) -> AuditResult:
+            return audit_suppression(
+                table,
+                structure=structure,
+                value=value,
+                intervals="settle",
+                deviations=cubes,
+                time_limit=audit_time_limit,
+            )
+
+        report = audited(internal)
         if method == "modular" and report.stats["exposed"]:
             # HiTaS protects each sub-table, not their combination: complete the pattern with a
             # hypercube (whose protection holds in the whole table) for each exposed cell
@@ -812,14 +816,7 @@ def suppress(
             )
             repaired = int(exposed.sum())
             internal, release = pattern_frames(frame, structure, value, primary, hidden)
-            report = audit_suppression(
-                internal,
-                structure=structure,
-                value=value,
-                intervals="settle",
-                deviations=cubes,
-                time_limit=audit_time_limit,
-            )
+            report = audited(internal)
     stats = {
         "cells": n,
         "primary": int(primary.sum()),
