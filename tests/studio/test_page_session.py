@@ -72,7 +72,9 @@ def test_whole_session_and_its_exports_replay_byte_for_byte(tmp_path, testdata):
         page.wait_for_selector("body[data-ready=true]")
         assert "testdata.csv" in page.inner_text("#file-line")
         assert "4,580 rows" in page.inner_text("#file-line")
-        # The preview is paged: 20 rows of 4,580 reach the page.
+        # The preview is paged: 20 rows of 4,580 reach the page (filled after data-ready on a
+        # busy machine: wait for its first row before counting).
+        page.wait_for_selector("#preview tbody tr")
         assert page.locator("#preview tbody tr").count() == 20
         assert "rows 1–20 of 4,580" in page.inner_text("#preview-range")
 
