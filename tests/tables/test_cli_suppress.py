@@ -51,6 +51,11 @@ def test_suppress_then_audit_round_trip(tmp_path, table_file, capsys) -> None:
     assert "not all exact" in capsys.readouterr().out
     assert main([*args, "--rule", "freq>=40", "--intervals", "settle", "--quiet"]) == 1
     assert main([*args, "--intervals", "fast", "--quiet"]) == 2
+    # a time limit: generous, the same verdict; not a positive number, a parameter error
+    assert main([*args, "--rule", "freq>=15", "--time-limit", "600", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main([*args, "--rule", "freq>=15", "--time-limit", "-1", "--quiet"]) == 2
+    assert "time_limit" in capsys.readouterr().err
 
 
 def test_status_flags_need_an_internal_name_and_sdmx(tmp_path, table_file) -> None:

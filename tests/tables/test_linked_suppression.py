@@ -141,3 +141,24 @@ def test_cli_suppresses_linked_tables_from_one_microdata_file(tmp_path, capsys) 
     # one --output per --dims, and no output twice
     assert main([*args[:-4], "--rule", "freq>=3"]) == 2
     assert main([*args[:4], str(outs[0]), "-o", str(outs[0]), *args[7:]]) == 2
+
+
+def test_a_cell_the_set_exposes_is_repaired_without_the_joint_optimal_model(monkeypatch) -> None:
+    # the joint optimal model too large (and each table's hypercubes finding nothing): before
+    # session 11 the primary cells the set exposed stayed exposed; now each gets a deviation
+    # LP on the joint relations
+    import sdckit.tables.suppression as single
+
+    tables = linked_pair(leaking_seed())
+
+    def no_cube(structure, problem, *, start=None, chosen=None, owners=None):
+        hidden = np.asarray(problem.primary, dtype=bool) | (False if start is None else start)
+        return hidden, np.flatnonzero(problem.primary)
+
+    monkeypatch.setattr(single, "MAX_OPTIMAL_SIZE", 0)
+    monkeypatch.setattr(single, "hypercube_pattern", no_cube)
+    linked = suppress_linked(tables, rules=["freq>=3"])
+    assert linked.stats["repaired"] > 0
+    assert linked.stats["exposed"] == 0
+    assert linked.stats["exposed_per_table"] == (0, 0)
+    assert shared_status(linked.internals)[1] == 0

@@ -742,6 +742,14 @@ def audit_command(
             "(large tables; the interval column says which are exact).",
         ),
     ] = "exact",
+    time_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--time-limit",
+            help="Seconds (wall clock) for the audit's LPs: a cell not settled in time is "
+            "reported exposed ('not settled'), never protected.",
+        ),
+    ] = None,
     quiet: QuietOption = False,
 ) -> None:
     """The attacker's interval of every suppressed cell (LP, HiGHS); exit code 1 when a cell is exposed."""
@@ -765,6 +773,7 @@ def audit_command(
             hierarchies=parse_hierarchies(hierarchies),
             protection=protection,
             intervals=intervals,
+            time_limit=time_limit,
         )
     console.print(result.summary(), highlight=False)
     if output is not None:
@@ -870,8 +879,9 @@ def _refuse_exposed(exposed: int, outputs: list[Path]) -> None:
     err_console.print(
         f"error: the audit found {exposed} primary cell(s) not protected by this pattern; no "
         f"release written ({', '.join(str(o) for o in outputs)}): a release with an exposed "
-        "cell discloses it. Try another --method (hypercube protects every primary cell it "
-        "can), or check a pattern with `sdckit tables audit`.",
+        "cell discloses it. Every method completes the pattern for the cells its first audit "
+        "finds exposed, so a cell is left only when a HiGHS run stopped at its time limit: "
+        "raise --time-limit, or check a pattern with `sdckit tables audit`.",
         highlight=False,
     )
     raise typer.Exit(1)

@@ -39,7 +39,7 @@ from scipy.sparse.csgraph import connected_components
 
 from sdckit._highs import new_highs
 from sdckit._results import FrozenResult
-from sdckit._validation import check_dataframe, number_text, plain_value
+from sdckit._validation import check_dataframe, check_positive, number_text, plain_value
 from sdckit.errors import DataError, InfeasibleError, ParameterError
 from sdckit.tables.tabulate import Hierarchy, TableStructure
 
@@ -1212,6 +1212,8 @@ def audit_suppression(
     frame = check_dataframe(table, "table")
     if intervals not in ("exact", "settle"):
         raise ParameterError(f"intervals must be 'exact' or 'settle', got {intervals!r}")
+    if time_limit is not None:
+        time_limit = check_positive(time_limit, "time_limit")
     structure = resolve_structure(frame, structure, dims, hierarchies, total_label)
     positions, truth, missing_truth = cell_values(frame, structure, value)
     if missing_truth.any():

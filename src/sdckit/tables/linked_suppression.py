@@ -22,7 +22,11 @@ are protected together, as tau-ARGUS's hypercube does for linked tables
    relations at once (Fischetti & Salazar-González (2001), §2). A primary
    cell the tables together still expose is protected by the optimal model
    of :func:`sdckit.tables.suppress` on the joint relations (cells already
-   hidden cost nothing), and steps 1-3 run again.
+   hidden cost nothing) or, when that model is too large or finds no pattern
+   within ``time_limit``, by one deviation LP per cell on the joint relations
+   (:func:`sdckit.tables.suppression.deviation_pattern`: protection proved
+   by construction; before session 11 such a cell stayed exposed), and
+   steps 1-3 run again.
 
 Hiding more cells only widens an attacker's intervals, so what an audit
 passed stays passed.
@@ -39,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 import sdckit.tables.suppression as single
+from sdckit._highs import NoTableInTime
 from sdckit._results import FrozenResult
 from sdckit.errors import DataError, InfeasibleError
 from sdckit.tables.audit import AuditResult, audit_suppression, judge_intervals
@@ -74,7 +79,8 @@ class LinkedSuppressionResult(FrozenResult):
         ``secondary``, ``shared_suppressed`` (shared cells hidden),
         ``suppressed_value``, ``rounds`` (protection rounds until the fixed
         point, over every repair), ``repaired`` (primary cells the joint
-        audit exposed and the joint optimal model then protected),
+        audit exposed and the joint optimal model, or deviation LPs, then
+        protected),
         ``exposed`` (cells the joint audit finds too narrow at the end),
         ``exposed_per_table``, ``no_hypercube``, ``seconds``.
     """
@@ -339,25 +345,39 @@ def suppress_linked(
         exposed = np.zeros(link.n, dtype=bool)
         exposed[report.loc[report["exposed"].to_numpy(), "cell"].to_numpy(np.int64)] = True
         exposed &= primary
-        if exposed.any() and 2 * int(exposed.sum()) * link.n <= single.MAX_OPTIMAL_SIZE:
-            pattern = single.optimal_pattern(
-                link.relations,
-                values,
-                exposed,
-                upper,
-                lower,
-                np.where(hidden, 0.0, weights),
-                time_limit=time_limit,
-            )
-            if pattern is not None:
-                repaired = int(exposed.sum())
-                hidden |= pattern
-                more, missed = _protect_each(
-                    link, problem, hidden, method=method, time_limit=time_limit
+        if exposed.any():
+            pattern = None
+            if 2 * int(exposed.sum()) * link.n <= single.MAX_OPTIMAL_SIZE:
+                try:
+                    pattern = single.optimal_pattern(
+                        link.relations,
+                        values,
+                        exposed,
+                        upper,
+                        lower,
+                        np.where(hidden, 0.0, weights),
+                        time_limit=time_limit,
+                    )
+                except NoTableInTime:
+                    pattern = None
+            if pattern is None:
+                # too large for the joint optimal model, or no pattern in time: one deviation
+                # LP per exposed cell on the joint relations (protection proved by construction)
+                pattern, _, _ = single.deviation_pattern(
+                    link.relations,
+                    Protection(values, exposed, upper, lower, weights),
+                    hidden,
+                    np.flatnonzero(exposed),
+                    time_limit=time_limit,
                 )
-                rounds += more
-                unprotected |= missed
-                report, verdict = _joint_verdict(link, problem, hidden)
+            repaired = int(exposed.sum())
+            hidden |= pattern
+            more, missed = _protect_each(
+                link, problem, hidden, method=method, time_limit=time_limit
+            )
+            rounds += more
+            unprotected |= missed
+            report, verdict = _joint_verdict(link, problem, hidden)
         joint = _joint_result(link, report, verdict, value)
     seconds = time.perf_counter() - start
 
