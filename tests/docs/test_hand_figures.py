@@ -61,10 +61,6 @@ ALLOWED: dict[tuple[str, str], int] = {
         "docs/validation.md",
         "Distributed RWN: random vs spatial partitions vs one machine (Perry, Matloff & Tendick 2022, §11.3; issue 18)",
     ): 1,
-    (
-        "docs/validation.md",
-        "Tables: cell suppression, known optima and suppression vs cell key vs SAFE (issue 21)",
-    ): 2,
 }
 
 
