@@ -335,11 +335,19 @@ def main() -> None:
                 f"{peak:.0f} MiB |",
                 flush=True,
             )
+            if method == "hypercube":
+                print(
+                    f"#   hypercube: {s['no_hypercube']} primary cells without a hypercube of "
+                    f"their own; {s['repaired']} of them exposed by the first audit, then "
+                    "protected by deviation LPs",
+                    flush=True,
+                )
             if method == "modular":
                 print(
                     f"#   modular: {s['subtables']} sub-tables, {s['hypercube_subtables']} of "
                     f"them protected by hypercubes, {s['relaxed_subtables']} relaxed; "
-                    f"{s['repaired']} exposed primary cells repaired by whole-table hypercubes",
+                    f"{s['repaired']} exposed primary cells repaired (by whole-table "
+                    f"hypercubes, {s['lp_repaired']} of them by deviation LPs)",
                     flush=True,
                 )
             if args.exact_audit and result.audit is not None:

@@ -61,6 +61,7 @@ from sdckit.tables.release import (
     from_internal_names,
     internal_frame,
 )
+from sdckit.tables.suppression import DEFAULT_TIME_LIMIT
 from sdckit.tables.tabulate import TableStructure
 
 tables_app = typer.Typer(
@@ -826,7 +827,14 @@ class _Suppression:
     value: _MagnitudeValue = None
     contributor: _Contributor = None
     cost: Annotated[str, typer.Option("--cost", help="value or count.")] = "value"
-    time_limit: _TimeLimit = None
+    time_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--time-limit",
+            help="Seconds per HiGHS run (default 60): the best pattern found is kept, with "
+            "its gap in the summary.",
+        ),
+    ] = None
     with_status: _WithStatus = False
     sdmx: Annotated[str | None, typer.Option("--sdmx", help=_SDMX_HELP)] = None
 
@@ -853,7 +861,11 @@ def suppress_command(
     data = from_internal_names(read_input(table))
     spec = parse_hierarchies(hierarchies)
     microdata = value is not None or contributor is not None or "count" not in data.columns
-    options: dict[str, Any] = {"method": method, "cost": cost, "time_limit": time_limit}
+    options: dict[str, Any] = {
+        "method": method,
+        "cost": cost,
+        "time_limit": DEFAULT_TIME_LIMIT if time_limit is None else time_limit,
+    }
     with progress_bar(f"suppression ({method})", quiet=quiet):
         if microdata:
             flagged = primary_suppression(
@@ -936,7 +948,11 @@ def suppress_linked_command(
     _check_linked_outputs(outputs, with_status, *inputs, hierarchies)
     spec = parse_hierarchies(hierarchies)
     frames = [from_internal_names(read_input(path)) for path in inputs]
-    options: dict[str, Any] = {"method": method, "cost": cost, "time_limit": time_limit}
+    options: dict[str, Any] = {
+        "method": method,
+        "cost": cost,
+        "time_limit": DEFAULT_TIME_LIMIT if time_limit is None else time_limit,
+    }
     with progress_bar(f"linked suppression ({method})", quiet=quiet):
         if microdata:
             flagged = [

@@ -273,7 +273,7 @@ def suppress_linked(
     cost: str = "value",
     value: str | None = None,
     audit: bool = True,
-    time_limit: float | None = None,
+    time_limit: float | None = single.DEFAULT_TIME_LIMIT,
     dims: Sequence[Sequence[str]] | None = None,
     hierarchies: Mapping[str, Hierarchy] | None = None,
     total_label: str = "Total",
@@ -303,8 +303,9 @@ def suppress_linked(
     audit : bool, default True
         Audit each table and the set jointly (the repair of cells the set
         exposes needs it).
-    time_limit : float, optional
-        Seconds per HiGHS run of the optimal model.
+    time_limit : float or None, default 60
+        Seconds (wall clock) per HiGHS run of the optimal model and of each
+        deviation LP; None: no limit.
     dims, hierarchies, total_label
         Each table's classifying columns, hierarchies and margin label, for
         tables without structure (read from files), as in

@@ -28,8 +28,10 @@ secondary cells, and every result is audited by the attacker's LP
   leaf), so every relation of the hierarchical table holds along it and the
   protection of each primary cell is guaranteed by its own hypercube. Not
   optimal; a cell for which no hypercube among the candidates is large
-  enough gets a deviation LP (:func:`deviation_pattern`), whose protection
-  is proved by construction.
+  enough is often protected by the others' hypercubes; the audit judges it,
+  and if it is exposed it gets a deviation LP (:func:`deviation_pattern`),
+  whose protection is proved by construction (without the audit, every such
+  cell gets one).
 * ``"modular"``: the HiTaS approach of de Wolf (2002): the hierarchical table
   is cut into its non-hierarchical sub-tables (a parent and its children in
   every dimension), solved top-down by the optimal model; cells decided in a
@@ -91,6 +93,8 @@ MAX_OPTIMAL_SIZE = 2_000_000
 MODULAR_OPTIMAL_SIZE = 100_000
 #: Largest number of corner evaluations per primary cell in the hypercube search.
 HYPERCUBE_BUDGET = 200_000
+#: Seconds (wall clock) per HiGHS run of the optimal and modular methods unless told.
+DEFAULT_TIME_LIMIT = 60.0
 
 
 @dataclass(frozen=True)
@@ -118,7 +122,10 @@ class SuppressionResult(FrozenResult):
         candidate hypercube protected), ``repaired`` (primary cells the
         first audit found exposed, then completed), ``lp_repaired`` (primary
         cells protected by a deviation LP, :func:`deviation_pattern`), and
-        per method ``mip_gap``, ``subtables``.
+        per method: ``mip_gap``, ``objective`` and ``dual_bound`` (optimal:
+        HiGHS's proven gap, the pattern's cost and the lower bound on any
+        pattern's), ``subtables``, ``relaxed_subtables``,
+        ``hypercube_subtables`` (modular).
     """
 
     table: pd.DataFrame
@@ -136,10 +143,17 @@ class SuppressionResult(FrozenResult):
             head = "every suppressed cell passed the audit"
         else:
             head = f"{s['exposed']} suppressed cells are NOT protected (see .audit)"
+        gap = s.get("mip_gap")
+        stopped = (
+            f"; time_limit reached before the optimum was proven: cost {s['objective']:g} "
+            f"against HiGHS's lower bound {s['dual_bound']:g} (gap {gap:.1%})"
+            if gap is not None and gap > 1e-6 and "objective" in s and "dual_bound" in s
+            else ""
+        )
         return (
             f"{head}: {s['primary']} primary and {s['secondary']} secondary cells suppressed "
             f"({self.params['method']}) of {s['cells']}, suppressed value "
-            f"{s['suppressed_value']:g}, {s['seconds']:.2f} s"
+            f"{s['suppressed_value']:g}, {s['seconds']:.2f} s{stopped}"
         )
 
 
@@ -157,7 +171,7 @@ def optimal_pattern(
     published: np.ndarray | None = None,
     time_limit: float | None = None,
     info: dict | None = None,
-    cubes: Mapping[int, tuple[np.ndarray, np.ndarray]] | None = None,
+    cubes: Mapping[Any, tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> np.ndarray | None:
     """The cheapest suppression pattern protecting every primary cell (compact MILP).
 
@@ -169,12 +183,17 @@ def optimal_pattern(
 
     ``cubes``: for primary cells (positions), a hypercube protecting each, as
     (corner positions, signs) with the cell's own sign +1
-    (:func:`hypercube_pattern`, ``chosen``). When every primary cell has one
-    and the pattern they span fits the model (bounds, ``published``), that
-    pattern and its deviations are HiGHS's first incumbent: the result is
-    then never dearer than it, even when ``time_limit`` stops the search
-    (on the 11,200-cell table of ``benchmarks/suppression.py`` the modular
-    method's sub-tables otherwise returned patterns at gaps up to 96%).
+    (:func:`hypercube_pattern`, ``chosen``), keyed by the cell; or, keyed by
+    ``(cell, +1)`` / ``(cell, -1)``, the change protecting one direction, as
+    (positions, steps) with the cell's own step +1 (:func:`deviation_pattern`,
+    ``certificates``). When every direction has one and the pattern they
+    span fits the model (bounds, ``published``), that pattern and its
+    deviations are HiGHS's first incumbent: the result is then never dearer
+    than it, even when ``time_limit`` stops the search (on the 11,200-cell
+    table of ``benchmarks/suppression.py`` the modular method's sub-tables
+    otherwise returned patterns at gaps up to 96%; on education x race x sex
+    of Adult, 306 cells, a 10 s search with no start returned a pattern of
+    180 times the hypercubes' value).
     """
     values = np.asarray(values, dtype=np.float64)
     n = len(values)
@@ -254,7 +273,7 @@ def optimal_pattern(
 
 
 def _cube_start(
-    cubes: Mapping[int, tuple[np.ndarray, np.ndarray]],
+    cubes: Mapping[Any, tuple[np.ndarray, np.ndarray]],
     directions: list[tuple[int, float]],
     n: int,
     var_lo: np.ndarray,
@@ -271,9 +290,13 @@ def _cube_start(
     """
     x = np.zeros(n * (len(directions) + 1))
     for t, (cell, level) in enumerate(directions):
-        if cell not in cubes:
+        key = (cell, 1 if level > 0 else -1)
+        if key in cubes:
+            positions, signs = cubes[key]
+        elif cell in cubes:
+            positions, signs = cubes[cell]
+        else:
             return None
-        positions, signs = cubes[cell]
         x[positions] = 1.0
         np.add.at(x, n * (t + 1) + positions, level * np.asarray(signs, dtype=np.float64))
     x[:n] = np.maximum(x[:n], var_lo[:n])
@@ -459,6 +482,7 @@ def deviation_pattern(
     cells: np.ndarray,
     *,
     time_limit: float | None = None,
+    owners: list[tuple[int, int]] | None = None,
 ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
     """Complete ``hidden`` so that each of ``cells`` is protected, by one LP per direction.
 
@@ -488,6 +512,9 @@ def deviation_pattern(
         Positions of the primary cells to protect.
     time_limit : float, optional
         Seconds (wall clock) per LP.
+    owners : list, optional
+        A list to which ``(cell, +1)`` or ``(cell, -1)`` is appended for each
+        certificate, in the same order.
 
     Returns
     -------
@@ -507,6 +534,7 @@ def deviation_pattern(
     if len(cells) == 0:
         return hidden, certificates, np.array([], dtype=np.int64)
     matrix = sparse.csr_matrix(relations)
+    # the optimal model's bound on upward moves (a certificate then fits its start)
     big_m = float(values.max(initial=0.0) + max(problem.upper.max(initial=0.0), 1.0))
     # variables: y+ (n), y- (n); R (y+ - y-) = 0
     full = sparse.hstack([matrix, -matrix], format="csc")
@@ -538,9 +566,39 @@ def deviation_pattern(
             y[np.abs(y) < DEVIATION_TOLERANCE] = 0.0
             moved = np.flatnonzero(y)
             hidden[moved] = True
-            sign = 1.0 if column == cell else -1.0
+            sign = 1 if column == cell else -1
             certificates.append((moved, sign * y[moved] / level))
+            if owners is not None:
+                owners.append((int(cell), sign))
     return hidden, certificates, np.unique(np.array(failed, dtype=np.int64))
+
+
+def start_moves(
+    structure: TableStructure,
+    problem: Protection,
+    *,
+    time_limit: float | None = None,
+) -> tuple[np.ndarray, dict[Any, tuple[np.ndarray, np.ndarray]]]:
+    """A protected pattern and a protecting change per primary cell: the optimal model's start.
+
+    The hypercubes (:func:`hypercube_pattern`) first, then a deviation LP
+    (:func:`deviation_pattern`) for each primary cell no hypercube protects.
+    Returns the pattern and the changes, keyed as ``cubes`` of
+    :func:`optimal_pattern` takes them (complete only when no LP stopped at
+    ``time_limit``).
+    """
+    chosen: list[tuple[np.ndarray, np.ndarray]] = []
+    owners: list[int] = []
+    hidden, missed = hypercube_pattern(structure, problem, chosen=chosen, owners=owners)
+    moves: dict[Any, tuple[np.ndarray, np.ndarray]] = dict(zip(owners, chosen, strict=True))
+    if len(missed):
+        relations, _ = structure.relations()
+        which: list[tuple[int, int]] = []
+        hidden, certificates, _ = deviation_pattern(
+            relations, problem, hidden, missed, time_limit=time_limit, owners=which
+        )
+        moves.update(zip(which, certificates, strict=True))
+    return hidden, moves
 
 
 # --- the modular approach ----------------------------------------------------------
@@ -617,10 +675,7 @@ def _subtable_pattern(
     priced = Protection(values, must, up, low, np.where(kept, weights + penalty, weights))
     # the hypercubes first (milliseconds): the optimal model starts from their pattern, so
     # a search the time limit stops returns nothing dearer
-    chosen: list[tuple[np.ndarray, np.ndarray]] = []
-    owners: list[int] = []
-    fallback, missed = hypercube_pattern(local, priced, chosen=chosen, owners=owners)
-    cubes = dict(zip(owners, chosen, strict=True)) if len(missed) == 0 else None
+    fallback, cubes = start_moves(local, priced, time_limit=time_limit)
     if _directions(up[must], low[must], values[must]) * len(cells) <= MODULAR_OPTIMAL_SIZE:
         relations, _ = local.relations()
         # when the cells published by the sub-tables above leave no protection here, they
@@ -796,7 +851,7 @@ def suppress(
     hierarchies: Mapping[str, Hierarchy] | None = None,
     total_label: str = "Total",
     cost: str = "value",
-    time_limit: float | None = None,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
     audit: bool = True,
     audit_time_limit: float | None = None,
 ) -> SuppressionResult:
@@ -825,9 +880,13 @@ def suppress(
     cost : {"value", "count"}
         What the secondary cells cost: ``"value"`` their value plus one (so
         that empty cells are not free), ``"count"`` one per cell.
-    time_limit : float, optional
-        Seconds per HiGHS run (optimal and modular); the best pattern found
-        is kept with its gap.
+    time_limit : float or None, default 60
+        Seconds (wall clock) per HiGHS run (the optimal model, each sub-table
+        of the modular method, each deviation LP); the best pattern found is
+        kept with its gap (``stats["mip_gap"]``, in the summary). The optimal
+        model starts from the hypercubes' pattern where every primary cell has
+        one, so a stopped search returns nothing dearer than it. None: no
+        limit (a table of a few hundred cells can then take minutes).
     audit : bool, default True
         Run :func:`sdckit.tables.audit_suppression` on the result.
     audit_time_limit : float, optional
@@ -887,10 +946,14 @@ def suppress(
 
     if method == "hypercube":
         hidden, unprotected = hypercube_pattern(structure, problem, chosen=cubes)
-        # a primary cell no candidate hypercube protects gets its deviation LP
-        hidden = lp_repair(hidden, unprotected)
+        if not audit:
+            # no audit to say which of them the other cells' hypercubes protect (most, as a
+            # rule): each primary cell no candidate hypercube protects gets its deviation LP
+            hidden = lp_repair(hidden, unprotected)
     elif method == "optimal":
         relations, _ = structure.relations()
+        # the hypercubes and deviation LPs first: HiGHS starts from their pattern
+        _, moves = start_moves(structure, problem, time_limit=time_limit)
         try:
             found = optimal_pattern(
                 relations,
@@ -901,6 +964,7 @@ def suppress(
                 weights,
                 time_limit=time_limit,
                 info=extra,
+                cubes=moves,
             )
         except NoTableInTime:
             raise InfeasibleError(
@@ -933,10 +997,11 @@ def suppress(
         exposed[structure.cell_positions(report.exposed)] = True
         exposed &= primary
         if exposed.any():
-            # HiTaS protects each sub-table, not their combination (and a time limit can stop
-            # the other methods' searches): each exposed cell gets a hypercube of the whole
-            # table (modular), and the cells no hypercube protects their deviation LP, whose
-            # protection is proved by construction
+            # HiTaS protects each sub-table, not their combination; the hypercube method leaves
+            # cells no candidate hypercube protects; a time limit can stop the optimal model:
+            # each exposed cell gets a hypercube of the whole table (modular), and the cells
+            # no hypercube protects their deviation LP, whose protection is proved by
+            # construction
             missed = np.flatnonzero(exposed)
             if method == "modular":
                 hidden, missed = hypercube_pattern(
@@ -963,7 +1028,15 @@ def suppress(
         **{
             k: v
             for k, v in extra.items()
-            if k in ("mip_gap", "subtables", "relaxed_subtables", "hypercube_subtables")
+            if k
+            in (
+                "mip_gap",
+                "objective",
+                "dual_bound",
+                "subtables",
+                "relaxed_subtables",
+                "hypercube_subtables",
+            )
         },
     }
     params = {
