@@ -283,7 +283,6 @@ REGISTRY: tuple[Entry, ...] = (
         "DataSHIELD's rules (attacks blocked, benign queries refused); prediction from the keys "
         "of EIA releases",
     ),
-    Entry("rwn_large_files.py", f"{PMT}, §11 (large-data neighbourhoods)"),
     Entry(
         "attacks_peers.py",
         f"{LUCERO}: the servers part alone",
