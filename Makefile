@@ -37,12 +37,13 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n auto -m "not slow"
 
 # Every validation script against the papers (examples/validation/registry.py): first the
-# generated blocks of docs/validation.md and docs/swaprate.md are rewritten, then the entries no
+# generated blocks of docs/validation.md and docs/swaprate.md (and docs/rwn.md's worked example)
+# are rewritten, then the entries no
 # block runs write their outputs to validation-output/ (index.md lists paper, command, exit
 # code and time); a failure of either fails the target after both have run. validate-fast
 # runs the fast subset and checks the reproduced numbers.
 validate: $(STAMP)
-	$(BIN)/python scripts/regenerate_docs.py docs/validation.md docs/swaprate.md; \
+	$(BIN)/python scripts/regenerate_docs.py docs/validation.md docs/swaprate.md docs/rwn.md; \
 	blocks=$$?; \
 	$(BIN)/python examples/validation/registry.py --out validation-output \
 		--skip-blocks docs/validation.md docs/swaprate.md && exit $$blocks

@@ -39,27 +39,11 @@ ALLOWED: dict[tuple[str, str], int] = {
     ): 4,
     (
         "docs/validation.md",
-        "Transition matrices for D = 3, 4, 5 with V = 2 + epsilon (appendix Table 1)",
-    ): 2,
-    (
-        "docs/validation.md",
         "Table 5 style: SAFE vs cell key noise with and without additivity, Adult data",
     ): 1,
     (
         "docs/validation.md",
-        "Tables, second round (issue 24): p-tables, noise vs the paper, magnitude tables",
-    ): 1,
-    (
-        "docs/validation.md",
         "Table 5 style on adult, re-run with the corrected maximum-entropy design",
-    ): 1,
-    (
-        "docs/validation.md",
-        "Attacks: regression attacks on EIA, after Bleninger, Drechsler & Ronning (2011), Tables 1-3 (issue 25)",
-    ): 1,
-    (
-        "docs/validation.md",
-        "Distributed RWN: random vs spatial partitions vs one machine (Perry, Matloff & Tendick 2022, §11.3; issue 18)",
     ): 1,
 }
 

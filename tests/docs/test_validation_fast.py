@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,13 @@ def test_fast_validation_reproduces_its_numbers(entry, tmp_path: Path) -> None:
     output = (tmp_path / row["output"]).read_text(encoding="utf-8")
     assert row["code"] == 0, output[-2000:]
     assert not row["missing"], f"expected text not printed: {row['missing']}\n{output[-2000:]}"
+
+
+def test_no_two_registry_entries_share_a_command() -> None:
+    # make validate would run such a command twice, and registry.py --list would count it twice.
+    commands = Counter(" ".join(REGISTRY.command(entry)) for entry in REGISTRY.REGISTRY)
+    twice = sorted(command for command, n in commands.items() if n > 1)
+    assert not twice, f"commands of more than one entry in registry.py: {twice}"
 
 
 def test_every_generated_block_of_validation_md_is_a_registry_entry() -> None:
