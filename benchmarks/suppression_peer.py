@@ -187,8 +187,15 @@ def run_r(folder: Path, method: str, limit: float, env: dict[str, str]) -> tuple
         return f"killed at the {limit:.0f} s limit ({cpu:.0f} s of CPU), in {phase}", peak
     if process.returncode != 0:
         lines = (folder / f"log_{method}.txt").read_text().strip().splitlines()
-        last = next((line for line in reversed(lines) if line.strip()), "no output")
-        return f"failed (exit {process.returncode}): {last.strip()[:160]}", peak
+        # R's own error message, not its closing "Execution halted"
+        errors = [line for line in lines if line.lstrip().startswith(("Error", "Fehler"))]
+        last = errors[-1] if errors else next((ln for ln in reversed(lines) if ln.strip()), "")
+        cpu = usage.ru_utime + usage.ru_stime
+        return (
+            f"failed (exit {process.returncode}) after {cpu:.0f} s of CPU: "
+            f"{(last.strip() or 'no output')[:160]}",
+            peak,
+        )
     return None, peak
 
 

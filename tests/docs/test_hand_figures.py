@@ -28,15 +28,6 @@ COMMAND = re.compile(r"^(\$ |sdckit |\.venv/|make |python |pip |nice |[A-Z_]+=\S
 # (document, heading of the section) -> number of pasted outputs it still holds.
 ALLOWED: dict[tuple[str, str], int] = {
     ("docs/benchmarks.md", "Tables: restoring additivity (CTA) from 10^3 cells up (issue 24)"): 1,
-    ("docs/benchmarks.md", "Tables: suppression and SAFE at scale, profiled (issues 21 and 24)"): 2,
-    (
-        "docs/benchmarks.md",
-        "Tables: the 10^5-cell table phase by phase, the audit started from the hypercubes (issue 21, session 6)",
-    ): 2,
-    (
-        "docs/benchmarks.md",
-        "Tables: the 10^5-cell table, session 7 — where the audit's time goes, a denser table, the modular method at scale (issues 21 and 24)",
-    ): 4,
     (
         "docs/validation.md",
         "Table 5 style: SAFE vs cell key noise with and without additivity, Adult data",
