@@ -884,9 +884,10 @@ def suppress(
         Seconds (wall clock) per HiGHS run (the optimal model, each sub-table
         of the modular method, each deviation LP); the best pattern found is
         kept with its gap (``stats["mip_gap"]``, in the summary). The optimal
-        model starts from the hypercubes' pattern where every primary cell has
-        one, so a stopped search returns nothing dearer than it. None: no
-        limit (a table of a few hundred cells can then take minutes).
+        model starts from a protected pattern (:func:`start_moves`: the
+        hypercubes, completed by deviation LPs), so a stopped search returns
+        nothing dearer than it. None: no limit (a table of a few hundred cells
+        can then take minutes).
     audit : bool, default True
         Run :func:`sdckit.tables.audit_suppression` on the result.
     audit_time_limit : float, optional
@@ -937,11 +938,11 @@ def suppress(
     def lp_repair(hidden: np.ndarray, cells: np.ndarray) -> np.ndarray:
         """``hidden`` completed by :func:`deviation_pattern` for ``cells``; certificates kept."""
         relations, _ = structure.relations()
-        hidden, certificates, _failed = deviation_pattern(
+        hidden, certificates, failed = deviation_pattern(
             relations, problem, hidden, cells, time_limit=time_limit
         )
         cubes.extend(certificates)
-        by_lp.extend(int(c) for c in cells)
+        by_lp.extend(int(c) for c in np.setdiff1d(cells, failed))
         return hidden
 
     if method == "hypercube":
