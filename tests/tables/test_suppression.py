@@ -187,10 +187,15 @@ def _problem(table: pd.DataFrame) -> tuple:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_deviation_pattern_proves_each_cell_protected(seed: int) -> None:
+@pytest.mark.parametrize("neighbourhood", [3, 2_000])
+def test_deviation_pattern_proves_each_cell_protected(
+    seed: int, neighbourhood: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # starting from the primary cells alone (every one exposed through its margins), the
     # deviation LP completes the pattern so that the attacker's LP finds every primary cell
-    # protected, and each certificate is a table the attacker cannot exclude
+    # protected, and each certificate is a table the attacker cannot exclude; with a
+    # neighbourhood of 3 cells the LPs start local and grow (8x) until one is feasible
+    monkeypatch.setattr("sdckit.tables.suppression.DEVIATION_NEIGHBOURHOOD", neighbourhood)
     table = primary_suppression(count_table(seed, 3, True), rules=["freq>=3"])
     structure, problem = _problem(table)
     relations, _ = structure.relations()
