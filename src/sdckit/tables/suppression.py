@@ -727,32 +727,38 @@ def _subtable_pattern(
     up, low = problem.upper[cells], problem.lower[cells]
     penalty = float(weights.sum()) + 1.0
     priced = Protection(values, must, up, low, np.where(kept, weights + penalty, weights))
-    # the hypercubes first (milliseconds): the optimal model starts from their pattern, so
-    # a search the time limit stops returns nothing dearer
+    if _directions(up[must], low[must], values[must]) * len(cells) > MODULAR_OPTIMAL_SIZE:
+        # too large for the optimal model: the hypercubes alone (a cell none protects is left
+        # to the audit of the whole table and its repair)
+        counts["hypercube"] += 1
+        fallback, _ = hypercube_pattern(local, priced)
+        counts["relaxed"] += int((fallback & kept).any())
+        return fallback
+    # the hypercubes first (milliseconds), completed by deviation LPs: the optimal model
+    # starts from their pattern, so a search the time limit stops returns nothing dearer
     fallback, cubes = start_moves(local, priced, time_limit=time_limit)
-    if _directions(up[must], low[must], values[must]) * len(cells) <= MODULAR_OPTIMAL_SIZE:
-        relations, _ = local.relations()
-        # when the cells published by the sub-tables above leave no protection here, they
-        # are released in this sub-table (the audit of the whole table judges the result)
-        for fixed in (kept, None):
-            try:
-                pattern = optimal_pattern(
-                    relations,
-                    values,
-                    must,
-                    up,
-                    low,
-                    weights,
-                    published=fixed,
-                    time_limit=time_limit,
-                    cubes=cubes,
-                )
-            except NoTableInTime:
-                break
-            if pattern is not None:
-                counts["optimal"] += 1
-                return pattern
-            counts["relaxed"] += 1
+    relations, _ = local.relations()
+    # when the cells published by the sub-tables above leave no protection here, they
+    # are released in this sub-table (the audit of the whole table judges the result)
+    for fixed in (kept, None):
+        try:
+            pattern = optimal_pattern(
+                relations,
+                values,
+                must,
+                up,
+                low,
+                weights,
+                published=fixed,
+                time_limit=time_limit,
+                cubes=cubes,
+            )
+        except NoTableInTime:
+            break
+        if pattern is not None:
+            counts["optimal"] += 1
+            return pattern
+        counts["relaxed"] += 1
     counts["hypercube"] += 1
     counts["relaxed"] += int((fallback & kept).any())
     return fallback
