@@ -119,6 +119,7 @@ def main() -> None:
         f"tabulation {c_base:.2f} s CPU, {t_base:.2f} s wall, {m_base / 2**20:.0f} MiB); "
         f"records changed {s['records_changed']:,}; max |deviation| in controlled tables "
         f"{s['max_abs_deviation']} (first feasible bound {s['feasible_bound']}); "
+        f"phase 1 passes {s['phase1_passes']:,}; phase 2 stopped: {s['phase2_stop']}; "
         f"load average {os.getloadavg()[0]:.1f} at the end"
     )
 
