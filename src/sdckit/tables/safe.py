@@ -16,11 +16,13 @@ The heuristic follows the paper's two phases:
    fill it up to 3 from a neighbouring cell that keeps at least 3, choosing
    the move with the smallest resulting deviation in the controlled tables,
    and only moves within the current bound ``b`` on those deviations. When a
-   pass makes no progress the bound is raised, ``b = b + 1``.
+   pass stagnates the bound is raised, ``b = b + 1`` (to the cheapest move
+   left when the pass made no move).
 2. *Optimising the solution* (model (3)): lower the bound below the largest
    deviation reached and repair the controlled cells that now violate it
    with record moves between safe cells (both keep at least 3); repeat while
-   every violation can be repaired, then keep the best solution.
+   every violation can be repaired (or up to ``max_rounds`` rounds), then keep
+   the best solution.
 
 Every move changes whole records' categories, so the result is microdata.
 """
@@ -418,9 +420,10 @@ def _visit(
     order of their cheapest move (ties at random) and that move is made when
     it is still valid and within ``bound`` (checked in plain Python over the
     flat deviations). A cell whose move earlier moves of the pass made
-    invalid or dearer than the bound waits for the next pass, which costs it
-    afresh with the others: no cell is costed alone. ``cheapest`` is the
-    cheapest move when the pass made none.
+    invalid or dearer than the bound tries its next cheapest moves (``TRIES``
+    in all, each checked the same way, none costed afresh), else waits for
+    the next pass, which costs it afresh with the others: no cell is costed
+    alone. ``cheapest`` is the cheapest move when the pass made none.
     """
     src, dst, amount, owner, axis = _batch_options(state, cells, rng, sample, pool)
     cost = _option_costs(state, src, dst, amount, axis)
