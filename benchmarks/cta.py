@@ -23,7 +23,7 @@ a whole table and repaired locally, or sub-table sweeps), the cells of 1 or 2
 after restoring (always 0), the cells beyond ``max_deviation`` and the peak
 resident memory of the process.
 
-    .venv/bin/python benchmarks/cta.py [--quick] [--time-limit 60] [--method joint]
+    .venv/bin/python benchmarks/cta.py [--quick] [--only 0,1,5] [--time-limit 60] [--method joint]
 """
 
 from __future__ import annotations
@@ -81,7 +81,11 @@ def peak_mib() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="the two smallest tables only")
-    parser.add_argument("--only", type=int, default=None, help="run only table number N (0-based)")
+    parser.add_argument(
+        "--only",
+        default=None,
+        help="run only table number N (0-based), or the tables N,M,... in that order",
+    )
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per HiGHS run")
     parser.add_argument(
         "--method", default="elementary", help="elementary (default), two-stage or joint"
@@ -96,7 +100,13 @@ def main() -> None:
     ptable = design_ptable(3, 2.01)
     shapes = SHAPES[:2] if args.quick else SHAPES
     if args.only is not None:
-        shapes = [SHAPES[args.only]]
+        try:
+            chosen = [int(n) for n in str(args.only).split(",")]
+        except ValueError:
+            parser.error(f"--only takes table numbers separated by commas, got {args.only!r}")
+        if any(not 0 <= n < len(SHAPES) for n in chosen):
+            parser.error(f"--only: table numbers run from 0 to {len(SHAPES) - 1}")
+        shapes = [SHAPES[n] for n in chosen]
     for name, sizes, n in shapes:
         if name == ADULT:
             records = adult(args.adult)

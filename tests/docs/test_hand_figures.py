@@ -26,17 +26,7 @@ FIGURE = re.compile(r"^\**[-+−]?\d[\d,]*(\.\d+ ?|(\.\d+)? ?%)( ?(s|ms|µs|x|×
 COMMAND = re.compile(r"^(\$ |sdckit |\.venv/|make |python |pip |nice |[A-Z_]+=\S+ )")
 
 # (document, heading of the section) -> number of pasted outputs it still holds.
-ALLOWED: dict[tuple[str, str], int] = {
-    ("docs/benchmarks.md", "Tables: restoring additivity (CTA) from 10^3 cells up (issue 24)"): 1,
-    (
-        "docs/validation.md",
-        "Table 5 style: SAFE vs cell key noise with and without additivity, Adult data",
-    ): 1,
-    (
-        "docs/validation.md",
-        "Table 5 style on adult, re-run with the corrected maximum-entropy design",
-    ): 1,
-}
+ALLOWED: dict[tuple[str, str], int] = {}
 
 
 def _commands(rest: list[str]) -> bool:

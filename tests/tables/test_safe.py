@@ -209,3 +209,45 @@ def test_guarantees_of_safe_on_random_files(seed, controlled, options):
         both = _deviation(data, out, table)
         reported = s["max_abs_deviation_by_table"][" x ".join(table)]
         assert (both["protected"] - both["original"]).abs().max() == reported
+
+
+def test_phase_two_says_why_it_stopped():
+    # by default phase 2 runs until a round fails (its natural end); a round limit is
+    # reported in the stats and the summary, since the bound might have gone lower
+    data = _sparse_file(7)
+    controlled = [["area", "age"], ["age", "sex", "job"]]
+    variables = ["area", "age", "sex", "job"]
+    free = safe_perturb(data, controlled, variables=variables, random_state=7)
+    assert free.stats["phase2_stop"] in {"repair failed", "bound 0"}
+    assert "round limit" not in free.summary()
+    capped = safe_perturb(data, controlled, variables=variables, random_state=7, max_rounds=1)
+    assert capped.stats["phase2_stop"] == "round limit"
+    assert "max_rounds=1" in capped.summary()
+    assert capped.stats["max_abs_excess"] >= free.stats["max_abs_excess"]
+    skipped = safe_perturb(data, controlled, variables=variables, random_state=7, optimise=False)
+    assert skipped.stats["phase2_stop"] == "not run"
+    assert skipped.stats["max_abs_excess"] <= skipped.stats["feasible_bound"]
+    assert free.stats["phase1_passes"] >= 1
+
+
+def test_neighbour_moves_costed_from_per_cell_terms_equal_the_full_cost():
+    # _State.cost_along (two per-cell terms over the tables of the one variable that
+    # differs) must give what _State.cost gives over every table, with deviations and
+    # allowances of every sign
+    from sdckit.tables.safe import _batch_options, _State
+
+    rng = np.random.default_rng(3)
+    shape = (6, 5, 3, 4)
+    ids = np.unique(rng.integers(0, int(np.prod(shape)), 200))
+    counts = rng.integers(1, 6, len(ids))
+    subtables = [(0,), (1,), (0, 1), (1, 2), (0, 2, 3), (3,)]
+    allowance = [rng.integers(0, 3, int(np.prod([shape[a] for a in t]))) for t in subtables]
+    state = _State(ids, counts.astype(np.int64), shape, subtables, allowance)
+    state.flat_dev[:] = rng.integers(-4, 5, len(state.flat_dev))
+    unsafe = np.flatnonzero((state.y == 1) | (state.y == 2))
+    pool = np.flatnonzero(state.y >= 1)
+    src, dst, amount, _owner, axis = _batch_options(state, unsafe, rng, 16, pool)
+    near = axis >= 0
+    assert near.sum() > 50
+    along = state.cost_along(src[near], dst[near], amount[near], axis[near])
+    assert np.array_equal(along, state.cost(src[near], dst[near], amount[near]))

@@ -16,11 +16,13 @@ The heuristic follows the paper's two phases:
    fill it up to 3 from a neighbouring cell that keeps at least 3, choosing
    the move with the smallest resulting deviation in the controlled tables,
    and only moves within the current bound ``b`` on those deviations. When a
-   pass makes no progress the bound is raised, ``b = b + 1``.
+   pass stagnates the bound is raised, ``b = b + 1`` (to the cheapest move
+   left when the pass made no move).
 2. *Optimising the solution* (model (3)): lower the bound below the largest
    deviation reached and repair the controlled cells that now violate it
    with record moves between safe cells (both keep at least 3); repeat while
-   every violation can be repaired, then keep the best solution.
+   every violation can be repaired (or up to ``max_rounds`` rounds), then keep
+   the best solution.
 
 Every move changes whole records' categories, so the result is microdata.
 """
@@ -90,6 +92,12 @@ class SafeResult(MicrodataResult):
             f"{s['max_abs_deviation']} (first feasible bound {s['feasible_bound']}); "
             f"problem solved on {s['elementary_cells_nonempty']:,} non-empty of "
             f"{s['elementary_cells_possible']:,} possible elementary cells"
+            + (
+                f"; phase 2 stopped at its round limit (max_rounds={self.params['max_rounds']}): "
+                "the bound might be lowered further"
+                if s.get("phase2_stop") == "round limit"
+                else ""
+            )
         )
 
 
@@ -131,6 +139,12 @@ class _State:
         self.keys = [self.project(self.coords, k) for k in range(len(subtables))]
         # (tables, cells): each elementary cell's position in the flat deviations
         self.flat_keys = np.stack(self.keys) + self.offsets[:-1, None]
+        # the controlled tables that hold each variable: a move between two cells that
+        # differ in that variable only changes those tables, never the others
+        self.tables_of_axis = [
+            np.array([k for k, t in enumerate(subtables) if axis in t], dtype=np.int64)
+            for axis in range(len(shape))
+        ]
         # cells differing in one variable share every other coordinate: per variable, the
         # cells sorted by that key and where each key's group starts
         self._groups = []
@@ -157,6 +171,61 @@ class _State:
         dev, extra = self.flat_dev, self.flat_allowance
         after = np.maximum(np.abs(dev[a] - amount) - extra[a], np.abs(dev[b] + amount) - extra[b])
         return np.where(a != b, after, NO_TABLE).max(axis=0, initial=NO_TABLE)
+
+    def cost_along(
+        self, src: np.ndarray, dst: np.ndarray, amount: np.ndarray, axis: np.ndarray
+    ) -> np.ndarray:
+        """:meth:`cost` of moves between cells that differ in variable ``axis`` only.
+
+        Such a move changes exactly the controlled tables that hold the variable
+        (in each, its two cells differ), so its cost is the larger of two terms,
+        one of each cell: ``max_k |dev_k(src) - amount| - allowance`` and
+        ``max_k |dev_k(dst) + amount| - allowance`` over those tables ``k``. The
+        terms are computed once per cell involved (for ``amount`` 1 and 2) and
+        gathered per move: a cell is in many moves, so far fewer array
+        operations than :meth:`cost` per move, with the same result.
+        """
+        if len(src) == 0:
+            return np.zeros(0, dtype=np.int64)
+        mark = np.zeros(len(self.y), dtype=bool)
+        mark[src] = True
+        mark[dst] = True
+        needed = np.flatnonzero(mark)
+        where = np.zeros(len(self.y), dtype=np.int64)
+        where[needed] = np.arange(len(needed))
+        leave, enter = self._terms(needed)
+        # terms[direction, amount - 1, axis, cell]: direction 0 leaving the cell, 1 entering it
+        terms = np.full((2, 2, len(self.shape), len(needed)), NO_TABLE, dtype=np.int64)
+        for a, tables in enumerate(self.tables_of_axis):
+            if len(tables):
+                terms[0, :, a] = leave[:, tables].max(axis=1)
+                terms[1, :, a] = enter[:, tables].max(axis=1)
+        return np.maximum(
+            terms[0, amount - 1, axis, where[src]], terms[1, amount - 1, axis, where[dst]]
+        )
+
+    def _terms(self, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Excess after a move of 1 or 2 records, per controlled table and cell.
+
+        ``leave[m - 1, k, i]`` is ``|dev - m| - allowance`` of cell ``cells[i]``'s
+        controlled cell in table ``k`` (``m`` records leave it), ``enter`` the
+        same with ``+ m``.
+        """
+        keys = self.flat_keys[:, cells]
+        dev, extra = self.flat_dev[keys], self.flat_allowance[keys]
+        leave = np.stack([np.abs(dev - m) - extra for m in (1, 2)])
+        enter = np.stack([np.abs(dev + m) - extra for m in (1, 2)])
+        return leave, enter
+
+    def entering(self) -> np.ndarray:
+        """``[m - 1, cell]``: the largest excess over the controlled tables if ``m`` records enter the cell.
+
+        An upper bound of the destination's part of :meth:`cost` (a table in
+        which both cells of a move fall into the same controlled cell is not
+        changed by it).
+        """
+        dev, extra = self.flat_dev[self.flat_keys], self.flat_allowance[self.flat_keys]
+        return np.stack([(np.abs(dev + m) - extra).max(axis=0, initial=NO_TABLE) for m in (1, 2)])
 
     def cost_one(self, src: int, dst: int, amount: int) -> int:
         """:meth:`cost` of one move, in plain Python (no array set-up per controlled table)."""
@@ -227,26 +296,36 @@ class _State:
 BATCH_SAMPLE = 32
 #: Draws shared out among the unsafe cells no neighbour helps, in one sweep.
 LONELY_DRAWS = 200_000
+#: Moves to drawn cells kept per unsafe cell (the best by an upper bound of their cost).
+EXACT_DRAWN = 8
+#: A pass that makes at most this share of the unsafe cells safe has stagnated: the bound rises.
+STAGNANT = 0.03
+#: Moves tried per unsafe cell in one pass of the first phase (its cheapest first).
+TRIES = 4
 #: Moves costed at once in the first phase (bounds its memory).
 COST_CHUNK = 100_000
 
 
 def _batch_options(
     state: _State, cells: np.ndarray, rng: np.random.Generator, sample: int, pool: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Moves that make each unsafe cell safe without creating another: ``src, dst, amount, owner``.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Moves that make each unsafe cell safe without creating another.
 
-    ``owner`` is each move's position in ``cells``. A cell is emptied into a
+    ``src, dst, amount, owner, axis``: ``owner`` is each move's position in
+    ``cells``, ``axis`` the one variable in which a neighbour differs (-1 for
+    a cell drawn at random). A cell is emptied into a
     neighbouring cell (one variable different) that then holds at least 3,
     or filled up to 3 from a neighbour that keeps at least 3 (or is
     emptied). A cell no neighbour helps gets cells of ``pool`` drawn at
     random (with replacement) that can take its records: ``LONELY_DRAWS``
     shared out among such cells, at least ``BATCH_SAMPLE`` and at most ``4 *
-    sample`` each (costed moves: at most ``sample`` per cell).
+    sample`` each; of these, the ``EXACT_DRAWN`` with the smallest excess after
+    the records enter them (:meth:`_State.entering`, an upper bound of the
+    cost) are kept.
     """
     c_all = state.y[cells]
-    owners, near = [], []
-    for order, sorted_key, key in state._groups:
+    owners, near, axes = [], [], []
+    for axis, (order, sorted_key, key) in enumerate(state._groups):
         k = key[cells]
         lo = np.searchsorted(sorted_key, k, side="left")
         counts = np.searchsorted(sorted_key, k, side="right") - lo
@@ -256,8 +335,10 @@ def _batch_options(
         keep = found != cells[own]
         owners.append(own[keep])
         near.append(found[keep])
+        axes.append(np.full(int(keep.sum()), axis, dtype=np.int64))
     own = np.concatenate(owners)
     nb = np.concatenate(near)
+    along = np.concatenate(axes)
     c = c_all[own]
     need = 3 - c
     yn = state.y[nb]
@@ -267,29 +348,54 @@ def _batch_options(
     dst = [nb[into], cells[own[fill]]]
     amount = [c[into], need[fill]]
     owner = [own[into], own[fill]]
+    axis_of = [along[into], along[fill]]
     helped = np.zeros(len(cells), dtype=bool)
     helped[own[into | fill]] = True
     lonely = np.flatnonzero(~helped)
     if len(lonely) and len(pool):
         # a few lonely cells get up to 4 * sample draws each, many of them BATCH_SAMPLE
         draws = min(4 * sample, max(BATCH_SAMPLE, LONELY_DRAWS // len(lonely)))
+        # the drawn cells ranked by an upper bound of their cost (the excess if the records
+        # enter them, every table counted); only each cell's EXACT_DRAWN best are costed
+        entering = state.entering()
+        keep = min(EXACT_DRAWN, draws)
         for part in np.array_split(lonely, max(1, len(lonely) * draws // 2_000_000)):
             drawn = pool[rng.integers(0, len(pool), size=(len(part), draws))]
             y = state.y[drawn]
             cp = c_all[part][:, None]
             ok = (y >= 1) & (y + cp >= 3) & (drawn != cells[part][:, None])
-            ok &= np.cumsum(ok, axis=1) <= sample
-            rows, cols = np.nonzero(ok)
+            rough = np.where(ok, entering[cp - 1, drawn], np.iinfo(np.int64).max)
+            best = np.argpartition(rough, keep - 1, axis=1)[:, :keep]
+            rows = np.repeat(np.arange(len(part)), keep)
+            cols = best.ravel()
+            valid = ok[rows, cols]
+            rows, cols = rows[valid], cols[valid]
             src.append(cells[part][rows])
             dst.append(drawn[rows, cols])
             amount.append(c_all[part][rows])
             owner.append(part[rows])
+            axis_of.append(np.full(len(rows), -1, dtype=np.int64))
     return (
         np.concatenate(src),
         np.concatenate(dst),
         np.concatenate(amount),
         np.concatenate(owner),
+        np.concatenate(axis_of),
     )
+
+
+def _option_costs(
+    state: _State, src: np.ndarray, dst: np.ndarray, amount: np.ndarray, axis: np.ndarray
+) -> np.ndarray:
+    """The cost of every move: neighbours' by :meth:`_State.cost_along`, drawn cells' by :meth:`_State.cost`."""
+    cost = np.empty(len(src), dtype=np.int64)
+    near = axis >= 0
+    cost[near] = state.cost_along(src[near], dst[near], amount[near], axis[near])
+    far = np.flatnonzero(~near)
+    for i in range(0, len(far), COST_CHUNK):
+        part = far[i : i + COST_CHUNK]
+        cost[part] = state.cost(src[part], dst[part], amount[part])
+    return cost
 
 
 def _still_valid(state: _State, s: int, src: int, dst: int, amount: int) -> bool:
@@ -314,60 +420,79 @@ def _visit(
     order of their cheapest move (ties at random) and that move is made when
     it is still valid and within ``bound`` (checked in plain Python over the
     flat deviations). A cell whose move earlier moves of the pass made
-    invalid or dearer than the bound waits for the next pass, which costs it
-    afresh with the others: no cell is costed alone. ``cheapest`` is the
-    cheapest move when the pass made none.
+    invalid or dearer than the bound tries its next cheapest moves (``TRIES``
+    in all, each checked the same way, none costed afresh), else waits for
+    the next pass, which costs it afresh with the others: no cell is costed
+    alone. ``cheapest`` is the cheapest move when the pass made none.
     """
-    src, dst, amount, owner = _batch_options(state, cells, rng, sample, pool)
-    cost = np.concatenate(
-        [
-            state.cost(src[i : i + COST_CHUNK], dst[i : i + COST_CHUNK], amount[i : i + COST_CHUNK])
-            for i in range(0, len(src), COST_CHUNK)
-        ]
-        or [np.zeros(0, dtype=np.int64)]
-    )
-    # each cell's cheapest move (ties at random), the cells cheapest first
+    src, dst, amount, owner, axis = _batch_options(state, cells, rng, sample, pool)
+    cost = _option_costs(state, src, dst, amount, axis)
+    # each cell's moves cheapest first (ties at random), the cells by their cheapest move
     order = np.lexsort((rng.random(len(cost)), cost, owner))
-    first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]] if len(order) else order
-    first = first[np.lexsort((rng.random(len(first)), cost[first]))]
-    within = first[cost[first] <= bound]
-    if len(within) == 0:
-        return 0, int(cost[first[0]]) if len(first) else np.iinfo(np.int64).max
+    heads = (
+        np.flatnonzero(np.r_[True, owner[order][1:] != owner[order][:-1]]) if len(order) else order
+    )
+    first = order[heads]
+    visit = np.lexsort((rng.random(len(first)), cost[first]))
+    if len(first) == 0 or cost[first[visit[0]]] > bound:
+        return 0, int(cost[first[visit[0]]]) if len(first) else np.iinfo(np.int64).max
+    visit = visit[cost[first[visit]] <= bound]
+    ends = np.r_[heads[1:], len(order)]
+    # a cell whose cheapest move an earlier move of the pass made invalid or dearer than
+    # the bound tries its next moves (up to TRIES in all, each checked afresh)
+    span = np.minimum(ends - heads, TRIES)
     made = 0
     y = state.y
-    for s, move in zip(
-        cells[owner[within]].tolist(),
-        zip(src[within].tolist(), dst[within].tolist(), amount[within].tolist(), strict=True),
+    cost_o, src_o, dst_o, amount_o = (v[order].tolist() for v in (cost, src, dst, amount))
+    for s, head, n in zip(
+        cells[owner[first[visit]]].tolist(),
+        heads[visit].tolist(),
+        span[visit].tolist(),
         strict=True,
     ):
-        if y[s] != 1 and y[s] != 2:
-            continue  # made safe by an earlier move of the pass
-        if _still_valid(state, s, *move) and state.cost_one(*move) <= bound:
-            state.apply(*move)
-            made += 1
+        for j in range(head, head + n):
+            if y[s] != 1 and y[s] != 2:
+                break  # made safe by an earlier move of the pass
+            if cost_o[j] > bound:
+                break
+            move = (src_o[j], dst_o[j], amount_o[j])
+            if _still_valid(state, s, *move) and state.cost_one(*move) <= bound:
+                state.apply(*move)
+                made += 1
+                break
     return made, 0
 
 
 def _first_feasible(
     state: _State, bound: int, limit: int, rng: np.random.Generator, history: list, sample: int
-) -> int:
+) -> tuple[int, int]:
     """Phase 1: every unsafe cell's options costed at once, the cells moved cheapest first.
 
-    Passes (:func:`_visit`) over every unsafe cell until none is left. The
-    first move of a pass is always made when it is within the bound (nothing
-    has changed since it was costed); a pass without a move raises the bound
-    to the cheapest move found (the paper's ``b = b + 1``, without the
-    passes in between that could make no move). Every move makes at least
-    one unsafe cell safe and none unsafe, so the phase ends.
+    Passes (:func:`_visit`) over every unsafe cell until none is left; the
+    bound rises (the paper's ``b = b + 1``) when a pass stagnates: it made no
+    move (the bound then rises straight to the cheapest move found, skipping
+    the passes in between that could make none), or it made safe at most
+    ``STAGNANT`` of the unsafe cells (the bound rises by one while below
+    ``limit``). The second rule cuts the long tails of passes that each make
+    one or two moves at a bound the first moves have filled up (since session
+    11). The first move of a pass is always made when it is within the bound
+    (nothing has changed since it was costed); every move makes at least one
+    unsafe cell safe and none unsafe, so the phase ends. Returns the bound
+    reached and the number of passes.
     """
+    passes = 0
     while True:
         unsafe = np.flatnonzero((state.y == 1) | (state.y == 2))
         if len(unsafe) == 0:
-            return bound
+            return bound, passes
         pool = np.flatnonzero(state.y >= 1)
         made, cheapest = _visit(state, unsafe, bound, rng, sample, pool)
-        if not made:
+        passes += 1
+        if made == 0:
             bound = max(bound + 1, min(cheapest, limit + 1))
+            history.append(("raised", bound))
+        elif made <= STAGNANT * len(unsafe) and bound < limit:
+            bound += 1
             history.append(("raised", bound))
             if bound > limit:
                 raise InfeasibleError(
@@ -419,15 +544,28 @@ def _repair_options(
 
 
 def _optimise(
-    state: _State, rng: np.random.Generator, max_rounds: int, history: list, sample: int
-) -> None:
+    state: _State, rng: np.random.Generator, max_rounds: int | None, history: list, sample: int
+) -> str:
+    """Phase 2: lower the bound one round at a time; why it stopped.
+
+    ``"bound 0"`` (nothing left to lower), ``"repair failed"`` (a controlled
+    cell above the next bound found no move within it: the usual end) or
+    ``"round limit"`` (``max_rounds`` rounds made, the bound might go lower).
+    """
     best_moves = len(state.moves)
     best_max = state.max_excess()
     snapshot = (state.y.copy(), state.flat_dev.copy())
-    for _ in range(max_rounds):
+    rounds = 0
+    stop = "repair failed"
+    while True:
         target = best_max - 1
         if target < 0:
+            stop = "bound 0"
             break
+        if max_rounds is not None and rounds >= max_rounds:
+            stop = "round limit"
+            break
+        rounds += 1
         repaired = True
         for _sweep in range(10 * (best_max + 1)):
             violations = state.violations(target)
@@ -458,6 +596,7 @@ def _optimise(
     state.y = snapshot[0]
     state.flat_dev[:] = snapshot[1]
     del state.moves[best_moves:]
+    return stop
 
 
 def _cell_allowance(
@@ -489,7 +628,7 @@ def safe_perturb(
     cell_weights: float | Callable[[np.ndarray], np.ndarray] | None = None,
     max_deviation_limit: int = 50,
     optimise: bool = True,
-    max_rounds: int = 20,
+    max_rounds: int | None = None,
     repair_sample: int = 256,
     random_state: RandomState = None,
     progress: Callable[[int, int], None] | None = None,
@@ -533,8 +672,12 @@ def safe_perturb(
         Give up (InfeasibleError) if the bound must exceed this.
     optimise : bool, default True
         Run phase 2 (tighten the bound after the first feasible solution).
-    max_rounds : int, default 20
-        Tightening rounds in phase 2.
+    max_rounds : int, optional
+        At most this many tightening rounds in phase 2 (each lowers the bound
+        by at least one). By default phase 2 runs until a round fails (a
+        controlled cell above the next bound that no record move can bring
+        within it), which is its natural end; a run stopped by the limit says
+        so (``stats["phase2_stop"]`` and the summary).
     repair_sample : int, default 256
         Elementary cells examined per repair in phase 2, and per unsafe cell
         in phase 1 when no neighbouring cell can take or give its records
@@ -559,7 +702,8 @@ def safe_perturb(
     missing = [v for v in union if v not in variables]
     if missing:
         raise ParameterError(f"variables must include every controlled variable; missing {missing}")
-    max_rounds = check_int(max_rounds, "max_rounds", minimum=0)
+    if max_rounds is not None:
+        max_rounds = check_int(max_rounds, "max_rounds", minimum=0)
     repair_sample = check_int(repair_sample, "repair_sample", minimum=1)
     rng = check_random_state(random_state)
     if len(data) < 3:
@@ -624,11 +768,12 @@ def safe_perturb(
     state = _State(ids, counts.astype(np.int64), shape, subtables, allowance)
     unsafe_before = int(((counts == 1) | (counts == 2)).sum())
     history: list[tuple[str, int]] = [("start", start)]
-    feasible_bound = _first_feasible(state, start, limit, rng, history, repair_sample)
+    feasible_bound, passes = _first_feasible(state, start, limit, rng, history, repair_sample)
     if progress is not None:
         progress(1, 2)
+    phase2_stop = "not run"
     if optimise:
-        _optimise(state, rng, max_rounds, history, repair_sample)
+        phase2_stop = _optimise(state, rng, max_rounds, history, repair_sample)
     if progress is not None:
         progress(2, 2)
 
@@ -690,6 +835,8 @@ def safe_perturb(
         "max_abs_excess": state.max_excess(),
         "elementary_cells_possible": n_possible,
         "elementary_cells_nonempty": n_cells,
+        "phase1_passes": passes,
+        "phase2_stop": phase2_stop,
     }
     params = {
         "controlled_tables": [list(t) for t in tables],
