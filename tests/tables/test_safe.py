@@ -38,6 +38,12 @@ def test_records_kept_shape_and_other_columns(census, result):
     assert changed.sum() == result.stats["records_changed"] > 0
     same = (out[VARIABLES] == census[VARIABLES]).all(axis=1)
     assert np.array_equal(~same.to_numpy(), changed.to_numpy())
+    # what changed per column, in the stats and the summary
+    per_variable = {v: int((out[v] != census[v]).sum()) for v in VARIABLES}
+    assert result.stats["changed_per_variable"] == per_variable
+    assert sum(per_variable.values()) > 0
+    for v, k in per_variable.items():
+        assert f"{v} in {k:,}" in result.summary()
 
 
 def test_controlled_deviation_is_reported_and_bounded(census, result):

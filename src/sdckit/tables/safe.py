@@ -73,7 +73,8 @@ class SafeResult(MicrodataResult):
     method : str
         ``"safe_perturb"``.
     stats : mapping
-        ``unsafe_cells_before``, ``records_changed``, ``moves``,
+        ``unsafe_cells_before``, ``records_changed``, ``changed_per_variable``
+        (records whose value of each classifying variable changed), ``moves``,
         ``max_abs_deviation`` (controlled tables), ``max_abs_deviation_by_table``,
         ``bound_history`` (bound after each stage), ``feasible_bound``,
         ``max_abs_excess`` (largest ``|deviation| - allowance``),
@@ -86,9 +87,11 @@ class SafeResult(MicrodataResult):
     def summary(self) -> str:
         """Unsafe cells removed, records changed, deviations reached."""
         s = self.stats
+        changes = ", ".join(f"{v} in {k:,}" for v, k in s.get("changed_per_variable", {}).items())
         return (
             f"SAFE: {s['unsafe_cells_before']} unsafe elementary cells removed by {s['moves']} moves; "
-            f"{s['records_changed']} records changed; max |deviation| in controlled tables "
+            f"{s['records_changed']} records changed ({changes}); max |deviation| in controlled "
+            "tables "
             f"{s['max_abs_deviation']} (first feasible bound {s['feasible_bound']}); "
             f"problem solved on {s['elementary_cells_nonempty']:,} non-empty of "
             f"{s['elementary_cells_possible']:,} possible elementary cells"
@@ -794,9 +797,11 @@ def safe_perturb(
     new_codes = np.unravel_index(ids[new_cell], shape)
     out = data.copy()
     changed_vars = np.zeros(len(data), dtype=np.int64)
+    per_variable: dict[str, int] = {}
     for axis, v in enumerate(variables):
         differs = new_codes[axis] != codes[axis]
         changed_vars += differs
+        per_variable[str(v)] = int(differs.sum())
         if not differs.any():
             continue
         column = data[v]
@@ -827,6 +832,7 @@ def safe_perturb(
     stats = {
         "unsafe_cells_before": unsafe_before,
         "records_changed": int((changed_vars > 0).sum()),
+        "changed_per_variable": per_variable,
         "moves": len(state.moves),
         "max_abs_deviation": state.max_deviation(),
         "max_abs_deviation_by_table": by_table,
