@@ -231,7 +231,7 @@ def test_local_restriction_and_relaxation_bracket_the_exact_interval(
     rhs = -(matrix[rows] @ np.where(hidden, 0.0, values))
     ub = np.full(len(columns), np.inf)
     for k in range(len(columns)):
-        near = audit._neighbourhood(sub, sub.tocsc(), k, hops, cap)
+        near = audit.relation_neighbourhood(sub, sub.tocsc(), k, hops, cap)
         assert k in near and len(near) <= cap
         (a, b), (c, d), _ = audit._local_intervals(sub, rhs, ub, values[columns], k, near)
         assert lo[k] - 1e-7 <= a <= values[columns[k]] <= b <= hi[k] + 1e-7

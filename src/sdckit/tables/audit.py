@@ -334,10 +334,15 @@ LOCAL_CELLS = 400
 LOCAL_HOPS = 4
 
 
-def _neighbourhood(
+def relation_neighbourhood(
     sub_csr: sparse.csr_matrix, sub_csc: sparse.csc_matrix, cell: int, hops: int, cap: int
 ) -> np.ndarray:
-    """Hidden cells within ``hops`` relations of ``cell`` (breadth first, at most ``cap``)."""
+    """Cells within ``hops`` relations of ``cell`` (breadth first, at most ``cap``), ``cell`` included.
+
+    The cells are the columns of the relations: the hidden cells of a
+    component in the audit's local LPs, every cell of the table in the
+    deviation LPs of :func:`sdckit.tables.suppression.deviation_pattern`.
+    """
     seen = np.zeros(sub_csr.shape[1], dtype=bool)
     seen[cell] = True
     frontier = np.array([cell])
@@ -445,7 +450,7 @@ def _local_settle(
         if deadline is not None and time.perf_counter() >= deadline:
             break
         cell = int(targets[out])
-        near = _neighbourhood(sub, sub_csc, cell, LOCAL_HOPS, LOCAL_CELLS)
+        near = relation_neighbourhood(sub, sub_csc, cell, LOCAL_HOPS, LOCAL_CELLS)
         (a, b), (c, d), k = _local_intervals(sub, rhs, ub, truth, cell, near)
         solves += k
         a, b = min(a, known[0][cell]), max(b, known[1][cell])

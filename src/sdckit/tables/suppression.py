@@ -75,9 +75,9 @@ from sdckit._validation import check_dataframe, check_positive
 from sdckit.errors import DataError, InfeasibleError, ParameterError
 from sdckit.tables.audit import (
     AuditResult,
-    _neighbourhood,
     audit_suppression,
     protection_met,
+    relation_neighbourhood,
     resolve_structure,
 )
 from sdckit.tables.release import release_frame
@@ -561,7 +561,7 @@ def deviation_pattern(
                 # a change on the cells near the cell only (zero elsewhere) that keeps every
                 # relation is a change of the whole table: try small neighbourhoods first
                 near = (
-                    _neighbourhood(matrix, by_cell, int(cell), n, size)
+                    relation_neighbourhood(matrix, by_cell, int(cell), n, size)
                     if size < n
                     else np.arange(n)
                 )
