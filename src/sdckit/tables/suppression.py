@@ -1015,6 +1015,9 @@ def suppress(
         relations, _ = structure.relations()
         # the hypercubes and deviation LPs first: HiGHS starts from their pattern
         _, moves = start_moves(structure, problem, time_limit=time_limit)
+        # each is a feasible direction for the audit too where the pattern holds it (the audit
+        # checks every one and ignores the others)
+        cubes.extend(moves.values())
         try:
             found = optimal_pattern(
                 relations,
