@@ -142,6 +142,10 @@ def test_safe_refuses_record_keys_in_protected_microdata(tmp_path, keyed_file, c
     diag = tmp_path / "diag_internal.csv"
     assert main([*args, "--diagnostics", str(diag), "--quiet"]) == 0
     assert "changed" in pd.read_csv(diag).columns
+    # phase 2's round limit reaches safe_perturb: a negative one is refused naming it
+    code, err = _run([*args, "--max-rounds", "-1", "--quiet"], capsys)
+    assert code == 2 and "max_rounds" in err
+    assert main([*args, "--seed", "1", "--max-rounds", "0", "--quiet"]) == 0
 
 
 def test_design_ptable_refuses_impossible_sizes_up_front(tmp_path, capsys):

@@ -601,6 +601,14 @@ def safe_command(
     no_optimise: Annotated[
         bool, typer.Option("--no-optimise", help="Stop at the first solution.")
     ] = False,
+    max_rounds: Annotated[
+        int | None,
+        typer.Option(
+            "--max-rounds",
+            help="At most this many tightening rounds after the first solution (default: until "
+            "a round fails; the summary says when the limit stopped it).",
+        ),
+    ] = None,
     seed: SeedOption = None,
     diagnostics: Annotated[
         Path | None,
@@ -625,6 +633,7 @@ def safe_command(
             bounds=_int_pair(bounds, "--bounds"),
             cell_weights=cell_weights,
             optimise=not no_optimise,
+            max_rounds=max_rounds,
             random_state=seed,
             progress=callback,
         )
