@@ -61,7 +61,10 @@ Programme = tuple[
 
 
 def load_highs(
-    programme: Programme, time_limit: float | None, lp_solver: str = "choose"
+    programme: Programme,
+    time_limit: float | None,
+    lp_solver: str = "choose",
+    options: dict[str, float] | None = None,
 ) -> highspy.Highs:
     """A silent Highs instance holding the programme of :func:`solve_highs`, not yet run.
 
@@ -77,6 +80,8 @@ def load_highs(
         Seconds HiGHS may take in each run (wall clock).
     lp_solver : {"choose", "simplex", "ipm"}, default "choose"
         As in :func:`solve_highs`.
+    options : dict, optional
+        Further HiGHS options by name, as in :func:`solve_highs`.
 
     Returns
     -------
@@ -108,6 +113,8 @@ def load_highs(
         h.setOptionValue("time_limit", float(time_limit))
     if integer is None:
         h.setOptionValue("solver", lp_solver)
+    for name, setting in (options or {}).items():
+        h.setOptionValue(name, setting)
     h.passModel(lp)
     return h
 
@@ -124,6 +131,7 @@ def solve_highs(
     info: dict | None,
     start: np.ndarray | None = None,
     lp_solver: str = "choose",
+    options: dict[str, float] | None = None,
 ) -> tuple[np.ndarray | None, str]:
     """Solve one (mixed integer) linear programme with highspy; the best table within the limit.
 
@@ -154,6 +162,8 @@ def solve_highs(
         HiGHS's ``solver`` option for a linear programme (``"ipm"``: the
         interior point method with crossover, far faster than the simplex on
         the large, degenerate relaxations of controlled tabular adjustment).
+    options : dict, optional
+        Further HiGHS options by name (e.g. ``{"mip_heuristic_effort": 0.3}``).
 
     Returns
     -------
@@ -162,7 +172,9 @@ def solve_highs(
         model status as text. Raises :class:`NoTableInTime` when the limit
         is reached before any feasible point.
     """
-    h = load_highs((cost, matrix, row_lo, row_hi, var_lo, var_hi, integer), time_limit, lp_solver)
+    h = load_highs(
+        (cost, matrix, row_lo, row_hi, var_lo, var_hi, integer), time_limit, lp_solver, options
+    )
     if start is not None:
         solution = highspy.HighsSolution()
         solution.col_value = list(start)

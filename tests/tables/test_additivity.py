@@ -267,6 +267,56 @@ def test_lp_dive_and_repair_against_the_exact_model(seed, ptable):
     assert optimum <= problem.cost(repaired) + 1e-9  # and the exact model is no worse
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_local_search_keeps_the_table_valid_and_never_costs_more(seed, ptable, monkeypatch):
+    # local search on sub-cubes from the dived and repaired start, against the whole model
+    # solved to optimality: every accepted table is additive, within its bounds and free
+    # of 1s and 2s, and costs no more than the start and no less than the optimum
+    monkeypatch.setattr(additivity, "LOCAL_CELLS", 12)
+    monkeypatch.setattr(additivity, "LOCAL_STALE", 8)
+    problem = _random_elementary_problem(seed, ptable)
+    free = problem.movable()
+    exact = additivity._solve_elementary(problem, problem.centre, free, None, {})
+    if exact is None:
+        pytest.skip("no table within the bounds for this draw")
+    report: dict = {}
+    start = additivity._repair(
+        problem, additivity._dive(problem, free, None, [], report), None, report
+    )
+    improved = additivity._improve(problem, start, free, None, report, seed=seed)
+    matrix, _ = problem.structure.relations()
+    assert np.array_equal(matrix @ improved, np.zeros(matrix.shape[0]))
+    assert len(additivity._beyond(problem, improved)) == 0
+    elementary = improved[problem.inner]
+    assert not np.isin(elementary[problem.binary[problem.inner]], [1, 2]).any()
+    assert report["local_runs"] >= 8  # stopped by LOCAL_STALE runs without a gain
+    assert report["cost_after_local_search"] == problem.cost(improved)
+    assert problem.cost(exact) <= problem.cost(improved) <= problem.cost(start)
+
+
+def test_sub_cube_takes_whole_leaves_of_every_dimension(ptable, monkeypatch):
+    monkeypatch.setattr(additivity, "LOCAL_CELLS", 10)
+    problem = _random_elementary_problem(3, ptable)
+    free = problem.movable()
+    coords = np.unravel_index(free, problem.structure.shape)
+    cube = additivity._sub_cube(problem, free, coords, np.random.default_rng(0))
+    assert 0 < len(cube) < len(free) and np.isin(cube, free).all()
+    # a sub-cube is a product: every combination of its leaves that is movable is in it
+    chosen = [np.unique(c[np.isin(free, cube)]) for c in coords]
+    product = np.ones(len(free), dtype=bool)
+    for axis, leaves in enumerate(chosen):
+        product &= np.isin(coords[axis], leaves)
+    assert np.array_equal(np.sort(free[product]), np.sort(cube))
+
+
+def test_the_summary_gives_a_proven_lower_bound(keyed, ptable):
+    perturbed = cell_key_perturb(keyed, ptable, dims=["district", "age", "sex"]).internal
+    result = restore_additivity(perturbed, max_deviation=3, method="elementary", block_cells=1)
+    parts = result.stats["decomposition"]
+    assert parts["lp_bound"] <= parts["lower_bound"] <= result.stats["objective"] + 1e-6
+    assert f"no table can have less than {parts['lower_bound']:.1f}" in result.summary()
+
+
 def test_large_table_path_starts_from_the_lp(keyed, ptable):
     perturbed = cell_key_perturb(keyed, ptable, dims=["district", "age", "sex"]).internal
     exact = restore_additivity(perturbed, max_deviation=3, method="elementary")

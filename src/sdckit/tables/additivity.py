@@ -51,6 +51,18 @@ REPAIR_CELLS = 64
 REPAIR_MAX_CELLS = 4096
 #: Most local repair runs.
 REPAIR_RUNS = 400
+#: local search (:func:`_improve`): movable elementary cells per sub-cube, seconds per run,
+#: share of the time left it may take before the whole model runs, runs without a gain
+#: after which it stops when there is no time limit
+LOCAL_CELLS = 600
+LOCAL_SECONDS = 5.0
+LOCAL_SHARE = 0.6
+LOCAL_STALE = 25
+#: HiGHS's ``mip_heuristic_effort`` in the whole model's run (its default is 0.05): the
+#: share of its work on primal heuristics, which find the cheaper tables within a time
+#: limit (session 12, adult 4-way table at 60 s, three perturbations: 1.040-1.047 times
+#: the proven bound, against 1.039-1.061 at the default)
+WHOLE_EFFORT = 0.3
 
 
 @dataclass(frozen=True)
@@ -116,6 +128,18 @@ class AdditivityResult(TableRelease):
             text += (
                 f"; decomposed: {parts['subproblems']} sub-tables in {parts['sweeps']} sweeps "
                 f"({parts['beyond_bounds_after_sweeps']} cells beyond the bounds after them)"
+            )
+        if "local_runs" in parts:
+            text += (
+                f"; local search on sub-tables: {parts['local_gains']} of {parts['local_runs']} "
+                f"runs found a cheaper table (cost {parts['cost_before_local_search']:.0f} -> "
+                f"{parts['cost_after_local_search']:.0f})"
+            )
+        bound = parts.get("lower_bound")
+        if bound:
+            text += (
+                f"; total deviation {s['objective']:.0f}, no table can have less than "
+                f"{bound:.1f} ({s['objective'] / bound:.3f} times that lower bound)"
             )
         gap = (s.get("mip_gap") or [None])[-1]
         if gap is not None and gap > 1e-6:
@@ -531,6 +555,7 @@ def _solve_elementary(
     penalty: float | None = None,
     relax: bool = False,
     fractional: bool = False,
+    options: dict[str, float] | None = None,
 ) -> np.ndarray | None:
     """CTA on the elementary cells: the margins are sums, not unknowns.
 
@@ -560,6 +585,7 @@ def _solve_elementary(
         info,
         start=None if relax else model.warm,
         lp_solver="ipm" if relax else "choose",
+        options=options,
     )
     if x is None:
         return None
@@ -770,6 +796,87 @@ def _repair(
     return current
 
 
+def _sub_cube(
+    problem: _Elementary, free: np.ndarray, coords: tuple[np.ndarray, ...], rng: np.random.Generator
+) -> np.ndarray:
+    """A random sub-cube of the movable elementary cells ``free``: about ``LOCAL_CELLS`` of them.
+
+    Each dimension keeps a random subset of its leaves (the same share of
+    them for every dimension, drawn between 0.6 and 1.6 times it, at least
+    two leaves), so the sub-cube holds every change of the table that only
+    moves cells among those leaves, such as the +1/-1 cycles that keep every
+    margin. ``coords`` are the cells' coordinates (``np.unravel_index``).
+    """
+    share = min(1.0, LOCAL_CELLS / max(len(free), 1)) ** (1.0 / len(coords))
+    keep = np.ones(len(free), dtype=bool)
+    for axis, along in enumerate(coords):
+        leaves = np.unique(along)  # the leaves of this dimension that hold a movable cell
+        if len(leaves) <= 2:
+            continue
+        k = min(len(leaves), max(2, round(len(leaves) * share * rng.uniform(0.6, 1.6))))
+        chosen = np.zeros(problem.structure.shape[axis], dtype=bool)
+        chosen[rng.choice(leaves, k, replace=False)] = True
+        keep &= chosen[along]
+    return free[keep]
+
+
+def _improve(
+    problem: _Elementary,
+    current: np.ndarray,
+    free: np.ndarray,
+    until: float | None,
+    report: dict,
+    seed: int = 0,
+) -> np.ndarray:
+    """Local search on sub-cubes: a whole table made cheaper, one random neighbourhood at a time.
+
+    A large neighbourhood search (Shaw 1998; Danna, Rothberg & Le Pape 2005
+    for its use beside a MIP solver): the cells of a random sub-cube
+    (:func:`_sub_cube`) are freed, every other cell is fixed, and the model
+    of :func:`_solve_elementary` on them runs for at most ``LOCAL_SECONDS``,
+    warm-started from the current table (aggregates beyond their bounds, if
+    any are left, at a penalty, so the current table is always a solution);
+    a cheaper table found replaces the current one. The sub-problems are
+    small enough for HiGHS to search them well, which the whole model on
+    thousands of cells is not: on the 8,160-cell adult benchmark table, 50 s
+    of this search took the dived and repaired start from 2,876 to 2,650-2,660,
+    where the whole model warm-started from the same start had 2,678 after
+    50 s (measured in session 12; ``docs/benchmarks.md``). Stops at ``until``
+    (a ``time.perf_counter()`` instant) or, without one, after
+    ``LOCAL_STALE`` runs in a row without a gain.
+    """
+    pr = problem
+    penalty = 100.0 * float(pr.weights.max())
+    rng = np.random.default_rng(seed)
+    coords = np.unravel_index(free, pr.structure.shape)
+    cost = pr.cost(current, penalty)
+    report["local_runs"] = 0
+    report["local_gains"] = 0
+    report["cost_before_local_search"] = cost
+    stale = 0
+    while len(free) and (until is not None or stale < LOCAL_STALE):
+        left = None if until is None else until - time.perf_counter()
+        if left is not None and left <= 0.5:
+            break
+        cells = _sub_cube(pr, free, coords, rng)
+        soft = penalty if len(_beyond(pr, current)) else None
+        limit = LOCAL_SECONDS if left is None else min(LOCAL_SECONDS, left)
+        try:
+            found = _solve_elementary(pr, current, cells, limit, {}, soft)
+        except NoTableInTime:
+            found = None
+        report["local_runs"] += 1
+        new = np.inf if found is None else pr.cost(found, penalty)
+        if found is not None and new < cost - 1e-9:
+            current, cost = found, new
+            report["local_gains"] += 1
+            stale = 0
+        else:
+            stale += 1
+    report["cost_after_local_search"] = cost
+    return current
+
+
 def _lp_start(
     problem: _Elementary, free: np.ndarray, deadline: float | None, runs: list[dict], report: dict
 ) -> np.ndarray | None:
@@ -807,9 +914,18 @@ def _restore_elementary(
     This follows the modular approach of tau-ARGUS (de Wolf 2002, HiTaS:
     sub-tables solved in turn, the margins they share fixed). Sweeps stop
     when every pair of dimensions has had a sweep without gain.
+    A table of more than ``2 * LOCAL_CELLS`` movable elementary cells is
+    then improved by local search on sub-cubes (:func:`_improve`) for
+    ``LOCAL_SHARE`` of the time left (without a time limit, until it stalls;
+    above ``block_cells`` movable cells with a time limit, for all of it:
+    on the 27,378-cell benchmark table the whole model did not finish its
+    root node in the 190 s it was given after 110 s of local search, which
+    took the table from 17,353 to 16,579).
     Then the whole model runs in the time left, warm-started from that table
     (hard bounds when it meets them, else the aggregates' bounds soft at the
     same penalty), and returns it improved with the gap HiGHS proves.
+    ``report["lower_bound"]`` is the larger of the LP relaxation's optimum and
+    the dual bound HiGHS proved for the whole model: no table costs less.
     """
     pr = problem
     deadline = None if time_limit is None else time.perf_counter() + time_limit
@@ -853,22 +969,38 @@ def _restore_elementary(
                 break
     report["beyond_bounds_after_sweeps"] = len(_beyond(pr, current))
     left = None if deadline is None else deadline - time.perf_counter()
-    if left is None or left > 0:
+    # with a time limit, a table too large for the whole model gives all its time left
+    # to the local search
+    whole_model = whole_fits or deadline is None
+    if len(free) > 2 * LOCAL_CELLS and (left is None or left > 0):
+        share = LOCAL_SHARE if whole_model else 1.0
+        until = None if left is None else time.perf_counter() + share * left
+        current = _improve(pr, current, free, until, report)
+        report["beyond_bounds_after_local_search"] = len(_beyond(pr, current))
+    left = None if deadline is None else deadline - time.perf_counter()
+    if whole_model and (left is None or left > 0):
         # the whole model, warm-started: with hard bounds when the table found so far
         # meets them, else with the aggregates' bounds soft (the table is then a start)
         soft = (
-            None
-            if report["start"] == "whole model" or report["beyond_bounds_after_sweeps"] == 0
-            else penalty
+            None if report["start"] == "whole model" or len(_beyond(pr, current)) == 0 else penalty
         )
         info = run_record(runs)
         try:
-            found = _solve_elementary(pr, current, free, left, info, soft)
+            found = _solve_elementary(
+                pr, current, free, left, info, soft, options={"mip_heuristic_effort": WHOLE_EFFORT}
+            )
         except NoTableInTime:
             found = None
         info["stage"] = "whole model"
         if found is not None and pr.cost(found, penalty) <= pr.cost(current, penalty):
             current = found
+        if info.get("dual_bound") is not None and np.isfinite(info["dual_bound"]):
+            report["dual_bound"] = info["dual_bound"]
+    known = [report[k] for k in ("lp_bound", "dual_bound") if report.get(k) is not None]
+    if known:
+        # the LP relaxation and HiGHS's dual bound of the whole model (hard bounds, or soft:
+        # a relaxation) both bound every table's cost from below
+        report["lower_bound"] = max(known)
     return current, report
 
 
@@ -1026,10 +1158,13 @@ def restore_additivity(
         ``stats["joint_fallback"]`` is True); ``"elementary"``: the model on
         the elementary cells, every margin and hierarchy level a sum of them
         within its bounds (relations hold by construction; binaries only on
-        elementary cells), for large tables: above ``block_cells`` movable
-        elementary cells, two-way sub-tables are solved in turn first
-        (``stats["decomposition"]``), then the whole model warm-started;
-        ``time_limit`` is then the budget of the whole restoration.
+        elementary cells), started from its LP relaxation dived to a whole
+        table and repaired, improved by local search on sub-cubes of the
+        table (tables of more than 1,200 movable elementary cells) and then
+        by the whole model warm-started (tables of at most ``block_cells``
+        movable elementary cells, or without a time limit): see
+        ``stats["decomposition"]``, whose ``lower_bound`` no table can
+        beat; ``time_limit`` is then the budget of the whole restoration.
     fix_zeros : bool, default True
         Zero cells stay 0: cells that are 0 in the ``original`` column when
         the table has it (the paper does not adjust original zeros), else
@@ -1074,8 +1209,12 @@ def restore_additivity(
         counts them). Only for a producer's internal use: publishing such a
         table undoes the suppression.
     block_cells : int, default 3000
-        ``method="elementary"``: above this many movable elementary cells the
-        table is first decomposed into two-way sub-tables solved in turn.
+        ``method="elementary"``: above this many movable elementary cells,
+        with a time limit, the local search on sub-cubes takes the whole time
+        left after the start (the whole model would not finish its first
+        LP with cuts: measured on a 27,378-cell table), and a start that the
+        LP relaxation cannot give in time comes from two-way sub-tables
+        solved in turn.
 
     Returns
     -------
