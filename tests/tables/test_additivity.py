@@ -315,6 +315,10 @@ def test_the_summary_gives_a_proven_lower_bound(keyed, ptable):
     parts = result.stats["decomposition"]
     assert parts["lp_bound"] <= parts["lower_bound"] <= result.stats["objective"] + 1e-6
     assert f"no table can have less than {parts['lower_bound']:.1f}" in result.summary()
+    # without a time limit the whole model ends at the optimum: its proven bound is the
+    # table's cost
+    assert result.stats["status"][-1] == "Optimal"
+    assert parts["lower_bound"] == pytest.approx(result.stats["objective"], abs=1e-6)
 
 
 def test_large_table_path_starts_from_the_lp(keyed, ptable):

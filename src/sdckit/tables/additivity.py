@@ -996,6 +996,13 @@ def _restore_elementary(
             current = found
         if info.get("dual_bound") is not None and np.isfinite(info["dual_bound"]):
             report["dual_bound"] = info["dual_bound"]
+            # HiGHS's incumbent may leave an aggregate's deviation split in both directions
+            # (d+ and d- at once, which its heuristics do not clean up): the table's own
+            # cost is then below HiGHS's objective, and the gap is the table's
+            cost = pr.cost(current)
+            if cost > 0 and len(_beyond(pr, current)) == 0:
+                info["objective"] = cost
+                info["mip_gap"] = max(0.0, (cost - info["dual_bound"]) / cost)
     known = [report[k] for k in ("lp_bound", "dual_bound") if report.get(k) is not None]
     if known:
         # the LP relaxation and HiGHS's dual bound of the whole model (hard bounds, or soft:
