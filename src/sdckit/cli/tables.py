@@ -481,8 +481,10 @@ def restore_command(
         int,
         typer.Option(
             "--block-cells",
-            help="elementary: above this many movable elementary cells, solve two-way "
-            "sub-tables in turn first.",
+            help="elementary: above this many movable elementary cells, with a time limit, "
+            "local search on sub-tables takes all the time after the start (the whole model "
+            "is not run), and a start the LP relaxation cannot give in time comes from "
+            "two-way sub-tables solved in turn.",
         ),
     ] = 3000,
     threshold: Annotated[

@@ -838,10 +838,10 @@ def _improve(
     any are left, at a penalty, so the current table is always a solution);
     a cheaper table found replaces the current one. The sub-problems are
     small enough for HiGHS to search them well, which the whole model on
-    thousands of cells is not: on the 8,160-cell adult benchmark table, 50 s
-    of this search took the dived and repaired start from 2,876 to 2,650-2,660,
-    where the whole model warm-started from the same start had 2,678 after
-    50 s (measured in session 12; ``docs/benchmarks.md``). Stops at ``until``
+    tens of thousands of cells is not: on the 27,378-cell benchmark table it
+    took the dived and repaired start from 17,353 to 16,097 within a 300 s
+    budget (``docs/benchmarks.md``), where the whole model proved nothing
+    beyond the LP bound. Stops at ``until``
     (a ``time.perf_counter()`` instant) or, without one, after
     ``LOCAL_STALE`` runs in a row without a gain.
     """
@@ -919,8 +919,7 @@ def _restore_elementary(
     ``LOCAL_SHARE`` of the time left (without a time limit, until it stalls;
     above ``block_cells`` movable cells with a time limit, for all of it:
     on the 27,378-cell benchmark table the whole model did not finish its
-    root node in the 190 s it was given after 110 s of local search, which
-    took the table from 17,353 to 16,579).
+    root node in a trial, while the local search kept finding cheaper tables).
     Then the whole model runs in the time left, warm-started from that table
     (hard bounds when it meets them, else the aggregates' bounds soft at the
     same penalty), and returns it improved with the gap HiGHS proves.
