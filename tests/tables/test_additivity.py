@@ -294,6 +294,23 @@ def test_local_search_keeps_the_table_valid_and_never_costs_more(seed, ptable, m
     assert problem.cost(exact) <= problem.cost(improved) <= problem.cost(start)
 
 
+def test_a_dive_stopped_early_still_gives_a_whole_table(ptable):
+    # past stop_fixing the dive fixes nothing more: its first LP is rounded, and the table is
+    # still additive and free of 1s and 2s (only aggregates may be beyond their bounds)
+    import time
+
+    problem = _random_elementary_problem(5, ptable)
+    report: dict = {}
+    dived = additivity._dive(
+        problem, problem.movable(), None, [], report, stop_fixing=time.perf_counter()
+    )
+    assert dived is not None and report["dive_lps"] == 1
+    matrix, _ = problem.structure.relations()
+    assert np.array_equal(matrix @ dived, np.zeros(matrix.shape[0]))
+    elementary = dived[problem.inner]
+    assert not np.isin(elementary[problem.binary[problem.inner]], [1, 2]).any()
+
+
 def test_sub_cube_takes_whole_leaves_of_every_dimension(ptable, monkeypatch):
     monkeypatch.setattr(additivity, "LOCAL_CELLS", 10)
     problem = _random_elementary_problem(3, ptable)

@@ -51,6 +51,17 @@ REPAIR_CELLS = 64
 REPAIR_MAX_CELLS = 4096
 #: Most local repair runs.
 REPAIR_RUNS = 400
+#: seconds of one repair run: a run is warm-started from the current table, so one stopped
+#: early still gives the best table it found; uncapped, a run on the 27,378-cell benchmark
+#: table started from a one-LP dive took about 4 s proving its optimum (session 12: in
+#: 20 s the repair brought 614 aggregates beyond their bounds down to 416 uncapped, to
+#: 199 at 1 s per run)
+REPAIR_SECONDS = 1.0
+#: share of the time limit after which the dive fixes no more cells (its last LP rounded),
+#: so that the repair has time: on the 27,378-cell benchmark table within 60 s, with the
+#: repair's runs capped (``REPAIR_SECONDS``), 1 aggregate was left beyond its bounds
+#: at 0.5, 12 when the dive could take the whole limit (session 12)
+DIVE_SHARE = 0.5
 #: local search (:func:`_improve`): movable elementary cells per sub-cube, seconds per run,
 #: share of the time left it may take before the whole model runs, runs without a gain
 #: after which it stops when there is no time limit
@@ -634,7 +645,12 @@ def _round_start(problem: _Elementary, elementary: np.ndarray) -> np.ndarray:
 
 
 def _dive(
-    problem: _Elementary, free: np.ndarray, deadline: float | None, runs: list[dict], report: dict
+    problem: _Elementary,
+    free: np.ndarray,
+    deadline: float | None,
+    runs: list[dict],
+    report: dict,
+    stop_fixing: float | None = None,
 ) -> np.ndarray | None:
     """The LP relaxation, then its fractional cells and cells on 1 or 2 fixed, until none is left.
 
@@ -652,7 +668,8 @@ def _dive(
     where the penalty was paid. The first LP's optimum (without the penalty
     parts, which it does not use when every aggregate can be met) is the bound
     ``report["lp_bound"]``. None when the first LP does not finish before
-    ``deadline``; at the deadline later, the last LP rounded.
+    ``deadline``; at the deadline later, or after ``stop_fixing`` (both
+    ``time.perf_counter()`` instants), the last LP rounded.
     """
     pr = problem
     penalty = 100.0 * float(pr.weights.max())
@@ -688,6 +705,8 @@ def _dive(
         bad = np.flatnonzero(distance > 1e-6)
         if len(bad) == 0 or report["dive_lps"] >= DIVE_LPS:
             break
+        if stop_fixing is not None and time.perf_counter() >= stop_fixing:
+            break  # the repair and the search after it need the time left
         fix = bad
         report["dive_fixed"] += len(fix)
         up = np.maximum(whole[fix] - c[fix], 0.0)
@@ -779,8 +798,9 @@ def _repair(
         aggregate = int(bad[np.argmax(excess)])
         cells = size.get(aggregate, REPAIR_CELLS)
         free = _repair_area(pr, current, aggregate, cells, members, rings)
+        limit = REPAIR_SECONDS if left is None else min(REPAIR_SECONDS, left)
         try:
-            found = _solve_elementary(pr, current, free, left, {}, penalty)
+            found = _solve_elementary(pr, current, free, limit, {}, penalty)
         except NoTableInTime:  # the warm start not taken and no table in the time left
             found = None
         report["repair_rounds"] += 1
@@ -878,13 +898,19 @@ def _improve(
 
 
 def _lp_start(
-    problem: _Elementary, free: np.ndarray, deadline: float | None, runs: list[dict], report: dict
+    problem: _Elementary,
+    free: np.ndarray,
+    deadline: float | None,
+    runs: list[dict],
+    report: dict,
+    stop_fixing: float | None = None,
 ) -> np.ndarray | None:
     """The LP relaxation dived to a whole table (:func:`_dive`) and repaired (:func:`_repair`).
 
-    None when the LP does not finish before ``deadline``.
+    None when the LP does not finish before ``deadline``; the dive fixes no
+    more cells after ``stop_fixing``.
     """
-    dived = _dive(problem, free, deadline, runs, report)
+    dived = _dive(problem, free, deadline, runs, report, stop_fixing)
     if dived is None:
         return None
     return _repair(problem, dived, deadline, report)
@@ -936,7 +962,12 @@ def _restore_elementary(
     penalty = 100.0 * float(pr.weights.max())
     report: dict = {"sweeps": 0, "subproblems": 0}
     whole_fits = len(free) <= block_cells
-    rounded = _lp_start(pr, free, deadline, runs, report) if start == "lp" else None
+    stop_fixing = (
+        None
+        if deadline is None or time_limit is None
+        else time.perf_counter() + DIVE_SHARE * time_limit
+    )
+    rounded = _lp_start(pr, free, deadline, runs, report, stop_fixing) if start == "lp" else None
     if rounded is not None:
         report["start"] = "LP relaxation rounded and repaired"
         current = rounded
