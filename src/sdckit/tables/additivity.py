@@ -51,16 +51,18 @@ REPAIR_CELLS = 64
 REPAIR_MAX_CELLS = 4096
 #: Most local repair runs.
 REPAIR_RUNS = 400
-#: seconds of one repair run: a run is warm-started from the current table, so one stopped
-#: early still gives the best table it found; uncapped, a run on the 27,378-cell benchmark
-#: table started from a one-LP dive took about 4 s proving its optimum (session 12: in
-#: 20 s the repair brought 614 aggregates beyond their bounds down to 416 uncapped, to
-#: 199 at 1 s per run)
+#: seconds of one repair run on ``REPAIR_CELLS`` cells, in proportion for larger areas: a
+#: run is warm-started from the current table, so one stopped early still gives the best
+#: table it found; uncapped, a run on the 27,378-cell benchmark table started from a
+#: one-LP dive took about 4 s proving its optimum (session 12: in 20 s the repair brought
+#: 614 aggregates beyond their bounds down to 416 uncapped, to 199 at 1 s per run). At
+#: 1 s whatever the area, one aggregate of the adult table that needs 512 cells was
+#: given up: the time grows with the area
 REPAIR_SECONDS = 1.0
 #: share of the time limit after which the dive fixes no more cells (its last LP rounded),
-#: so that the repair has time: on the 27,378-cell benchmark table within 60 s, with the
-#: repair's runs capped (``REPAIR_SECONDS``), 1 aggregate was left beyond its bounds
-#: at 0.5, 12 when the dive could take the whole limit (session 12)
+#: so that the repair has time on large tables, whose LPs take seconds each (session 12:
+#: on the 27,378-cell benchmark table within 60 s the dive took 8-9 LPs either way, so
+#: the gain there is small; the repair's cap, ``REPAIR_SECONDS``, is what counted)
 DIVE_SHARE = 0.5
 #: local search (:func:`_improve`): movable elementary cells per sub-cube, seconds per run,
 #: share of the time left it may take before the whole model runs, runs without a gain
@@ -798,7 +800,9 @@ def _repair(
         aggregate = int(bad[np.argmax(excess)])
         cells = size.get(aggregate, REPAIR_CELLS)
         free = _repair_area(pr, current, aggregate, cells, members, rings)
-        limit = REPAIR_SECONDS if left is None else min(REPAIR_SECONDS, left)
+        # the time grows with the area: a hard aggregate gets both more cells and more time
+        seconds = REPAIR_SECONDS * cells / REPAIR_CELLS
+        limit = seconds if left is None else min(seconds, left)
         try:
             found = _solve_elementary(pr, current, free, limit, {}, penalty)
         except NoTableInTime:  # the warm start not taken and no table in the time left
