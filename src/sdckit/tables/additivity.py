@@ -769,8 +769,8 @@ def _repair(
 ) -> np.ndarray:
     """Bring the aggregates of an additive table back within their bounds, one small area at a time.
 
-    The aggregate furthest beyond its bounds is repaired first, in a small
-    mixed integer programme: the cells of :func:`_repair_area` free, every
+    The aggregate furthest beyond its bounds among those on their smallest
+    area so far is repaired first, in a small mixed integer programme: the cells of :func:`_repair_area` free, every
     other cell fixed, every aggregate they touch within its bounds or beyond
     at a penalty (so the current table is a solution, passed as the warm
     start, and a solution is accepted only when it costs less). An aggregate
@@ -797,7 +797,10 @@ def _repair(
         if len(bad) == 0 or (left is not None and left <= 0):
             break
         excess = np.maximum(current[bad] - pr.upper[bad], pr.lower[bad] - current[bad])
-        aggregate = int(bad[np.argmax(excess)])
+        # the aggregates on their smallest area first (the furthest beyond first among them):
+        # the easy ones are repaired in a second or less before a hard one's larger runs
+        tried = np.array([size.get(int(k), REPAIR_CELLS) for k in bad])
+        aggregate = int(bad[np.lexsort((-excess, tried))[0]])
         cells = size.get(aggregate, REPAIR_CELLS)
         free = _repair_area(pr, current, aggregate, cells, members, rings)
         # the time grows with the area: a hard aggregate gets both more cells and more time
