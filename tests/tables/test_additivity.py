@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -239,6 +241,17 @@ def _random_elementary_problem(seed: int, ptable) -> additivity._Elementary:
     return additivity._Elementary.of_perturbed(perturbed.internal, max_deviation=3)
 
 
+def _assert_whole_table(problem: additivity._Elementary, table: np.ndarray) -> None:
+    """Additive, elementary cells within their bounds and free of 1s and 2s (only aggregates
+    may be beyond their bounds)."""
+    matrix, _ = problem.structure.relations()
+    assert np.array_equal(matrix @ table, np.zeros(matrix.shape[0]))
+    elementary = table[problem.inner]
+    assert not np.isin(elementary[problem.binary[problem.inner]], [1, 2]).any()
+    assert (elementary >= problem.lower[problem.inner]).all()
+    assert (elementary <= problem.upper[problem.inner]).all()
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_lp_dive_and_repair_against_the_exact_model(seed, ptable):
     # the start of large tables (LP relaxation dived to a whole table, then repaired
@@ -253,14 +266,7 @@ def test_lp_dive_and_repair_against_the_exact_model(seed, ptable):
     assert dived is not None
     repaired = additivity._repair(problem, dived, None, report)
     for table in (dived, repaired):
-        matrix, _ = problem.structure.relations()
-        assert np.array_equal(matrix @ table, np.zeros(matrix.shape[0]))  # additive
-        elementary = table[problem.inner]
-        assert not np.isin(elementary[problem.binary[problem.inner]], [1, 2]).any()
-        inner_ok = (elementary >= problem.lower[problem.inner]) & (
-            elementary <= problem.upper[problem.inner]
-        )
-        assert inner_ok.all()  # only aggregates may leave their bounds before the repair
+        _assert_whole_table(problem, table)  # only aggregates may leave their bounds
     assert len(additivity._beyond(problem, repaired)) == 0
     optimum = problem.cost(exact)
     assert report["lp_bound"] <= optimum + 1e-6  # the LP bounds every table from below
@@ -284,11 +290,8 @@ def test_local_search_keeps_the_table_valid_and_never_costs_more(seed, ptable, m
         problem, additivity._dive(problem, free, None, [], report), None, report
     )
     improved = additivity._improve(problem, start, free, None, report, seed=seed)
-    matrix, _ = problem.structure.relations()
-    assert np.array_equal(matrix @ improved, np.zeros(matrix.shape[0]))
+    _assert_whole_table(problem, improved)
     assert len(additivity._beyond(problem, improved)) == 0
-    elementary = improved[problem.inner]
-    assert not np.isin(elementary[problem.binary[problem.inner]], [1, 2]).any()
     assert report["local_runs"] >= 8  # stopped by LOCAL_STALE runs without a gain
     assert report["cost_after_local_search"] == problem.cost(improved)
     assert problem.cost(exact) <= problem.cost(improved) <= problem.cost(start)
@@ -297,18 +300,13 @@ def test_local_search_keeps_the_table_valid_and_never_costs_more(seed, ptable, m
 def test_a_dive_stopped_early_still_gives_a_whole_table(ptable):
     # past stop_fixing the dive fixes nothing more: its first LP is rounded, and the table is
     # still additive and free of 1s and 2s (only aggregates may be beyond their bounds)
-    import time
-
     problem = _random_elementary_problem(5, ptable)
     report: dict = {}
     dived = additivity._dive(
         problem, problem.movable(), None, [], report, stop_fixing=time.perf_counter()
     )
     assert dived is not None and report["dive_lps"] == 1
-    matrix, _ = problem.structure.relations()
-    assert np.array_equal(matrix @ dived, np.zeros(matrix.shape[0]))
-    elementary = dived[problem.inner]
-    assert not np.isin(elementary[problem.binary[problem.inner]], [1, 2]).any()
+    _assert_whole_table(problem, dived)
 
 
 def test_sub_cube_takes_whole_leaves_of_every_dimension(ptable, monkeypatch):
