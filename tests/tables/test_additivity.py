@@ -252,15 +252,22 @@ def _assert_whole_table(problem: additivity._Elementary, table: np.ndarray) -> N
     assert (elementary <= problem.upper[problem.inner]).all()
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_lp_dive_and_repair_against_the_exact_model(seed, ptable):
-    # the start of large tables (LP relaxation dived to a whole table, then repaired
-    # locally) against the whole model solved to optimality on small random tables
+def _problem_and_optimum(seed: int, ptable) -> tuple:
+    """A random problem (:func:`_random_elementary_problem`), its movable cells and the whole
+    model's optimal table; the test is skipped when no table meets the bounds."""
     problem = _random_elementary_problem(seed, ptable)
     free = problem.movable()
     exact = additivity._solve_elementary(problem, problem.centre, free, None, {})
     if exact is None:
         pytest.skip("no table within the bounds for this draw")
+    return problem, free, exact
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_lp_dive_and_repair_against_the_exact_model(seed, ptable):
+    # the start of large tables (LP relaxation dived to a whole table, then repaired
+    # locally) against the whole model solved to optimality on small random tables
+    problem, free, exact = _problem_and_optimum(seed, ptable)
     report: dict = {}
     dived = additivity._dive(problem, free, None, [], report)
     assert dived is not None
@@ -280,11 +287,7 @@ def test_local_search_keeps_the_table_valid_and_never_costs_more(seed, ptable, m
     # of 1s and 2s, and costs no more than the start and no less than the optimum
     monkeypatch.setattr(additivity, "LOCAL_CELLS", 12)
     monkeypatch.setattr(additivity, "LOCAL_STALE", 8)
-    problem = _random_elementary_problem(seed, ptable)
-    free = problem.movable()
-    exact = additivity._solve_elementary(problem, problem.centre, free, None, {})
-    if exact is None:
-        pytest.skip("no table within the bounds for this draw")
+    problem, free, exact = _problem_and_optimum(seed, ptable)
     report: dict = {}
     start = additivity._repair(
         problem, additivity._dive(problem, free, None, [], report), None, report

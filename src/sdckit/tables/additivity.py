@@ -971,11 +971,7 @@ def _restore_elementary(
     penalty = 100.0 * float(pr.weights.max())
     report: dict = {"sweeps": 0, "subproblems": 0}
     whole_fits = len(free) <= block_cells
-    stop_fixing = (
-        None
-        if deadline is None or time_limit is None
-        else time.perf_counter() + DIVE_SHARE * time_limit
-    )
+    stop_fixing = None if time_limit is None else time.perf_counter() + DIVE_SHARE * time_limit
     rounded = _lp_start(pr, free, deadline, runs, report, stop_fixing) if start == "lp" else None
     if rounded is not None:
         report["start"] = "LP relaxation rounded and repaired"
